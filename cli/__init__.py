@@ -1,0 +1,1 @@
+"""torchmend command line (thin Typer front end over the codemods library)."""

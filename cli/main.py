@@ -1,0 +1,238 @@
+"""The ``torchmend`` command line (Typer).  Thin: options in, library calls, output out.
+
+Exit codes (also in the README):
+  0  nothing to change / nothing found
+  1  ``diff``: a change would be made; ``check``: findings; ``apply``: findings left
+     for a human after fixing
+  2  a file could not be processed (syntax error, bad encoding, ...) or a usage error
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Find and fix the five PyTorch training pitfalls; every fix is a reviewable diff.",
+    rich_markup_mode=None,
+)
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+
+PathsArg = typer.Argument(..., help="Files or directories (directories: their *.py files).")
+SelectOpt = typer.Option(None, "--select", help="Only these rules: codes (TM201), prefixes (TM2), names or pitfalls; comma-separated or repeated.")
+IgnoreOpt = typer.Option(None, "--ignore", help="Skip these rules (same forms as --select).")
+UnsafeOpt = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Also apply fixes classed unsafe.")
+ExcludeOpt = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable).")
+JobsOpt = typer.Option(None, "--jobs", "-j", help="Worker processes (default: all cores).")
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Print only diffs, findings and errors.")
+
+
+def _split(values: Optional[List[str]]) -> list[str]:
+    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+def _err(msg: str) -> None:
+    sys.stderr.write(msg + "\n")
+
+
+class _Ctx:
+    def __init__(self, paths, select, ignore, unsafe, exclude, jobs, quiet, fix, write):
+        from codemods.config import ConfigError, load_config
+        from codemods.engine import Options
+        from codemods.registry import all_rules, resolve
+
+        try:
+            cfg = load_config(paths[0] if paths else ".")
+            sel = _split(select) or cfg.select
+            codes = resolve(sel) if sel else {r.code for r in all_rules()}
+            codes -= resolve(_split(ignore) + cfg.ignore)
+        except (ConfigError, ValueError) as e:
+            _err(f"torchmend: error: {e}")
+            raise typer.Exit(EXIT_ERROR)
+        self.opts = Options(
+            select=frozenset(codes),
+            unsafe_fixes=cfg.unsafe_fixes if unsafe is None else unsafe,
+            fix=fix,
+            write=write,
+            roots=tuple(paths),
+        )
+        self.exclude = tuple(_split(exclude) + cfg.exclude)
+        self.jobs = jobs
+        self.quiet = quiet
+
+    def run(self, paths):
+        from codemods.runner import run
+
+        bar = _progress(self.quiet)
+        try:
+            return run(list(paths), self.opts, exclude=self.exclude, jobs=self.jobs, progress=bar)
+        finally:
+            if bar:
+                bar.close()
+
+
+class _progress:
+    """A rich progress bar on stderr, only on a terminal and only for long runs."""
+
+    def __new__(cls, quiet: bool):
+        if quiet or not sys.stderr.isatty():
+            return None
+        return super().__new__(cls)
+
+    def __init__(self, quiet: bool):
+        self.bar = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None and total >= 200:
+            from rich.progress import Progress
+
+            self.bar = Progress(transient=True, console=None)
+            self.task = self.bar.add_task("torchmend", total=total)
+            self.bar.start()
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _report(rr, show_suggestions: bool) -> None:
+    from codemods.gitdiff import display_path
+
+    for r in rr.results:
+        sugg = {(s.finding.line, s.finding.col, s.finding.code): s.diff for s in r.suggestions}
+        for f in r.unfixed():
+            _err(f.format())
+            d = sugg.get((f.line, f.col, f.code))
+            if show_suggestions and d:
+                sys.stderr.write("  suggested fix:\n")
+                sys.stderr.write("".join("    " + ln + "\n" for ln in d.decode("utf-8", "replace").splitlines()))
+    for path, msg in rr.errors:
+        _err(f"{display_path(path)}: error: {msg}")
+    for r in rr.results:
+        if r.skipped:
+            _err(f"{display_path(r.path)}: skipped: {r.skipped}")
+
+
+def _summary(rr, verb: str) -> str:
+    applied = rr.applied()
+    per_rule = ", ".join(f"{c} x{n}" for c, n in sorted(applied.items())) or "none"
+    left = len(rr.unfixed())
+    return (
+        f"torchmend: {len(rr.results)} files scanned, {len(rr.changed)} {verb}, fixes: {per_rule}; "
+        f"{left} finding{'s' if left != 1 else ''} left for a human; {len(rr.errors)} error{'s' if len(rr.errors) != 1 else ''} "
+        f"({rr.elapsed:.1f}s)"
+    )
+
+
+@app.command()
+def diff(
+    paths: List[str] = PathsArg,
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    unsafe_fixes: Optional[bool] = UnsafeOpt,
+    exclude: Optional[List[str]] = ExcludeOpt,
+    jobs: Optional[int] = JobsOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    """Dry run: print one unified diff of the fixes (stdout); other findings go to stderr.
+
+    Exit 0 when nothing would change, 1 when something would, 2 on a file error.
+    """
+    c = _Ctx(paths, select, ignore, unsafe_fixes, exclude, jobs, quiet, fix=True, write=False)
+    rr = c.run(paths)
+    out = sys.stdout.buffer
+    out.write(rr.patch())
+    out.flush()
+    _report(rr, show_suggestions=True)
+    if not quiet:
+        _err(_summary(rr, "would change"))
+    raise typer.Exit(EXIT_ERROR if rr.errors else EXIT_FOUND if rr.changed else EXIT_CLEAN)
+
+
+@app.command()
+def apply(
+    paths: List[str] = PathsArg,
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    unsafe_fixes: Optional[bool] = UnsafeOpt,
+    exclude: Optional[List[str]] = ExcludeOpt,
+    jobs: Optional[int] = JobsOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    """Write the fixes in place (atomically) and print a summary.
+
+    Exit 0 when nothing is left to do, 1 when findings remain for a human, 2 on a file error.
+    """
+    c = _Ctx(paths, select, ignore, unsafe_fixes, exclude, jobs, quiet, fix=True, write=True)
+    rr = c.run(paths)
+    _report(rr, show_suggestions=True)
+    if not quiet:
+        for r in rr.changed:
+            from codemods.gitdiff import display_path
+
+            _err(f"fixed {display_path(r.path)} ({', '.join(f'{k} x{v}' for k, v in sorted(r.applied.items()))})")
+        _err(_summary(rr, "changed"))
+    raise typer.Exit(EXIT_ERROR if rr.errors else EXIT_FOUND if rr.unfixed() else EXIT_CLEAN)
+
+
+@app.command()
+def check(
+    paths: List[str] = PathsArg,
+    select: Optional[List[str]] = SelectOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    exclude: Optional[List[str]] = ExcludeOpt,
+    jobs: Optional[int] = JobsOpt,
+    quiet: bool = QuietOpt,
+) -> None:
+    """Lint only: print findings.  Exit 1 if any, 2 on a file error."""
+    c = _Ctx(paths, select, ignore, False, exclude, jobs, quiet, fix=False, write=False)
+    rr = c.run(paths)
+    _report(rr, show_suggestions=False)
+    n = len(rr.unfixed())
+    if not quiet:
+        _err(f"torchmend: {len(rr.results)} files checked, {n} finding{'s' if n != 1 else ''}, {len(rr.errors)} error{'s' if len(rr.errors) != 1 else ''} ({rr.elapsed:.1f}s)")
+    raise typer.Exit(EXIT_ERROR if rr.errors else EXIT_FOUND if n else EXIT_CLEAN)
+
+
+@app.command()
+def rules() -> None:
+    """List the rules: code, name, pitfall, severity, summary."""
+    from codemods.registry import all_rules
+
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table("code", "name", "pitfall", "severity", "summary")
+    for r in all_rules():
+        t.add_row(r.code, r.name, r.pitfall, r.severity.value, r.summary)
+    Console(width=max(120, Console().width)).print(t)
+
+
+@app.command()
+def explain(code: str = typer.Argument(..., help="A rule code (TM201) or name.")) -> None:
+    """Print a rule's documentation."""
+    from codemods.registry import by_code
+
+    try:
+        r = by_code(code)
+    except KeyError:
+        _err(f"torchmend: error: unknown rule {code!r} (see `torchmend rules`)")
+        raise typer.Exit(EXIT_ERROR)
+    print(f"{r.code} {r.name} ({r.pitfall}, {r.severity.value})\n")
+    print(r.doc())
+
+
+def main() -> None:  # console-script entry point
+    app()
+
+
+if __name__ == "__main__":
+    main()

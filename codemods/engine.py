@@ -1,0 +1,337 @@
+"""The engine: run the rules on one file, apply their fixes, check the result.
+
+``process_file`` is the unit of work.  One LibCST parse and one metadata resolution
+serve every rule on the file; the fixes chosen are applied in passes (non-overlapping
+edits together, overlapping ones in the next pass, re-parsing in between, like Ruff's
+fix loop) until no applicable fix is left.  That fixpoint is the idempotence check: a
+rule that keeps finding something to fix after it was applied is an internal error,
+and so is output that does not parse.  Either way nothing is written.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence
+
+from .rule import FileContext, Finding, Fix, ProjectInfo, Rule, Safety
+from .sourcefile import Skipped, Source, SourceError, atomic_write, decode_source, read_source
+from .gitdiff import unified_diff
+
+MAX_PASSES = 6
+_SUPPRESS = re.compile(r"#\s*torchmend:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]+)\])?", re.I)
+
+
+@dataclass
+class Options:
+    """What to run and how; small and picklable (it travels to every worker)."""
+
+    select: frozenset[str] = frozenset()  # codes; empty = all
+    unsafe_fixes: bool = False
+    fix: bool = True  # compute fixes (diff/apply); False for check
+    write: bool = False  # apply in place
+    roots: tuple[str, ...] = ()
+    max_bytes: int = 4 * 1024 * 1024
+
+
+@dataclass
+class Suggestion:
+    finding: Finding
+    diff: bytes
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)  # all findings on the original text
+    applied: Counter = field(default_factory=Counter)  # code -> fixes applied
+    diff: bytes = b""
+    suggestions: list[Suggestion] = field(default_factory=list)  # unsafe fixes not applied
+    error: Optional[str] = None
+    skipped: Optional[str] = None
+    parsed: bool = False  # False: the pre-filter ruled it out
+    written: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.diff)
+
+    def unfixed(self) -> list[Finding]:
+        """Findings left for a human: those whose fix is not applied."""
+        return [f for f in self.findings if not f.applied]
+
+    def stripped(self) -> "FileResult":
+        """Without syntax trees: what a worker process sends back."""
+        self.findings = [f.stripped() for f in self.findings]
+        self.suggestions = [Suggestion(s.finding.stripped(), s.diff) for s in self.suggestions]
+        return self
+
+
+# --------------------------------------------------------------------------- rules
+_RULE_CACHE: dict[frozenset, list[Rule]] = {}
+
+
+def rules_for(select: frozenset[str]) -> list[Rule]:
+    rules = _RULE_CACHE.get(select)
+    if rules is None:
+        from .registry import all_rules
+
+        rules = [r() for r in all_rules() if not select or r.code in select]
+        _RULE_CACHE[select] = rules
+    return rules
+
+
+def _suppressed(f: Finding, lines: Sequence[str]) -> bool:
+    if not 1 <= f.line <= len(lines):
+        return False
+    m = _SUPPRESS.search(lines[f.line - 1])
+    if not m:
+        return False
+    codes = m.group("codes")
+    if not codes:
+        return True
+    wanted = {c.strip().upper() for c in codes.split(",")}
+    return f.code.upper() in wanted or any(f.code.startswith(c) for c in wanted if c)
+
+
+def run_rules(path: str, text: str, rules: Iterable[Rule], project: ProjectInfo | None = None):
+    """Parse once, run every rule that may match; returns (ctx, findings) or (None, [])."""
+    import libcst as cst
+
+    active = [r for r in rules if r.may_match(text)]
+    if not active:
+        return None, []
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as e:
+        raise SourceError(f"syntax error at {e.raw_line}:{e.raw_column + 1}: {e.message.splitlines()[0]}") from None
+    except RecursionError:
+        raise SourceError("too deeply nested to parse") from None
+    ctx = FileContext(path, text, module, project)
+    findings: list[Finding] = []
+    for rule in active:
+        for f in rule.check(ctx):
+            if not _suppressed(f, ctx.lines):
+                findings.append(f)
+    findings.sort(key=Finding.sort_key)
+    return ctx, findings
+
+
+# --------------------------------------------------------------------------- fixes
+def _eligible(f: Finding, unsafe: bool) -> bool:
+    return f.fix is not None and (f.fix.safety is Safety.SAFE or unsafe)
+
+
+def _spans(ctx: FileContext, fix: Fix):
+    for node in fix.replacements:
+        r = ctx._pos[node]
+        yield (r.start.line, r.start.column), (r.end.line, r.end.column)
+
+
+def _overlaps(a, b) -> bool:
+    return a[0] < b[1] and b[0] < a[1] or a == b
+
+
+def _choose(ctx: FileContext, fixes: list[Fix]) -> list[Fix]:
+    """Fixes that can be applied together: no two touch overlapping code.  A whole-module
+    fix goes alone and only once nothing else is left."""
+    local = [f for f in fixes if not f.whole_module]
+    if not local:
+        return fixes[:1]
+    chosen, taken = [], []
+    for fix in local:
+        spans = list(_spans(ctx, fix))
+        if any(_overlaps(s, t) for s in spans for t in taken):
+            continue
+        chosen.append(fix)
+        taken.extend(spans)
+    return chosen
+
+
+def apply_fixes(ctx: FileContext, fixes: Sequence[Fix]) -> str:
+    """The module's code with ``fixes`` applied (they must not overlap)."""
+    import libcst as cst
+
+    repl: dict[int, object] = {}
+    for fix in fixes:
+        for node, new in fix.replacements.items():
+            repl[id(node)] = new
+
+    class _Apply(cst.CSTTransformer):
+        def on_leave(self, original_node, updated_node):
+            new = repl.get(id(original_node))
+            return updated_node if new is None else new
+
+    module = ctx.module.visit(_Apply()) if repl else ctx.module
+    helpers: dict[str, str] = {}
+    imports: list[tuple[str, Optional[str]]] = []
+    for fix in fixes:
+        helpers.update(fix.helpers)
+        imports.extend(i for i in fix.imports if i not in imports)
+    if helpers or imports:
+        module = add_helpers_and_imports(module, helpers, imports)
+    return module.code
+
+
+def _defined_names(module) -> set[str]:
+    import libcst as cst
+
+    names: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            names.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for s in stmt.body:
+                if isinstance(s, cst.Assign):
+                    for t in s.targets:
+                        if isinstance(t.target, cst.Name):
+                            names.add(t.target.value)
+    return names
+
+
+def _is_import(stmt) -> bool:
+    import libcst as cst
+
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+    )
+
+
+def add_helpers_and_imports(module, helpers: dict[str, str], imports: list[tuple[str, Optional[str]]]):
+    """Add missing imports (LibCST's AddImportsVisitor) and helper definitions, each
+    once: a helper goes after the last top-level import unless its name is defined."""
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
+    existing = _defined_names(module)
+    new_stmts = []
+    for name, code in helpers.items():
+        if name in existing:
+            continue
+        parsed = cst.parse_module(code.strip("\n") + "\n")
+        body = list(parsed.body)
+        body[0] = body[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        new_stmts.extend(body)
+    if new_stmts:
+        body = list(module.body)
+        at = 0  # after the leading block of docstring and imports
+        for i, stmt in enumerate(body):
+            if _is_import(stmt) or (i == 0 and _is_docstring(stmt)):
+                at = i + 1
+            else:
+                break
+        if at < len(body):
+            nxt = body[at]
+            blank = sum(1 for ln in nxt.leading_lines if ln.comment is None) if hasattr(nxt, "leading_lines") else 2
+            if blank < 2 and hasattr(nxt, "leading_lines"):
+                body[at] = nxt.with_changes(leading_lines=[cst.EmptyLine()] * (2 - blank) + list(nxt.leading_lines))
+        body[at:at] = new_stmts
+        module = module.with_changes(body=body)
+    if imports:
+        cctx = CodemodContext()
+        for mod, obj in imports:
+            AddImportsVisitor.add_needed_import(cctx, mod, obj)
+        module = AddImportsVisitor(cctx).transform_module(module)
+    return module
+
+
+def _is_docstring(stmt) -> bool:
+    import libcst as cst
+
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+# --------------------------------------------------------------------------- one file
+def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = None):
+    """Run the rules and apply eligible fixes to a fixpoint.
+
+    Returns ``(findings, new_text, applied, original_ctx)``; raises SourceError when the
+    fixes do not converge or produce invalid Python.
+    """
+    rules = rules_for(opts.select)
+    ctx, findings = run_rules(path, text, rules, project)
+    first_ctx = ctx
+    applied: Counter = Counter()
+    if not opts.fix or ctx is None:
+        return findings, text, applied, first_ctx
+    current, cur_findings = text, findings
+    for _ in range(MAX_PASSES):
+        fixes = [f for f in cur_findings if _eligible(f, opts.unsafe_fixes)]
+        if not fixes:
+            break
+        chosen = _choose(ctx, [f.fix for f in fixes])
+        chosen_ids = {id(c) for c in chosen}
+        for f in fixes:
+            if id(f.fix) in chosen_ids:
+                applied[f.code] += 1
+        new = apply_fixes(ctx, chosen)
+        try:
+            ast.parse(new)
+        except SyntaxError as e:
+            raise SourceError(f"internal error: a fix produced invalid Python ({e.msg}, line {e.lineno}); nothing written") from None
+        if new == current:
+            raise SourceError(f"internal error: fix by {', '.join(sorted(applied))} changed nothing; nothing written")
+        current = new
+        ctx, cur_findings = run_rules(path, current, rules, project)
+        if ctx is None:
+            break
+    else:
+        raise SourceError(
+            f"internal error: fixes did not converge after {MAX_PASSES} passes (not idempotent); nothing written"
+        )
+    # which of the original findings were fixed: eligible ones are (applied, or deferred and
+    # applied in a later pass: the loop only ends when no eligible finding is left)
+    for f in findings:
+        f.applied = _eligible(f, opts.unsafe_fixes)
+    return findings, current, applied, first_ctx
+
+
+def process_source(src: Source, opts: Options, project: ProjectInfo | None = None) -> FileResult:
+    res = FileResult(path=src.path)
+    findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project)
+    res.parsed = ctx is not None
+    res.findings = findings
+    res.applied = applied
+    if new_text != src.text:
+        new_raw = src.encode(new_text)
+        res.diff = unified_diff(src.raw, new_raw, src.path, src.mode)
+        if opts.write:
+            atomic_write(src.path, new_raw, expect=src.raw)
+            res.written = True
+    if opts.fix and ctx is not None:
+        # unsafe fixes not applied are shown as suggested diffs, each on its own
+        for f in findings:
+            if f.fix is not None and not f.applied:
+                try:
+                    text = apply_fixes(ctx, [f.fix])
+                    res.suggestions.append(Suggestion(f, unified_diff(src.raw, src.encode(text), src.path, src.mode)))
+                except Exception:  # a suggestion is best-effort; the finding is still reported
+                    pass
+    return res
+
+
+def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -> FileResult:
+    try:
+        src = read_source(path, opts.max_bytes)
+        return process_source(src, opts, project).stripped()
+    except SourceError as e:
+        return FileResult(path=path, error=str(e))
+    except Skipped as e:
+        return FileResult(path=path, skipped=str(e))
+    except RecursionError:
+        return FileResult(path=path, error="internal error: recursion limit (deeply nested code)")
+    except Exception as e:  # a rule bug must not abort the batch
+        return FileResult(path=path, error=f"internal error: {type(e).__name__}: {e}".splitlines()[0])
+
+
+def process_text(path: str, text: str, opts: Options) -> FileResult:
+    """Convenience for tests: process in-memory text (never written)."""
+    src = decode_source(path, text.encode("utf-8"))
+    return process_source(src, Options(**{**opts.__dict__, "write": False}))

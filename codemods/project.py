@@ -1,0 +1,41 @@
+"""Facts about the whole tree, for rules that need more than one file.
+
+Only main_guard asks (is this script imported by another file?), and only for a file
+it would fix, so the index is built lazily, once per process, with a regex scan.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.M)
+
+
+@lru_cache(maxsize=8)
+def _index(roots: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """module name -> files importing it."""
+    from .discovery import discover
+
+    idx: dict[str, set[str]] = {}
+    for path in discover(list(roots) or ["."]).files:
+        try:
+            with open(path, "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        real = os.path.realpath(path)
+        for m in _IMPORT.finditer(text):
+            names = [m.group(1)] if m.group(1) else [n.strip().split(" ")[0] for n in m.group(2).split(",")]
+            for n in names:
+                for part in n.split("."):
+                    if part:
+                        idx.setdefault(part, set()).add(real)
+    return {k: frozenset(v) for k, v in idx.items()}
+
+
+def imported_module_names(roots: tuple[str, ...], exclude: str) -> set[str]:
+    """Names imported by files of the tree other than ``exclude``."""
+    real = os.path.realpath(exclude)
+    return {name for name, files in _index(tuple(roots)).items() if files - {real}}

@@ -1,0 +1,232 @@
+"""The rule interface: what a rule declares and what it emits.
+
+A rule is a class with its metadata as class attributes and a ``check`` method that
+reads one parsed file (a :class:`FileContext`, shared by every rule that runs on the
+file) and yields :class:`Finding` objects.  A finding may carry a :class:`Fix`: a set of
+node replacements on the *original* tree, plus helper code or imports to add once per
+file.  The engine applies the fixes; rules never write files or build diffs themselves.
+
+The class docstring is the rule's documentation, written the way Ruff documents its
+rules: ``What it does`` / ``Why is this bad?`` / ``Example`` / ``Use instead``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Mapping, Optional, Union
+
+if TYPE_CHECKING:  # libcst is imported lazily so that cached runs start fast
+    import libcst as cst
+
+
+class Severity(str, enum.Enum):
+    BUG = "bug"
+    WARNING = "warning"
+    INFO = "info"
+
+
+class Safety(str, enum.Enum):
+    """Fix-safety classes, after Ruff: safe fixes are applied by default, unsafe ones
+    only with ``--unsafe-fixes`` (and always shown as a suggested diff)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+Replacement = Union["cst.CSTNode", "cst.RemovalSentinel", "cst.FlattenSentinel"]
+
+
+@dataclass
+class Fix:
+    """An edit of one file.
+
+    ``replacements`` maps nodes of the *original* tree (as the rule saw them in the
+    :class:`FileContext`) to what they become: a node, ``cst.RemoveFromParent()`` or a
+    ``cst.FlattenSentinel`` (to insert statements around one).  To insert a statement
+    before ``stmt`` use ``ctx.insert_before(stmt, new_stmt)``.
+
+    ``helpers`` are top-level statements (source text, e.g. a ``def``) that the fix needs
+    once per file, each keyed by the name it defines: it is added after the imports
+    unless the module already defines that name.  ``imports`` are ``(module, name)`` pairs
+    (``name`` None for ``import module``) added unless already imported.
+    """
+
+    replacements: Mapping["cst.CSTNode", Replacement]
+    safety: Safety = Safety.SAFE
+    message: str = ""
+    helpers: Mapping[str, str] = field(default_factory=dict)
+    imports: tuple[tuple[str, Optional[str]], ...] = ()
+    # A whole-module rewrite (main_guard) conflicts with every other edit: the engine
+    # applies it alone, in a pass of its own.
+    whole_module: bool = False
+
+
+@dataclass
+class Finding:
+    code: str
+    message: str
+    line: int
+    col: int  # 1-based, like Ruff and flake8
+    severity: Severity
+    fix: Optional[Fix] = None
+    path: str = ""
+    applied: bool = False  # set by the engine: the fix is in the output
+    safety: Optional[Safety] = None  # the fix's class, kept when the fix itself is dropped
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.col, self.code)
+
+    def stripped(self) -> "Finding":
+        """A copy without the fix's syntax trees, cheap to send between processes."""
+        import dataclasses
+
+        return dataclasses.replace(self, fix=None, safety=self.fix.safety if self.fix else self.safety)
+
+    def format(self) -> str:
+        from .gitdiff import display_path
+
+        extra = ""
+        if not self.applied and self.safety is Safety.UNSAFE:
+            extra = " (unsafe fix available: --unsafe-fixes)"
+        elif not self.applied and self.safety is Safety.SAFE:
+            extra = " (fix available)"
+        return f"{display_path(self.path)}:{self.line}:{self.col}: {self.code} [{self.severity.value}] {self.message}{extra}"
+
+
+class Rule:
+    """Base class of every rule.  Subclasses set the class attributes below."""
+
+    code: ClassVar[str]  # "TM101"
+    name: ClassVar[str]  # kebab-case, "device-batch-not-moved"
+    pitfall: ClassVar[str]  # module / corpus directory name, "device"
+    summary: ClassVar[str]  # one line
+    severity: ClassVar[Severity] = Severity.BUG
+    # Textual pre-filter: the file is parsed for this rule only if it contains at
+    # least one of these substrings (and, if set, every string of ``requires_all``).
+    needles: ClassVar[tuple[str, ...]] = ()
+    requires_all: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        if cls.requires_all and not all(n in text for n in cls.requires_all):
+            return False
+        return not cls.needles or any(n in text for n in cls.needles)
+
+    @classmethod
+    def doc(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or cls.summary)
+
+    def check(self, ctx: "FileContext") -> Iterable[Finding]:  # pragma: no cover
+        raise NotImplementedError
+
+
+class FileContext:
+    """One parsed file with its metadata, resolved once and shared by all rules."""
+
+    def __init__(self, path: str, source: str, module: "cst.Module", project: "ProjectInfo | None" = None):
+        import libcst as cst
+        from libcst import metadata as md
+
+        self.path = path
+        self.source = source
+        self.lines = source.splitlines()
+        self.project = project or ProjectInfo()
+        self.wrapper = md.MetadataWrapper(module, unsafe_skip_copy=True)
+        self.module: cst.Module = self.wrapper.module
+        self._md = self.wrapper.resolve_many(
+            [md.PositionProvider, md.QualifiedNameProvider, md.ScopeProvider, md.ParentNodeProvider]
+        )
+        self._pos = self._md[md.PositionProvider]
+        self._qn = self._md[md.QualifiedNameProvider]
+        self._scope = self._md[md.ScopeProvider]
+        self._parent = self._md[md.ParentNodeProvider]
+
+    # --- metadata helpers -------------------------------------------------------------
+    def qualnames(self, node: "cst.CSTNode") -> set[str]:
+        """Qualified names of an expression (``{"torch.nn.CrossEntropyLoss"}``), through
+        imports and aliases; empty when it cannot be resolved."""
+        return {q.name for q in self._qn.get(node, ())}
+
+    def is_qualname(self, node: "cst.CSTNode", *names: str) -> bool:
+        return bool(self.qualnames(node) & set(names))
+
+    def position(self, node: "cst.CSTNode") -> tuple[int, int]:
+        """(line, col) of a node, 1-based."""
+        r = self._pos[node]
+        return r.start.line, r.start.column + 1
+
+    def end_line(self, node: "cst.CSTNode") -> int:
+        return self._pos[node].end.line
+
+    def parent(self, node: "cst.CSTNode") -> Optional["cst.CSTNode"]:
+        return self._parent.get(node)
+
+    def ancestors(self, node: "cst.CSTNode") -> Iterator["cst.CSTNode"]:
+        p = self._parent.get(node)
+        while p is not None:
+            yield p
+            p = self._parent.get(p)
+
+    def scope(self, node: "cst.CSTNode"):
+        return self._scope.get(node)
+
+    def code(self, node: "cst.CSTNode") -> str:
+        return self.module.code_for_node(node)
+
+    # --- building findings and fixes ----------------------------------------------------
+    def finding(
+        self,
+        rule: type[Rule] | Rule,
+        node: "cst.CSTNode",
+        message: str,
+        fix: Optional[Fix] = None,
+        severity: Optional[Severity] = None,
+    ) -> Finding:
+        line, col = self.position(node)
+        return Finding(
+            code=rule.code,
+            message=message,
+            line=line,
+            col=col,
+            severity=severity or rule.severity,
+            fix=fix,
+            path=self.path,
+        )
+
+    @staticmethod
+    def insert_before(stmt: "cst.CSTNode", *new: "cst.CSTNode") -> dict:
+        """Replacement that inserts statements ``new`` right before ``stmt`` (whose
+        leading comments stay attached to it)."""
+        import libcst as cst
+
+        return {stmt: cst.FlattenSentinel([*new, stmt])}
+
+    @staticmethod
+    def insert_after(stmt: "cst.CSTNode", *new: "cst.CSTNode") -> dict:
+        import libcst as cst
+
+        return {stmt: cst.FlattenSentinel([stmt, *new])}
+
+    @cached_property
+    def newline(self) -> str:
+        return self.module.default_newline
+
+
+@dataclass
+class ProjectInfo:
+    """Facts about the whole run that a rule may need (main_guard asks whether a
+    script is imported by another file of the tree).  Computed lazily, per process."""
+
+    roots: tuple[str, ...] = ()
+
+    def is_imported_elsewhere(self, path: str) -> bool:
+        from .project import imported_module_names
+
+        import os
+
+        stem = os.path.splitext(os.path.basename(path))[0]
+        return stem in imported_module_names(self.roots, exclude=path)

@@ -1,0 +1,54 @@
+"""The tool over the whole corpus: findings, safe and unsafe output, idempotence."""
+
+import os
+
+import pytest
+
+from codemods.engine import Options, process_text
+from codemods.registry import PITFALLS
+from tests.corpus_cases import CORPUS, load_cases
+
+CASES = load_cases()
+
+
+def _run(case, data: bytes, **kw):
+    return process_text(case.path(), data.decode("utf-8"), Options(**kw))
+
+
+def test_every_case_file_is_declared():
+    declared = {c.id for c in CASES}
+    for pitfall in PITFALLS:
+        d = os.path.join(CORPUS, pitfall)
+        if not os.path.isdir(d):
+            continue
+        for f in os.listdir(d):
+            if f.endswith(".py"):
+                name = f.split(".")[0]
+                assert f"{pitfall}/{name}" in declared, f"{pitfall}/{f} has no entry in cases.toml"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_case(case):
+    src = case.read()
+    assert src is not None, f"missing {case.path()}"
+    assert case.kind in ("bug", "lookalike")
+    check = _run(case, src, fix=False)
+    assert check.error is None, check.error
+    assert sorted(f.code for f in check.findings) == case.codes
+    if case.kind == "lookalike":
+        assert case.codes == [], "a look-alike reports nothing"
+        assert case.read(".expected.py") is None and case.read(".unsafe.py") is None
+    else:
+        assert case.codes, "a bug case must be found"
+    for unsafe, want in ((False, case.expected()), (True, case.expected_unsafe())):
+        r = _run(case, src, unsafe_fixes=unsafe)
+        assert r.error is None, r.error
+        got = src if not r.changed else None
+        if r.changed:
+            from tests.patching import apply_patch
+
+            got = apply_patch(src, r.diff)
+        assert got.decode() == want.decode(), f"unsafe={unsafe}"
+        # idempotent: the fixed text is a fixed point
+        again = _run(case, want, unsafe_fixes=unsafe)
+        assert not again.changed, again.diff.decode()
