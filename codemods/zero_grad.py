@@ -92,6 +92,7 @@ _MODEL_METHODS = {
     "float",
     "half",
     "double",
+    "zero_grad",  # decided by zero_ops (which module it clears)
 }
 _SCALER_METHODS = {"step", "unscale_", "scale", "update", "get_scale"}
 
@@ -149,6 +150,12 @@ def _opt_ctor(ctx: FileContext, call: cst.Call) -> bool:
 
 
 def _kind_of_value(ctx: FileContext, value: cst.BaseExpression) -> str:
+    if isinstance(value, cst.Name):
+        # ``self.optimizer = optimizer`` with ``optimizer`` a parameter of the function
+        scope = ctx.scope(value)
+        assigns = list(scope[value.value]) if scope is not None else []
+        if assigns and all(isinstance(getattr(a, "node", None), cst.Param) for a in assigns):
+            return "param"
     if isinstance(value, cst.Call):
         if _opt_ctor(ctx, value):
             return "opt"
@@ -468,8 +475,12 @@ class _Analysis:
                         out.append(n)
                     elif not any(_related(r, m) for m in others):
                         out.append(n)
-                elif isinstance(n.func, cst.Name) and "zero" in n.func.value.lower():
-                    out.append(n)
+                elif (
+                    isinstance(n.func, cst.Name)
+                    and "zero" in n.func.value.lower()
+                    and not any(q.startswith("torch.") for q in _qn(self.ctx, n.func))
+                ):
+                    out.append(n)  # zero_gradients(opts), reset_zero_grads(model), ...
                 elif m is not None and m.endswith("_") and self._touches_grad(_receiver(n)):
                     out.append(n)
                 elif m is not None and "zero_grad" in m:
@@ -515,7 +526,7 @@ class _Analysis:
                     continue
                 if m == "backward":
                     continue
-                if recv in watched and recv not in facts.forwards:
+                if recv in watched:
                     if m not in _MODEL_METHODS:
                         return f"`{d}()`"
                     continue
