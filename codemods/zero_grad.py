@@ -104,12 +104,26 @@ def _qn(ctx: FileContext, node: cst.CSTNode) -> set[str]:
     return {q.name for q in found}
 
 
+# children of every node of the tree being analysed, by id (LibCST's ``.children`` runs a
+# visitor on each access, far too slow for repeated walks); set by ``_analysis``
+_KIDS: dict[int, list] = {}
+
+
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(reversed(n.children))
+        kids = _KIDS.get(id(n))
+        stack.extend(reversed(n.children if kids is None else kids))
+
+
+def _index_children(ctx: FileContext) -> dict[int, list]:
+    kids: dict[int, list] = {id(ctx.module): []}
+    for child, parent in ctx._parent.items():
+        kids.setdefault(id(child), [])
+        kids.setdefault(id(parent), []).append(child)
+    return kids
 
 
 def _dotted(node: cst.CSTNode) -> str | None:
@@ -245,11 +259,8 @@ def _models_of(ctors: list) -> set[str] | None:
         return None
     out: set[str] = set()
     for call in ctors:
-        if not call.args:
-            return None
-        first = call.args[0].value
         found = False
-        for n in _walk(first):
+        for n in (m for a in call.args for m in _walk(a.value)):
             if isinstance(n, cst.Call) and _method(n) in ("parameters", "named_parameters"):
                 d = _dotted(_receiver(n))
                 if d is None:
@@ -322,6 +333,18 @@ def _framework_skip(ctx: FileContext, node: cst.CSTNode) -> bool:
             for item in a.items:
                 if isinstance(item.item, cst.Call) and _method(item.item) == "accumulate":
                     return True
+    return False
+
+
+def _accumulation_guard(ctx: FileContext, node: cst.CSTNode, loop) -> bool:
+    """``node`` sits under an ``if`` whose test uses ``%`` (``(i + 1) % k == 0``)."""
+    for a in ctx.ancestors(node):
+        if a is loop:
+            return False
+        if isinstance(a, cst.If) and any(
+            isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Modulo) for n in _walk(a.test)
+        ):
+            return True
     return False
 
 
@@ -558,10 +581,14 @@ class _Analysis:
 
 
 def _analysis(ctx: FileContext) -> _Analysis:
+    global _KIDS
     a = getattr(ctx, "_zero_grad_analysis", None)
     if a is None:
+        _KIDS = _index_children(ctx)
         a = _Analysis(ctx)
+        a.kids = _KIDS
         ctx._zero_grad_analysis = a
+    _KIDS = a.kids
     return a
 
 
@@ -668,12 +695,17 @@ class MissingZeroGrad(Rule):
         direct_bw = [c for c in facts.backwards if _direct(ctx, c, loop)]
         where = f"`{st.text}.step()`" if _receiver(step) is st.expr else f"`{ctx.code(step.func)}({st.text})`"
         if not direct_step or not direct_bw:
-            why = "the step runs under a condition" if not direct_step else "backward() is conditional or nested"
+            if not direct_step and _accumulation_guard(ctx, step, loop):
+                why = (
+                    "the step runs every few iterations: add "
+                    f"`{st.text}.zero_grad()` after it, where the accumulation window ends"
+                )
+            elif not direct_step:
+                why = "the step runs under control flow: not fixed automatically"
+            else:
+                why = "backward() runs under control flow or in a nested loop: not fixed automatically"
             return ctx.finding(
-                self,
-                step,
-                f"{where} runs in a loop with backward() and nothing clears the gradients "
-                f"({why}: add `{st.text}.zero_grad()` where the accumulation window starts)",
+                self, step, f"{where} runs in a loop with backward() and nothing clears the gradients ({why})"
             )
         safety = Safety.SAFE if st.known else Safety.UNSAFE
         what = "" if st.known else f" (`{st.text}` is not provably a torch.optim optimizer)"

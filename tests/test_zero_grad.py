@@ -276,7 +276,7 @@ def test_conditional_step_without_any_zero_is_report_only():
     """
     r, out = run(src, unsafe=True)
     assert codes(r) == ["TM201"] and not r.changed
-    assert "under a condition" in r.findings[0].message
+    assert "every few iterations" in r.findings[0].message
 
 
 # --------------------------------------------------------------------------- TM202
