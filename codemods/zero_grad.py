@@ -95,6 +95,8 @@ _MODEL_METHODS = {
     "zero_grad",  # decided by zero_ops (which module it clears)
 }
 _SCALER_METHODS = {"step", "unscale_", "scale", "update", "get_scale"}
+# a library method on the model with one of these in its name may clear the gradients
+_SUSPECT_WORDS = ("zero", "grad", "step", "optim", "backward", "update", "reset", "clear", "fit", "train")
 
 
 def _qn(ctx: FileContext, node: cst.CSTNode) -> set[str]:
@@ -521,14 +523,29 @@ class _Analysis:
 
     def may_clear(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str]) -> str | None:
         """Why ``st``'s gradients may be cleared inside the loop body, or None."""
-        if self.zero_ops(loop.body, st, facts):
-            return "zero"
-        ctx = self.ctx
         watched = {st.text, *all_opts, *(st.models or ()), *facts.forwards}
         for s in facts.steppers.values():
             watched |= s.models or set()
         roots = {w.split(".")[0] for w in watched if "." in w and w.split(".")[0] == "self"}
-        for c in (n for n in _walk(loop.body) if isinstance(n, cst.Call)):
+        return self._scan(loop.body, st, facts, watched, roots, set())
+
+    def _follow(self, defs, st, facts, watched, roots, seen) -> str | None:
+        """Scan same-file functions a call may run (their bodies are known)."""
+        for fn in defs:
+            if id(fn) in seen:
+                continue
+            seen.add(id(fn))
+            why = self._scan(fn.body, st, facts, watched, roots, seen)
+            if why:
+                return why
+        return None
+
+    def _scan(self, root, st: Stepper, facts: LoopFacts, watched, roots, seen) -> str | None:
+        if self.zero_ops(root, st, facts):
+            return "zero"
+        ctx = self.ctx
+        all_opts = set(facts.steppers)
+        for c in (n for n in _walk(root) if isinstance(n, cst.Call)):
             qs = _qn(ctx, c.func)
             if any(q.startswith(_KNOWN_PREFIXES) for q in qs):
                 continue
@@ -536,9 +553,13 @@ class _Analysis:
             m = _method(c)
             recv = _dotted(_receiver(c)) if m else None
             if isinstance(c.func, cst.Name) and c.func.value in self.defs:
-                for fn in self.defs[c.func.value]:
-                    if fn is not None and (self.zero_ops(fn, st, facts) or self._receives(c, watched, roots)):
-                        return f"`{d}()`"
+                # a function of this file: it may clear, or get the optimizer/model under
+                # another name (then assume it clears)
+                if self._receives(c, watched, roots):
+                    return f"`{d}()`"
+                why = self._follow(self.defs[c.func.value], st, facts, watched, roots, seen)
+                if why:
+                    return f"`{d}()`"
                 continue
             if recv is not None:
                 if recv in all_opts or recv == st.text:
@@ -549,12 +570,21 @@ class _Analysis:
                     continue
                 if m == "backward":
                     continue
-                if recv in watched:
-                    if m not in _MODEL_METHODS:
-                        return f"`{d}()`"
-                    continue
                 if recv == "self" and roots and isinstance(c.func, cst.Attribute) and self._is_method(c.func):
-                    return f"`{d}()`"
+                    cls = next((a for a in ctx.ancestors(c) if isinstance(a, cst.ClassDef)), None)
+                    defs = [
+                        f for f in (cls.body.body if cls else ()) if isinstance(f, cst.FunctionDef) and f.name.value == m
+                    ]
+                    if not defs or self._follow(defs, st, facts, watched, roots, seen):
+                        return f"`{d}()`"
+                elif recv in watched and m not in _MODEL_METHODS:
+                    # a method of the model: follow it when defined here; a library method
+                    # is assumed not to clear unless its name says it might
+                    if m in self.defs:
+                        if self._follow(self.defs[m], st, facts, watched, roots, seen):
+                            return f"`{d}()`"
+                    elif any(w in m.lower() for w in _SUSPECT_WORDS):
+                        return f"`{d}()`"
             if self._receives(c, watched, roots):
                 return f"`{d or 'call'}(...)`"
         return None

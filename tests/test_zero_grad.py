@@ -592,6 +592,42 @@ LOOKALIKES = {
                     self.net(b).sum().backward()
                     self.opt.step()
     """,
+    "self_method_two_levels_down_zeroes": """
+        class Agent:
+            def __init__(self, net):
+                self.net = net
+                self.opt = torch.optim.Adam(net.parameters())
+            def _reset(self):
+                self.opt.zero_grad()
+            def after_step(self):
+                self._reset()
+            def learn(self, batches):
+                for b in batches:
+                    self.net(b).sum().backward()
+                    self.opt.step()
+                    self.after_step()
+    """,
+    "self_method_passes_optimizer_to_unknown_code": """
+        class Agent:
+            def __init__(self, net):
+                self.net = net
+                self.opt = torch.optim.Adam(net.parameters())
+            def after_step(self):
+                callbacks.run(self.opt)
+            def learn(self, batches):
+                for b in batches:
+                    self.net(b).sum().backward()
+                    self.opt.step()
+                    self.after_step()
+    """,
+    "library_method_on_model_named_like_a_reset": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+            model.reset_grads()
+    """,
     "step_in_helper": """
         model = nn.Linear(3, 1)
         opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -722,3 +758,37 @@ def test_corpus_runs_as_declared_under_the_detector():
             for suffix in (".expected.py", ".unsafe.py"):
                 if c.read(suffix) is not None:
                     assert run_script(c.path(suffix)) == set(), (c.id, suffix)
+
+
+def test_helpers_whose_bodies_do_not_clear_do_not_hide_the_bug():
+    src = """
+    class Agent:
+        def __init__(self, policy):
+            self.policy = policy
+            self.optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
+
+        def log_stats(self, loss):
+            print(loss)
+
+        def learn(self, states):
+            for _ in range(4):
+                loss = self.policy(states).mean()
+                loss.backward()
+                self.optimizer.step()
+                self.log_stats(loss.item())
+
+    def report(value):
+        print(value)
+
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in data:
+        feats = model.backbone(x)
+        feats.sum().backward()
+        opt.step()
+        report(feats.mean().item())
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201", "TM201"]
+    assert "            self.optimizer.zero_grad()\n            loss = self.policy" in out
+    assert "    opt.zero_grad()\n    feats = model.backbone(x)" in out
