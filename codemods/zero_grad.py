@@ -386,6 +386,7 @@ class LoopFacts:
     any_backward: bool  # a backward anywhere in the body (any depth)
     forwards: set  # dotted callees called like models
     skip: bool = False
+    ambiguous: bool = False  # several stepped objects, none provably an optimizer
 
 
 class _Analysis:
@@ -458,6 +459,7 @@ class _Analysis:
             facts.steppers = {
                 t: s for t, s in facts.steppers.items() if "sched" not in t.split(".")[-1].lower()
             }
+            facts.ambiguous = len(facts.steppers) > 1
         for c in body_calls:
             d = _dotted(c.func)
             if d is not None and not any(q.startswith(_KNOWN_PREFIXES) for q in _qn(ctx, c.func)):
@@ -622,7 +624,7 @@ def _analysis(ctx: FileContext) -> _Analysis:
     return a
 
 
-def _backward_run(ctx: FileContext, stmt, st_texts_stop: set[str], own_text: str):
+def _backward_run(ctx: FileContext, stmt, own_text: str):
     """Walk back from ``stmt`` (a statement line) in its block and return the earliest
     statement of the straight-line run of backward statements that feeds it, or a
     string saying why there is none."""
@@ -706,10 +708,35 @@ class MissingZeroGrad(Rule):
             if facts.skip or not facts.steppers or not facts.any_backward:
                 continue
             all_opts = set(facts.steppers)
+            if facts.ambiguous:
+                f = self._check_ambiguous(ctx, an, loop, facts, all_opts)
+                if f is not None:
+                    yield f
+                continue
             for st in facts.steppers.values():
                 f = self._check_one(ctx, an, loop, facts, st, all_opts)
                 if f is not None:
                     yield f
+
+    def _check_ambiguous(self, ctx, an: _Analysis, loop, facts: LoopFacts, all_opts: set[str]):
+        """Several objects step and none is provably an optimizer (``optimizer.step();
+        ema.step()``): report once when nothing in the loop may clear, never fix."""
+        for st in facts.steppers.values():
+            if an.may_clear(loop, st, facts, all_opts):
+                return None
+            for a in ctx.ancestors(loop):
+                if isinstance(a, _SCOPES):
+                    break
+                if isinstance(a, _LOOPS) and an.zero_ops(a.body, st, facts):
+                    return None
+        names = ", ".join(f"`{t}`" for t in sorted(facts.steppers))
+        first = min((c for s in facts.steppers.values() for c in s.calls), key=lambda c: ctx.position(c))
+        return ctx.finding(
+            self,
+            first,
+            f"{names} step in a loop with backward() and nothing clears the gradients; "
+            "none is provably a torch.optim optimizer, so which to zero is left to you",
+        )
 
     def _check_one(self, ctx, an: _Analysis, loop, facts: LoopFacts, st: Stepper, all_opts: set[str]):
         if an.may_clear(loop, st, facts, all_opts):
@@ -752,7 +779,7 @@ class MissingZeroGrad(Rule):
             return ctx.finding(self, step, msg, fix)
         # several optimizers: zero right before the backward run that feeds this step
         stmt = _stmt_of(ctx, direct_step[0])
-        target = _backward_run(ctx, stmt, all_opts, st.text) if stmt is not None else "no statement"
+        target = _backward_run(ctx, stmt, st.text) if stmt is not None else "no statement"
         if isinstance(target, str):
             return ctx.finding(self, step, f"{msg}; several optimizers and {target}: not fixed")
         fix = Fix(ctx.insert_before(target, new), safety=safety, message=f"insert `{st.text}.zero_grad()`")
@@ -810,6 +837,8 @@ class MisplacedZeroGrad(Rule):
             if facts.skip or not facts.steppers or not facts.any_backward:
                 continue
             all_opts = set(facts.steppers)
+            if facts.ambiguous:
+                continue
             for st in facts.steppers.values():
                 f = self._epoch_level(ctx, an, loop, facts, st, all_opts)
                 if f is not None and id(f[0]) not in seen:
@@ -836,9 +865,10 @@ class MisplacedZeroGrad(Rule):
         direct_step = [c for c in st.calls if _direct(ctx, c, loop)]
         direct_bw = [c for c in facts.backwards if _direct(ctx, c, loop)]
         zt = ctx.code(z).strip() if isinstance(z, cst.Call) else "the gradients are cleared"
+        how = "every iteration of" if direct_step else "under a condition in"
         msg = (
             f"`{zt}` runs once per iteration of the outer loop (line {ctx.position(outer)[0]}) while "
-            f"`{st.text}` steps every iteration of the inner loop: gradients accumulate across steps"
+            f"`{st.text}` steps {how} the inner loop: gradients accumulate across steps"
         )
         zstmt = _stmt_of(ctx, z) if isinstance(z, cst.Call) else None
         ok = (

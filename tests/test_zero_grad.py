@@ -792,3 +792,17 @@ def test_helpers_whose_bodies_do_not_clear_do_not_hide_the_bug():
     assert codes(r) == ["TM201", "TM201"]
     assert "            self.optimizer.zero_grad()\n            loss = self.policy" in out
     assert "    opt.zero_grad()\n    feats = model.backbone(x)" in out
+
+
+def test_several_unknown_steppers_are_reported_once_without_fix():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer, ema = make_training(model)
+    for x in data:
+        model(x).sum().backward()
+        optimizer.step()
+        ema.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM201"] and not r.changed
+    assert "`ema`, `optimizer`" in r.findings[0].message and r.findings[0].fix is None
