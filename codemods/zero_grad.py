@@ -496,8 +496,15 @@ class _Analysis:
                     r = _dotted(_receiver(n))
                     if r is None or r == st.text:
                         out.append(n)
+                        continue
+                    rb = _binding(self.ctx, _receiver(n))
+                    if rb.kind in ("opt", "param"):
+                        # another optimizer: it clears ours only if they may share modules
+                        theirs = _models_of(rb.ctors) if rb.kind == "opt" else None
+                        if models is None or theirs is None or any(_related(a, b) for a in theirs for b in models):
+                            out.append(n)
                     elif r in all_opts:
-                        continue  # another optimizer
+                        continue  # another stepped object
                     elif models is None or any(_related(r, mm) for mm in models):
                         out.append(n)
                     elif not any(_related(r, m) for m in others):
@@ -871,8 +878,15 @@ class MisplacedZeroGrad(Rule):
             f"`{st.text}` steps {how} the inner loop: gradients accumulate across steps"
         )
         zstmt = _stmt_of(ctx, z) if isinstance(z, cst.Call) else None
+        strict = isinstance(z, cst.Call) and (
+            _dotted(_receiver(z)) == st.text
+            or st.models is not None
+            and _dotted(_receiver(z)) is not None
+            and any(_related(_dotted(_receiver(z)), m) for m in st.models)
+        )
         ok = (
-            len(zeros) == 1
+            strict
+            and len(zeros) == 1
             and zstmt is not None
             and _sole_call(zstmt) is z
             and isinstance(ctx.parent(zstmt), cst.IndentedBlock)

@@ -806,3 +806,38 @@ def test_several_unknown_steppers_are_reported_once_without_fix():
     r, out = run(src, unsafe=True)
     assert codes(r) == ["TM201"] and not r.changed
     assert "`ema`, `optimizer`" in r.findings[0].message and r.findings[0].fix is None
+
+
+def test_another_optimizers_zero_grad_in_the_outer_loop_is_not_moved():
+    # WGAN critic loop: opt_G is zeroed per epoch, the critic's opt_D never is
+    src = """
+    G, D = nn.Linear(2, 2), nn.Linear(2, 1)
+    opt_G = torch.optim.RMSprop(G.parameters())
+    opt_D = torch.optim.RMSprop(D.parameters())
+    for epoch in range(3):
+        opt_G.zero_grad()
+        for _ in range(5):
+            D(real).mean().backward()
+            opt_D.step()
+        D(G(z)).mean().backward()
+        opt_G.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and "`opt_D.step()`" in r.findings[0].message
+    assert "        opt_D.zero_grad()\n        D(real).mean().backward()" in out
+    assert "    opt_G.zero_grad()\n    for _ in range(5):" in out
+
+
+def test_an_alias_zeroed_in_the_outer_loop_is_reported_not_moved():
+    src = """
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    o = opt
+    for epoch in range(3):
+        o.zero_grad()
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM202"] and not r.changed
