@@ -72,6 +72,16 @@ _KNOWN_PREFIXES = (
     "logging.",
     "tqdm.",
     "statistics.",
+    "copy.",
+    "os.",
+    "sys.",
+    "json.",
+    "pickle.",
+    "pathlib.",
+    "collections.",
+    "operator.",
+    "warnings.",
+    "datetime.",
 )
 _OPT_METHODS = {"step", "zero_grad", "state_dict", "load_state_dict", "add_param_group"}
 _MODEL_METHODS = {

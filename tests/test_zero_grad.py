@@ -841,3 +841,18 @@ def test_an_alias_zeroed_in_the_outer_loop_is_reported_not_moved():
     """
     r, out = run(src, unsafe=True)
     assert codes(r) == ["TM202"] and not r.changed
+
+
+def test_stdlib_calls_receiving_the_model_do_not_hide_the_bug():
+    src = """
+    import copy
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in data:
+        model(x).sum().backward()
+        opt.step()
+        best = copy.deepcopy(model)
+        print(model, isinstance(model, nn.Module))
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and r.changed
