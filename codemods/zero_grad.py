@@ -655,6 +655,8 @@ def _backward_run(ctx: FileContext, stmt, own_text: str):
         if not isinstance(s, cst.SimpleStatementLine):
             if first is None:
                 return "control flow between the backward() and the step()"
+            if any(isinstance(n, cst.Call) and _method(n) == "backward" for n in _walk(s)):
+                return "more backward() calls under control flow before the step()"
             break
         calls = [n for n in _walk(s) if isinstance(n, cst.Call)]
         if any(_method(c) == "backward" for c in calls):

@@ -856,3 +856,21 @@ def test_stdlib_calls_receiving_the_model_do_not_hide_the_bug():
     """
     r, out = run(src)
     assert codes(r) == ["TM201"] and r.changed
+
+
+def test_two_optimizers_with_backward_in_a_block_before_the_run_is_report_only():
+    src = """
+    G, D = nn.Linear(2, 2), nn.Linear(2, 1)
+    opt_G, opt_D = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())
+    for real in data:
+        for chunk in real.split(2):
+            D(chunk).mean().backward()
+        D(G(real).detach()).mean().backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        D(G(real)).mean().backward()
+        opt_G.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM201"] and not r.changed
+    assert "under control flow" in r.findings[0].message
