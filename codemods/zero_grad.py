@@ -956,6 +956,14 @@ class MisplacedZeroGrad(Rule):
                 if st is not None:
                     label, opt_expr = st
                     break
+                # an unknown call between the zero_grad and the step may refill the
+                # gradients (a SAM-style second pass): assume it does, no finding
+                if any(
+                    not any(q.startswith(_KNOWN_PREFIXES) for q in _qn(ctx, c.func))
+                    and _method(c) not in _SCALER_METHODS | {"item", "detach", "cpu"}
+                    for c in calls
+                ):
+                    break
             if label is None:
                 continue
             # backward: a backward() since the last step of that optimizer

@@ -874,3 +874,17 @@ def test_two_optimizers_with_backward_in_a_block_before_the_run_is_report_only()
     r, out = run(src, unsafe=True)
     assert codes(r) == ["TM201"] and not r.changed
     assert "under control flow" in r.findings[0].message
+
+
+def test_zero_between_with_an_unknown_call_before_the_step_is_left_alone():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in data:
+        model(x).sum().backward()
+        optimizer.zero_grad()
+        recompute_gradients(model, x)
+        optimizer.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert r.findings == [] and not r.changed
