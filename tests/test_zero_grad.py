@@ -1,0 +1,890 @@
+"""TM201 (missing zero_grad) and TM202 (misplaced zero_grad): one test per variant class,
+and the look-alikes that must produce no finding at all."""
+
+import textwrap
+
+import pytest
+
+from codemods.engine import Options, process_text
+from tests.patching import apply_patch
+
+HEAD = "import torch\nfrom torch import nn\n"
+
+
+def run(src: str, unsafe: bool = False, head: str = HEAD):
+    src = head + textwrap.dedent(src)
+    r = process_text("t.py", src, Options(unsafe_fixes=unsafe))
+    assert r.error is None, r.error
+    out = apply_patch(src.encode(), r.diff).decode() if r.changed else src
+    if r.changed:  # the fix is a fixpoint
+        again = process_text("t.py", out, Options(unsafe_fixes=unsafe))
+        assert not again.changed, again.diff.decode()
+    return r, out
+
+
+def codes(r):
+    return sorted(f.code for f in r.findings)
+
+
+def body(out: str) -> str:
+    return out.split("\n", 2)[2] if out.startswith(HEAD) else out
+
+
+# --------------------------------------------------------------------------- TM201
+
+
+BASIC = """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        # forward
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_missing_inserts_zero_grad_first_in_innermost_loop():
+    r, out = run(BASIC)
+    assert codes(r) == ["TM201"]
+    f = r.findings[0]
+    assert "`opt.step()`" in f.message and f.line == 11 and f.fix.safety.value == "safe"
+    assert body(out) == textwrap.dedent(BASIC).replace(
+        "    for x, y in loader:\n", "    for x, y in loader:\n        opt.zero_grad()\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "imp,ctor",
+    [
+        ("import torch.optim as optim", "optim.Adam"),
+        ("from torch import optim", "optim.AdamW"),
+        ("from torch.optim import SGD as Plain", "Plain"),
+        ("import torch", "torch.optim.RMSprop"),
+        ("from torch.optim.adam import Adam", "Adam"),
+    ],
+)
+def test_optimizer_resolved_by_qualified_name(imp, ctor):
+    src = f"""
+    {imp}
+    model = nn.Linear(3, 1)
+    o = {ctor}(model.parameters())
+    for x in data:
+        model(x).sum().backward()
+        o.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"]
+    assert "    o.zero_grad()\n    model(x).sum().backward()" in out
+
+
+def test_user_class_named_like_an_optimizer_is_not_provable():
+    src = """
+    class SGD:
+        def __init__(self, params): self.params = list(params)
+        def step(self): pass
+    model = nn.Linear(3, 1)
+    o = SGD(model.parameters())
+    for x in data:
+        model(x).sum().backward()
+        o.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and not r.changed  # unsafe only
+    assert "not provably a torch.optim optimizer" in r.findings[0].message
+    r2, out2 = run(src, unsafe=True)
+    assert "    o.zero_grad()\n    model(x).sum().backward()" in out2
+
+
+def test_optimizer_parameter_is_safe():
+    src = """
+    def train(model, loader, optimizer, loss_fn):
+        for xb, yb in loader:
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            optimizer.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"]
+    assert "        optimizer.zero_grad()\n        loss = loss_fn" in out
+
+
+def test_module_level_optimizer_used_in_function():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.Adam(model.parameters())
+    def train(loader):
+        for xb in loader:
+            model(xb).sum().backward()
+            optimizer.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and "optimizer.zero_grad()\n" in out
+
+
+def test_self_optimizer_bound_in_init():
+    src = """
+    class Trainer:
+        def __init__(self, model, opt=None):
+            self.model = model
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            self.other = opt
+
+        def fit(self, loader):
+            for x, y in loader:
+                loss = (self.model(x) - y).pow(2).mean()
+                loss.backward()
+                self.optimizer.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"]
+    assert "            self.optimizer.zero_grad()\n            loss = " in out
+
+
+def test_self_optimizer_from_constructor_parameter_is_safe():
+    src = """
+    class Trainer:
+        def __init__(self, model, optimizer):
+            self.model = model
+            self.optimizer = optimizer
+
+        def fit(self, loader):
+            for x in loader:
+                self.model(x).sum().backward()
+                self.optimizer.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and r.changed
+
+
+def test_scaler_step_zeroes_its_argument():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.AdamW(model.parameters())
+    scaler = torch.amp.GradScaler("cpu")
+    for x in data:
+        scaler.scale(model(x).sum()).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and "`scaler.step(optimizer)`" in r.findings[0].message
+    assert "    optimizer.zero_grad()\n    scaler.scale" in out
+
+
+def test_unknown_optimizer_gets_an_unsafe_fix_only():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer = build_optimizer(model)
+    for x in data:
+        model(x).sum().backward()
+        optimizer.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and not r.changed
+    assert r.suggestions, "the unsafe fix is shown as a suggestion"
+    r2, out2 = run(src, unsafe=True)
+    assert "    optimizer.zero_grad()\n    model(x)" in out2
+
+
+def test_schedulers_are_not_optimizers():
+    src = """
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1)
+    warm = get_linear_schedule_with_warmup(opt, 1, 10)
+    for x in data:
+        model(x).sum().backward()
+        opt.step()
+        sched.step()
+        warm.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"]
+    assert out.count("zero_grad") == 1 and "    opt.zero_grad()\n" in out
+
+
+def test_two_optimizers_one_missing_inserted_before_its_backward():
+    src = """
+    G, D = nn.Linear(2, 2), nn.Linear(2, 1)
+    opt_G, opt_D = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())
+    for real in data:
+        fake = G(real)
+        d_real = D(real).mean()
+        d_real.backward()
+        d_fake = D(fake.detach()).mean()
+        d_fake.backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        D(fake).mean().backward()
+        opt_G.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and "`opt_D.step()`" in r.findings[0].message
+    # before the first backward of the run that feeds opt_D.step(): both backward calls count
+    assert "d_real = D(real).mean()\n    opt_D.zero_grad()\n    d_real.backward()" in out
+    assert out.count("opt_D.zero_grad()") == 1
+
+
+def test_two_optimizers_sharing_one_backward():
+    src = """
+    enc, dec = nn.Linear(2, 2), nn.Linear(2, 1)
+    opt_e = torch.optim.SGD(enc.parameters(), lr=0.1)
+    opt_d = torch.optim.SGD(dec.parameters(), lr=0.1)
+    for x in data:
+        loss = dec(enc(x)).sum()
+        loss.backward()
+        opt_e.step()
+        opt_d.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201", "TM201"]
+    assert "opt_e.zero_grad()\n    opt_d.zero_grad()\n    loss.backward()" in out or (
+        "opt_d.zero_grad()\n    opt_e.zero_grad()\n    loss.backward()" in out
+    )
+
+
+def test_two_optimizers_with_control_flow_is_report_only():
+    src = """
+    G, D = nn.Linear(2, 2), nn.Linear(2, 1)
+    opt_G, opt_D = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())
+    for real in data:
+        d_loss = D(real).mean()
+        d_loss.backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(D.parameters(), 1.0)
+        opt_D.step()
+        opt_G.zero_grad()
+        D(G(real)).mean().backward()
+        opt_G.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM201"] and not r.changed
+    assert r.findings[0].fix is None
+    assert "not fixed" in r.findings[0].message
+
+
+def test_conditional_step_without_any_zero_is_report_only():
+    src = """
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for i, x in enumerate(data):
+        (model(x).sum() / 4).backward()
+        if (i + 1) % 4 == 0:
+            opt.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM201"] and not r.changed
+    assert "every few iterations" in r.findings[0].message
+
+
+# --------------------------------------------------------------------------- TM202
+
+
+def test_epoch_level_zero_is_moved_with_its_arguments():
+    src = """
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(3):
+        opt.zero_grad(set_to_none=False)  # once
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM202"]
+    assert "outer loop" in r.findings[0].message
+    assert body(out).endswith(
+        "for epoch in range(3):\n    for x in data:\n        opt.zero_grad(set_to_none=False)  # once\n"
+        "        model(x).sum().backward()\n        opt.step()\n"
+    )
+
+
+def test_epoch_level_model_zero_after_inner_loop():
+    src = """
+    net = nn.Linear(3, 1)
+    opt = torch.optim.Adam(net.parameters())
+    for epoch in range(3):
+        for x in data:
+            net(x).sum().backward()
+            opt.step()
+        net.zero_grad()
+        print(epoch)
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM202"]
+    assert "    for x in data:\n        net.zero_grad()\n        net(x)" in out
+    assert "opt.step()\n    print(epoch)" in out
+
+
+def test_epoch_level_zero_with_two_stepping_loops_is_report_only():
+    src = """
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(3):
+        opt.zero_grad()
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+        for x in extra:
+            model(x).sum().backward()
+            opt.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM202"] and r.findings[0].fix is None
+    assert not r.changed
+
+
+def test_zero_between_backward_and_step_moves_before_the_backward_run():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.Adam(model.parameters())
+    for x in data:
+        out = model(x)
+        out.sum().backward()
+        out.mean().backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.zero_grad(set_to_none=True)
+        optimizer.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM202"] and "between backward()" in r.findings[0].message
+    assert (
+        "    out = model(x)\n    optimizer.zero_grad(set_to_none=True)\n    out.sum().backward()\n"
+        "    out.mean().backward()\n    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"
+        "    optimizer.step()\n"
+    ) in out
+
+
+def test_model_zero_between_backward_and_step():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.Adam(model.parameters())
+    loss = model(x).sum()
+    loss.backward()
+    model.zero_grad()
+    optimizer.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM202"]
+    assert "model.zero_grad()\nloss.backward()\noptimizer.step()\n" in out
+
+
+def test_zero_between_with_control_flow_is_report_only():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.Adam(model.parameters())
+    for x in data:
+        model(x).sum().backward()
+        if clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.zero_grad()
+        optimizer.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM202"] and not r.changed
+
+
+# --------------------------------------------------------------------------- look-alikes
+
+LOOKALIKES = {
+    "accumulation": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        opt.zero_grad()
+        for i, x in enumerate(data):
+            (model(x).sum() / 4).backward()
+            if (i + 1) % 4 == 0:
+                opt.step()
+                opt.zero_grad()
+    """,
+    "accumulation_epoch_zero": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            opt.zero_grad()
+            for i, x in enumerate(data):
+                model(x).sum().backward()
+                if (i + 1) % 4 == 0:
+                    opt.step()
+                    opt.zero_grad()
+    """,
+    "accelerate_accumulate": """
+        model, opt, data = accelerator.prepare(nn.Linear(3, 1), opt, data)
+        for x in data:
+            with accelerator.accumulate(model):
+                accelerator.backward(model(x).sum())
+                opt.step()
+    """,
+    "model_zero_grad": """
+        net = nn.Linear(3, 1)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for x in data:
+            net.zero_grad()
+            net(x).sum().backward()
+            opt.step()
+    """,
+    "zero_after_step_set_to_none": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+    """,
+    "zero_right_before_backward": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            loss = model(x).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    """,
+    "grad_none": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            for p in model.parameters():
+                p.grad = None
+            model(x).sum().backward()
+            opt.step()
+    """,
+    "grad_zero_inplace": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+            for p in model.parameters():
+                p.grad.data.zero_()
+    """,
+    "zero_gradients_helper": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            zero_gradients([opt])
+            model(x).sum().backward()
+            opt.step()
+    """,
+    "lbfgs_closure": """
+        model = nn.Linear(3, 1)
+        optimizer = torch.optim.LBFGS(model.parameters())
+        for epoch in range(3):
+            def closure():
+                optimizer.zero_grad()
+                loss = model(x).sum()
+                loss.backward()
+                return loss
+            optimizer.step(closure)
+    """,
+    "gan_both_zeroed": """
+        G, D = nn.Linear(2, 2), nn.Linear(2, 1)
+        opt_G = torch.optim.Adam(G.parameters())
+        opt_D = torch.optim.Adam(D.parameters())
+        for real in data:
+            opt_D.zero_grad()
+            D(real).mean().backward()
+            D(G(real).detach()).mean().backward()
+            opt_D.step()
+            opt_G.zero_grad()
+            D(G(real)).mean().backward()
+            opt_G.step()
+    """,
+    "several_backward_one_step": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            opt.zero_grad()
+            model(x).sum().backward()
+            model(x).mean().backward()
+            opt.step()
+    """,
+    "lightning_training_step": """
+        import pytorch_lightning as pl
+        class Lit(pl.LightningModule):
+            def training_step(self, batch, idx):
+                opt = self.optimizers()
+                for chunk in batch:
+                    self(chunk).sum().backward()
+                    opt.step()
+    """,
+    "deepspeed_engine": """
+        engine, optimizer, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters())
+        for x in data:
+            loss = engine(x).sum()
+            engine.backward(loss)
+            engine.step()
+    """,
+    "autograd_grad": """
+        w = torch.randn(3, requires_grad=True)
+        opt = torch.optim.SGD([w], lr=0.1)
+        for x in data:
+            (g,) = torch.autograd.grad((x * w).sum(), w)
+            with torch.no_grad():
+                w -= 0.1 * g
+    """,
+    "unknown_call_receives_optimizer": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+            hooks.after_step(opt)
+    """,
+    "unknown_call_receives_model": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+            reset_model(model)
+    """,
+    "unknown_method_on_optimizer": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+            opt.clear_grads()
+    """,
+    "zero_nested_in_if": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            if model.training:
+                opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+    """,
+    "zero_in_try": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            try:
+                opt.zero_grad()
+            except RuntimeError:
+                pass
+            model(x).sum().backward()
+            opt.step()
+    """,
+    "helper_in_file_zeroes": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        def reset():
+            opt.zero_grad()
+        for x in data:
+            reset()
+            model(x).sum().backward()
+            opt.step()
+    """,
+    "self_method_may_zero": """
+        class Agent:
+            def __init__(self, net):
+                self.net = net
+                self.opt = torch.optim.Adam(net.parameters())
+            def clear(self):
+                self.opt.zero_grad()
+            def learn(self, batches):
+                for b in batches:
+                    self.clear()
+                    self.net(b).sum().backward()
+                    self.opt.step()
+    """,
+    "self_method_two_levels_down_zeroes": """
+        class Agent:
+            def __init__(self, net):
+                self.net = net
+                self.opt = torch.optim.Adam(net.parameters())
+            def _reset(self):
+                self.opt.zero_grad()
+            def after_step(self):
+                self._reset()
+            def learn(self, batches):
+                for b in batches:
+                    self.net(b).sum().backward()
+                    self.opt.step()
+                    self.after_step()
+    """,
+    "self_method_passes_optimizer_to_unknown_code": """
+        class Agent:
+            def __init__(self, net):
+                self.net = net
+                self.opt = torch.optim.Adam(net.parameters())
+            def after_step(self):
+                callbacks.run(self.opt)
+            def learn(self, batches):
+                for b in batches:
+                    self.net(b).sum().backward()
+                    self.opt.step()
+                    self.after_step()
+    """,
+    "library_method_on_model_named_like_a_reset": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+            model.reset_grads()
+    """,
+    "step_in_helper": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        def update(loss):
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        for x in data:
+            update(model(x).sum())
+    """,
+    "eval_loop_no_backward": """
+        model = nn.Linear(3, 1)
+        with torch.no_grad():
+            for x in data:
+                model(x)
+    """,
+    "optimizer_step_in_nested_loop_over_optimizers": """
+        for x in data:
+            loss = model(x).sum()
+            loss.backward()
+            for o in optimizers:
+                o.step()
+                o.zero_grad()
+    """,
+    "zero_grad_in_epoch_and_batch": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for epoch in range(2):
+            opt.zero_grad()
+            for x in data:
+                opt.zero_grad()
+                model(x).sum().backward()
+                opt.step()
+    """,
+    "zero_then_step_then_other_backward": """
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+            opt.zero_grad()
+            scheduler.step()
+    """,
+    "torch_zeros_is_not_clearing_but_model_zero_is": """
+        from torch import zeros
+        net = nn.Linear(3, 1)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        for x in data:
+            h = zeros(3)
+            net(x + h).sum().backward()
+            opt.step()
+            net.zero_grad(set_to_none=True)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOKALIKES))
+def test_lookalike_is_silent_and_untouched(name):
+    r, out = run(LOOKALIKES[name], unsafe=True)
+    assert r.findings == [], [f.format() for f in r.findings]
+    assert not r.changed
+
+
+def test_torch_zeros_alone_does_not_hide_a_missing_zero_grad():
+    src = """
+    from torch import zeros
+    net = nn.Linear(3, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for x in data:
+        net(x + zeros(3)).sum().backward()
+        opt.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"]
+
+
+def test_other_network_zero_grad_does_not_clear_this_optimizer():
+    # 2.9-ish: netG.zero_grad() does not clear opt_D's parameters (netD)
+    src = """
+    netG, netD = nn.Linear(2, 2), nn.Linear(2, 1)
+    opt_G = torch.optim.Adam(netG.parameters())
+    opt_D = torch.optim.Adam(netD.parameters())
+    for real in data:
+        netD(real).mean().backward()
+        opt_D.step()
+        netG.zero_grad()
+        netD(netG(real)).mean().backward()
+        opt_G.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and "`opt_D.step()`" in r.findings[0].message
+    assert "    opt_D.zero_grad()\n    netD(real).mean().backward()\n    opt_D.step()" in out
+
+
+def test_rule_documentation_follows_ruff_layout():
+    from codemods.zero_grad import MisplacedZeroGrad, MissingZeroGrad
+
+    for rule in (MissingZeroGrad, MisplacedZeroGrad):
+        doc = rule.doc()
+        for part in ("## What it does", "## Why is this bad?", "## Example", "## Use instead"):
+            assert part in doc
+
+
+# --------------------------------------------------------------------------- execution
+
+
+def test_corpus_runs_as_declared_under_the_detector():
+    """Every buggy original trips the runtime detector with its ``before`` code; every
+    look-alike and every fixed output (safe and unsafe) runs clean."""
+    pytest.importorskip("torch")
+    import warnings
+
+    from tests.corpus_cases import load_cases
+    from tests.zero_grad_detector import run_script
+
+    cases = [c for c in load_cases() if c.pitfall == "zero_grad"]
+    assert len([c for c in cases if c.kind == "bug"]) >= 10
+    assert len([c for c in cases if c.kind == "lookalike"]) >= 8
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for c in cases:
+            assert c.run == "zero_grad"
+            flags = run_script(c.path())
+            if c.kind == "bug":
+                assert c.before in flags, (c.id, flags)
+            else:
+                assert flags == set(), (c.id, flags)
+            for suffix in (".expected.py", ".unsafe.py"):
+                if c.read(suffix) is not None:
+                    assert run_script(c.path(suffix)) == set(), (c.id, suffix)
+
+
+def test_helpers_whose_bodies_do_not_clear_do_not_hide_the_bug():
+    src = """
+    class Agent:
+        def __init__(self, policy):
+            self.policy = policy
+            self.optimizer = torch.optim.Adam(policy.parameters(), lr=1e-3)
+
+        def log_stats(self, loss):
+            print(loss)
+
+        def learn(self, states):
+            for _ in range(4):
+                loss = self.policy(states).mean()
+                loss.backward()
+                self.optimizer.step()
+                self.log_stats(loss.item())
+
+    def report(value):
+        print(value)
+
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in data:
+        feats = model.backbone(x)
+        feats.sum().backward()
+        opt.step()
+        report(feats.mean().item())
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201", "TM201"]
+    assert "            self.optimizer.zero_grad()\n            loss = self.policy" in out
+    assert "    opt.zero_grad()\n    feats = model.backbone(x)" in out
+
+
+def test_several_unknown_steppers_are_reported_once_without_fix():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer, ema = make_training(model)
+    for x in data:
+        model(x).sum().backward()
+        optimizer.step()
+        ema.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM201"] and not r.changed
+    assert "`ema`, `optimizer`" in r.findings[0].message and r.findings[0].fix is None
+
+
+def test_another_optimizers_zero_grad_in_the_outer_loop_is_not_moved():
+    # WGAN critic loop: opt_G is zeroed per epoch, the critic's opt_D never is
+    src = """
+    G, D = nn.Linear(2, 2), nn.Linear(2, 1)
+    opt_G = torch.optim.RMSprop(G.parameters())
+    opt_D = torch.optim.RMSprop(D.parameters())
+    for epoch in range(3):
+        opt_G.zero_grad()
+        for _ in range(5):
+            D(real).mean().backward()
+            opt_D.step()
+        D(G(z)).mean().backward()
+        opt_G.step()
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and "`opt_D.step()`" in r.findings[0].message
+    assert "        opt_D.zero_grad()\n        D(real).mean().backward()" in out
+    assert "    opt_G.zero_grad()\n    for _ in range(5):" in out
+
+
+def test_an_alias_zeroed_in_the_outer_loop_is_reported_not_moved():
+    src = """
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    o = opt
+    for epoch in range(3):
+        o.zero_grad()
+        for x in data:
+            model(x).sum().backward()
+            opt.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM202"] and not r.changed
+
+
+def test_stdlib_calls_receiving_the_model_do_not_hide_the_bug():
+    src = """
+    import copy
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in data:
+        model(x).sum().backward()
+        opt.step()
+        best = copy.deepcopy(model)
+        print(model, isinstance(model, nn.Module))
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM201"] and r.changed
+
+
+def test_two_optimizers_with_backward_in_a_block_before_the_run_is_report_only():
+    src = """
+    G, D = nn.Linear(2, 2), nn.Linear(2, 1)
+    opt_G, opt_D = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())
+    for real in data:
+        for chunk in real.split(2):
+            D(chunk).mean().backward()
+        D(G(real).detach()).mean().backward()
+        opt_D.step()
+        opt_G.zero_grad()
+        D(G(real)).mean().backward()
+        opt_G.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM201"] and not r.changed
+    assert "under control flow" in r.findings[0].message
+
+
+def test_zero_between_with_an_unknown_call_before_the_step_is_left_alone():
+    src = """
+    model = nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in data:
+        model(x).sum().backward()
+        optimizer.zero_grad()
+        recompute_gradients(model, x)
+        optimizer.step()
+    """
+    r, out = run(src, unsafe=True)
+    assert r.findings == [] and not r.changed
