@@ -31,7 +31,7 @@ keyword, ``label_smoothing`` and probability targets included.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import libcst as cst
@@ -136,6 +136,9 @@ class _Analysis:
         self.names: list[cst.Name] = []
         self.imports: set[str] = set()
         self._attr_cache: dict[int, dict[str, list]] = {}
+        self._values_memo: dict[int, Optional[list]] = {}
+        self._calls_memo: dict[int, Optional[list]] = {}
+        self._by_name: dict[str, list[cst.Name]] = {}
         self._collect()
 
     # ----------------------------------------------------------------- collection
@@ -158,6 +161,8 @@ class _Analysis:
                     outer.imports.add(cst.helpers.get_full_name_for_node(node.module) or "")
 
         self.ctx.module.visit(V())
+        for n in self.names:
+            self._by_name.setdefault(n.value, []).append(n)
         for stmt in self.ctx.module.body:
             if isinstance(stmt, cst.ClassDef):
                 self.classes[stmt.name.value] = stmt
@@ -234,6 +239,15 @@ class _Analysis:
         return self.assignments(name)
 
     def values(self, expr, depth: int = 0) -> Optional[list]:
+        key = id(expr)
+        if key in self._values_memo:
+            return self._values_memo[key]
+        self._values_memo[key] = None  # cycles read as unknown
+        got = self._values(expr, depth)
+        self._values_memo[key] = got
+        return got
+
+    def _values(self, expr, depth: int) -> Optional[list]:
         """What ``expr`` (a Name or ``self.attr``) may hold: the right-hand sides of its
         assignments, following parameters of this file's functions to their call sites.
         None when any binding is not a plain assignment."""
@@ -278,11 +292,16 @@ class _Analysis:
 
     def function_calls(self, fn: cst.FunctionDef) -> Optional[list[cst.Call]]:
         """Every call of a top-level function of this file (None: it escapes)."""
+        if id(fn) not in self._calls_memo:
+            self._calls_memo[id(fn)] = self._function_calls(fn)
+        return self._calls_memo[id(fn)]
+
+    def _function_calls(self, fn: cst.FunctionDef) -> Optional[list[cst.Call]]:
         if self.functions.get(fn.name.value) is not fn:
             return None
         calls = []
-        for n in self.names:
-            if n.value != fn.name.value or n is fn.name:
+        for n in self._by_name.get(fn.name.value, ()):
+            if n is fn.name:
                 continue
             p = self.ctx.parent(n)
             if isinstance(p, cst.Call) and p.func is n and fn.name.value in self.ctx.qualnames(n):
@@ -645,8 +664,8 @@ class _Analysis:
             if self.ctx.project.roots and self.ctx.project.is_imported_elsewhere(self.ctx.path):
                 uses.append(Use("unknown", model.anchor))
             # the class itself must only be instantiated here
-            for n in self.names:
-                if n.value != model.cls.name.value or n is model.cls.name:
+            for n in self._by_name.get(model.cls.name.value, ()):
+                if n is model.cls.name:
                     continue
                 p = self.ctx.parent(n)
                 if isinstance(p, cst.Call) and p.func is n:
@@ -806,7 +825,6 @@ class _Analysis:
         ctx = self.ctx
         e, peeled = self._input(site)
         s = self.soft(e)
-        what = "applies log_softmax again (redundant: use the logits or NLLLoss)" if False else ""
         if s is not None:
             if s.input is None:
                 return None
