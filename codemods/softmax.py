@@ -108,6 +108,13 @@ class Model:
     cls: Optional[cst.ClassDef] = None
 
 
+@dataclass(frozen=True)
+class _Foreign:
+    name: str
+    soft_code: str
+    log: bool
+
+
 @dataclass(eq=False, repr=False)
 class CESite:
     call: cst.Call
@@ -803,7 +810,97 @@ class _Analysis:
             f = self.model_finding(model, taken)
             if f is not None:
                 findings.append(f)
+        if not framework:
+            for site in sites:
+                if id(site.call) not in taken:
+                    f = self.foreign_finding(site)
+                    if f is not None:
+                        findings.append(f)
         return findings
+
+    # ----------------------------------------------------------------- models of other files
+    def foreign_finding(self, site: CESite) -> Optional[Finding]:
+        """The loss input comes from a model class imported from a sibling file whose
+        forward ends in a (log-)softmax: report only (that file has other consumers)."""
+        e, _ = self._input(site)
+        if isinstance(e, cst.Name):
+            vals = self.values(e)
+            if not vals or len(vals) != 1:
+                return None
+            e = vals[0]
+        if not isinstance(e, cst.Call) or not isinstance(e.func, (cst.Name, cst.Attribute)):
+            return None
+        ctors = self.values(e.func)
+        if not ctors:
+            return None
+        found = set()
+        for v in ctors:
+            while (
+                isinstance(v, cst.Call)
+                and isinstance(v.func, cst.Attribute)
+                and v.func.attr.value in ("to", "cuda", "cpu", "train", "float")
+            ):
+                v = v.func.value
+            if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Name)):
+                return None
+            found.add(self.imported_model(v.func))
+        if len(found) != 1 or None in found:
+            return None
+        (hit,) = found
+        model, where = hit
+        code = f"`{model.soft_code}`"
+        if model.log:
+            msg = (
+                f"`{model.name}` (from {where}) ends with {code} and its output feeds `{site.label}` here, which "
+                "applies log_softmax again: redundant; use NLLLoss here or drop it in the model"
+            )
+            return self.ctx.finding(LogSoftmaxBeforeCrossEntropy, site.arg, msg)
+        msg = (
+            f"`{model.name}` (from {where}) ends with {code} and its output feeds `{site.label}` here, which expects "
+            "logits; remove the softmax in the model and re-apply it where its other users need probabilities"
+        )
+        return self.ctx.finding(SoftmaxBeforeCrossEntropy, site.arg, msg)
+
+    def imported_model(self, name: cst.Name):
+        import os
+
+        refs = self.assignments(name)
+        if not refs or len(refs) != 1:
+            return None
+        (a,) = refs
+        if not isinstance(a, md.ImportAssignment) or not isinstance(a.node, cst.ImportFrom):
+            return None
+        node = a.node
+        if node.module is None or isinstance(node.names, cst.ImportStar):
+            return None
+        original = None
+        for alias in node.names:
+            bound = alias.asname.name.value if alias.asname else alias.name.value
+            if bound == name.value and isinstance(alias.name, cst.Name):
+                original = alias.name.value
+        if original is None:
+            return None
+        mod = cst.helpers.get_full_name_for_node(node.module) or ""
+        base = os.path.dirname(os.path.abspath(self.ctx.path))
+        for _ in range(max(len(node.relative) - 1, 0)):
+            base = os.path.dirname(base)
+        path = os.path.join(base, *mod.split(".")) + ".py"
+        if not os.path.isfile(path) or os.path.getsize(path) > 1_000_000:
+            return None
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            other = _Analysis(FileContext(path, text, cst.parse_module(text), self.ctx.project))
+        except Exception:  # unreadable or unparsable: nothing known
+            return None
+        other._models = {}
+        cls = other.classes.get(original)
+        if cls is None:
+            return None
+        m = other.class_model(cls)
+        if m is None:
+            return None
+        return _Foreign(m.name, other.ctx.code(m.soft.node), m.soft.log), os.path.basename(path)
 
     def _input(self, site: CESite):
         """The CE input with shape-only wrappers peeled: (expr, peeled?)."""
@@ -1137,7 +1234,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     pitfall = "softmax"
     summary = "softmax output fed into CrossEntropyLoss / F.cross_entropy, which expects logits"
     severity = Severity.BUG
-    needles = ("softmax", "Softmax")
+    # "cross_entropy"/"CrossEntropyLoss": the model may come from another file (5.8)
+    needles = ("softmax", "Softmax", "cross_entropy", "CrossEntropyLoss")
 
     def check(self, ctx: FileContext):
         return [f for f in _findings(ctx) if f.code == self.code]
@@ -1176,7 +1274,7 @@ class LogSoftmaxBeforeCrossEntropy(Rule):
     pitfall = "softmax"
     summary = "log_softmax output fed into cross-entropy: redundant (use NLLLoss)"
     severity = Severity.WARNING
-    needles = ("log_softmax", "LogSoftmax")
+    needles = ("log_softmax", "LogSoftmax", "cross_entropy", "CrossEntropyLoss")
 
     def check(self, ctx: FileContext):
         return [f for f in _findings(ctx) if f.code == self.code]

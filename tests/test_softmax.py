@@ -379,3 +379,21 @@ def test_lookalikes_silent(name):
 def test_suppression_comment():
     r, _ = run("loss = F.cross_entropy(F.softmax(z, 1), y)  # torchmend: ignore[TM501]\n")
     assert codes(r) == []
+
+
+def test_model_from_sibling_file_is_reported_not_fixed(tmp_path):
+    (tmp_path / "models.py").write_text(
+        HEAD + "class Net(nn.Module):\n    def forward(self, x):\n        return F.log_softmax(self.fc(x), 1)\n\n\n"
+        "class Sm(nn.Module):\n    def forward(self, x):\n        return self.fc(x).softmax(1)\n"
+    )
+    src = HEAD + "from models import Net, Sm as Model\nnet = Net()\nm = Model().to('cpu')\nout = m(x)\n" \
+        "loss = F.cross_entropy(net(x), y) + nn.CrossEntropyLoss()(out, y)\n"
+    path = str(tmp_path / "train.py")
+    r = process_text(path, src, Options(unsafe_fixes=True))
+    assert codes(r) == ["TM501", "TM502"] and not r.changed
+    assert all(f.fix is None for f in r.findings)
+    assert "from models.py" in r.findings[0].message
+    # a class of the same name that does not end in softmax: nothing
+    (tmp_path / "models.py").write_text(HEAD + "class Net(nn.Module):\n    def forward(self, x):\n        return x\n\n\nSm = Net\n")
+    r = process_text(path, src, Options(unsafe_fixes=True))
+    assert codes(r) == []
