@@ -60,6 +60,8 @@ _NEUTRAL_ATTRS = {
     "buffers", "named_buffers", "apply", "type",
 }
 _NEUTRAL_FUNCS = {"builtins.print", "builtins.len", "builtins.isinstance", "builtins.repr", "builtins.str", "builtins.id"}
+# value-preserving tensor methods: a use of their result is a use of the output itself
+_PASSTHROUGH = {"detach", "cpu", "clone", "float", "double", "to", "cuda", "contiguous"}
 _NLL_KW_CTOR = {"weight", "ignore_index", "reduction"}
 _NLL_KW_FN = {"input", "target", "weight", "ignore_index", "reduction"}
 
@@ -73,6 +75,16 @@ def _arg(call: cst.Call, pos: int, kw: str) -> Optional[cst.Arg]:
     if any(a.star for a in positional[: pos + 1]):
         return None
     return positional[pos] if pos < len(positional) else None
+
+
+def _dim_code(node) -> Optional[str]:
+    if node is None:
+        return None
+    if isinstance(node, cst.Integer):
+        return str(int(node.value, 0))
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return str(-int(node.expression.value, 0))
+    return cst.Module([]).code_for_node(node)
 
 
 def _is_atom(node: cst.BaseExpression) -> bool:
@@ -146,6 +158,7 @@ class _Analysis:
         self._values_memo: dict[int, Optional[list]] = {}
         self._calls_memo: dict[int, Optional[list]] = {}
         self._by_name: dict[str, list[cst.Name]] = {}
+        self._dim: Optional[str] = None
         self._collect()
 
     # ----------------------------------------------------------------- collection
@@ -580,7 +593,10 @@ class _Analysis:
 
     # ----------------------------------------------------------------- use analysis
     def classify(self, expr, out: list, depth: int = 0):
-        """How the value of ``expr`` (a model output) is used; appends Use records."""
+        """How the value of ``expr`` (a model output) is used; appends Use records.
+
+        Ranking uses (``argmax``/``max``/``topk``/``sort`` indices) count as unaffected by
+        the softmax only along the softmax's own ``dim`` (``self._dim``)."""
         if depth > 6:
             out.append(Use("unknown", expr))
             return
@@ -593,26 +609,44 @@ class _Analysis:
                     out.append(Use("ce", expr, site))
                     return
                 q = self.ctx.qualnames(call.func)
-                if q & _ARGMAX and _arg(call, 0, "input") is p:
-                    out.append(Use("rank", expr))
-                    return
-                if q & _MAXLIKE and _arg(call, 0, "input") is p and len(call.args) >= 2:
-                    if self.indices_only(call):
+                if _arg(call, 0, "input") is p:
+                    if q & _ARGMAX and self._same_dim(_arg(call, 1, "dim"), None):
+                        out.append(Use("rank", expr))
+                        return
+                    if q & {"torch.max"} and self._same_dim(_arg(call, 1, "dim"), None) and self.indices_only(call):
+                        out.append(Use("rank", expr))
+                        return
+                    if q & {"torch.topk"} and self._same_dim(_arg(call, 2, "dim"), "-1") and self.indices_only(call):
+                        out.append(Use("rank", expr))
+                        return
+                    if q & {"torch.sort"} and self._same_dim(_arg(call, 1, "dim"), "-1") and self.indices_only(call):
                         out.append(Use("rank", expr))
                         return
         if isinstance(p, cst.Attribute) and p.value is expr:
             call = self.ctx.parent(p)
+            attr = p.attr.value
             if isinstance(call, cst.Call) and call.func is p:
-                attr = p.attr.value
-                if attr == "argmax":
+                if attr == "argmax" and self._same_dim(_arg(call, 0, "dim"), None):
                     out.append(Use("rank", expr))
                     return
-                if attr in ("max", "topk", "sort") and call.args and self.indices_only(call):
+                if attr == "max" and self._same_dim(_arg(call, 0, "dim"), None) and self.indices_only(call):
+                    out.append(Use("rank", expr))
+                    return
+                if attr == "topk" and self._same_dim(_arg(call, 1, "dim"), "-1") and self.indices_only(call):
+                    out.append(Use("rank", expr))
+                    return
+                if attr == "sort" and self._same_dim(_arg(call, 0, "dim"), "-1") and self.indices_only(call):
                     out.append(Use("rank", expr))
                     return
                 if attr.endswith("_") and not attr.endswith("__"):
                     out.append(Use("unknown", expr))  # in-place update of the output
                     return
+                if attr in _PASSTHROUGH:
+                    self._through(call, expr, out, depth)
+                    return
+            elif attr == "data":
+                self._through(p, expr, out, depth)
+                return
         if isinstance(p, cst.Subscript) and p.value is expr:
             gp = self.ctx.parent(p)
             if isinstance(gp, (cst.AssignTarget, cst.AugAssign)) or isinstance(gp, cst.Del):
@@ -628,6 +662,16 @@ class _Analysis:
             out.append(Use("unknown", expr))
             return
         out.append(Use("prob", expr))
+
+    def _through(self, outer, inner, out: list, depth: int):
+        """``inner.detach()`` etc.: same values; a probability use of ``outer`` is wrapped at ``inner``."""
+        sub: list = []
+        self.classify(outer, sub, depth + 1)
+        out.extend(Use("prob", inner) if u.kind == "prob" else u for u in sub)
+
+    def _same_dim(self, arg: Optional[cst.Arg], default: Optional[str]) -> bool:
+        got = _dim_code(arg.value) if arg is not None else default
+        return got is not None and self._dim is not None and got == self._dim
 
     def classify_name(self, target: cst.Name, out: list, depth: int):
         scope = self.ctx.scope(target)
@@ -667,6 +711,7 @@ class _Analysis:
     def model_uses(self, model: Model) -> list[Use]:
         """Every use of ``model`` in the file; 'unknown' for anything that escapes."""
         uses: list[Use] = []
+        self._dim = _dim_code(model.soft.dim)
         if model.cls is not None:
             if self.ctx.project.roots and self.ctx.project.is_imported_elsewhere(self.ctx.path):
                 uses.append(Use("unknown", model.anchor))
@@ -940,6 +985,8 @@ class _Analysis:
         if len({x for x in all_assigns if x.name == e.value and x.scope is a.scope}) != 1:
             return None
         target = a.node
+        if ctx.scope(target) is not ctx.scope(e):
+            return None  # defined in an enclosing scope: the use may run at another time
         assign = ctx.parent(ctx.parent(target)) if isinstance(ctx.parent(target), cst.AssignTarget) else None
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
             return None
@@ -1113,14 +1160,23 @@ class _Analysis:
             targets = []
             for other in self.calls:
                 s2 = self.ce_site(other)
-                if s2 is not None and s2.ctor is site.ctor:
-                    targets.append(other)
-                    e, _ = self._input(s2)
-                    if model not in self._sources(e):
-                        return f"`{site.label}` is also used on other inputs (line {self.pos(other)[0]})"
+                if s2 is None or s2.form != "var":
+                    continue
+                vals = self.values(other.func) or []
+                if not any(v is site.ctor for v in vals):
+                    continue
+                if len(vals) != 1:
+                    return f"`{s2.label}` may hold other losses (line {self.pos(other)[0]})"
+                targets.append(other)
+                e, _ = self._input(s2)
+                if self._sources(e) != {model}:
+                    return f"`{site.label}` is also used on other inputs (line {self.pos(other)[0]})"
             holder = self.ctx.parent(site.ctor)
-            if not (isinstance(holder, cst.Assign) and holder.value is site.ctor):
+            passed = isinstance(holder, cst.Arg) and self._local_call_arg(holder)
+            if not (isinstance(holder, cst.Assign) and holder.value is site.ctor) and not passed:
                 return "the loss object is not a plain assignment"
+            if self._escapes(site.ctor):
+                return f"`{site.label}` is also used where this file cannot follow it"
         for c in targets:
             t = _arg(c, 1, "target")
             if t is not None and self._prob_like(t.value):
@@ -1130,19 +1186,52 @@ class _Analysis:
         return None
 
     def _sources(self, e) -> set:
+        """The models whose output ``e`` may be (None: something else)."""
         if isinstance(e, cst.Call):
-            ms = self.model_of(e.func)
-            return ms
+            return self.model_of(e.func)
         if isinstance(e, cst.Name):
             vals = self.values(e)
             if not vals:
-                return set()
+                return {None}
             out = set()
             for v in vals:
-                if isinstance(v, cst.Call):
-                    out |= self.model_of(v.func)
+                out |= self.model_of(v.func) if isinstance(v, cst.Call) else {None}
             return out
-        return set()
+        return {None}
+
+    def _escapes(self, obj) -> bool:
+        """Some load of a name holding ``obj`` is neither a call nor an argument of a
+        function of this file (whose parameter is then followed the same way)."""
+        for n in self.names:
+            p = self.ctx.parent(n)
+            expr = n
+            if n.value == "self" and isinstance(p, cst.Attribute) and p.value is n:
+                expr, p = p, self.ctx.parent(p)
+            elif isinstance(p, cst.Attribute) and p.attr is n:
+                continue
+            if isinstance(p, (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName)):
+                continue
+            if isinstance(p, cst.Arg) and p.keyword is n:
+                continue
+            vals = self.values(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+            if not vals or not any(v is obj for v in vals):
+                continue
+            if isinstance(p, cst.Call) and p.func is expr:
+                continue
+            if isinstance(p, cst.Arg) and self._local_call_arg(p):
+                continue
+            return True
+        return False
+
+    def _local_call_arg(self, arg: cst.Arg) -> bool:
+        """``arg`` is passed to a function of this file whose every call is visible."""
+        call = self.ctx.parent(arg)
+        return (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value in self.functions
+            and self.function_calls(self.functions[call.func.value]) is not None
+        )
 
     def _prob_like(self, e) -> bool:
         names = {"softmax", "one_hot", "float", "double", "sigmoid", "half"}

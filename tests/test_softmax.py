@@ -214,7 +214,7 @@ train(model, loader, nn.CrossEntropyLoss())
     [
         ("return F.softmax(self.fc(x), dim=1)", "return self.fc(x)"),
         ("return self.sm(self.fc(x))", "return self.fc(x)"),
-        ("x = self.fc(x)\n        x = torch.softmax(x, dim=-1)\n        return x", "x = self.fc(x)\n        return x"),
+        ("x = self.fc(x)\n        x = torch.softmax(x, dim=1)\n        return x", "x = self.fc(x)\n        return x"),
         ("h = self.fc(x)\n        out = h.softmax(1)\n        return out", "h = self.fc(x)\n        return h"),
     ],
 )
@@ -222,6 +222,28 @@ def test_forward_softmax_removed_through_function_parameters(fwd, want):
     r, out = run(MODEL.format(body=fwd))
     assert codes(r) == ["TM501"], [f.format() for f in r.findings]
     assert want in out
+
+
+@pytest.mark.parametrize(
+    "use, safe",
+    [
+        ("_, pred = torch.max(out.data, 1)", True),
+        ("pred = out.detach().argmax(dim=1)", True),
+        ("pred = out.topk(2, dim=1).indices", True),
+        ("pred = out.topk(2).indices", False),  # topk's default dim is -1, the softmax's is 1
+        ("pred = out.argmax()", False),  # flattened argmax is not invariant
+        ("pred = torch.argmax(out, 0)", False),
+        ("best = out.max(1)[0]", False),  # the values, not the indices
+    ],
+)
+def test_ranking_uses_only_along_the_softmax_dim(use, safe):
+    src = MODEL.format(body="return F.softmax(self.fc(x), dim=1)").replace("_, pred = torch.max(out, 1)", use)
+    r, out = run(src)
+    assert codes(r) == ["TM501"]
+    assert r.changed is safe
+    if not safe:
+        r, out = run(src, unsafe=True)
+        assert r.changed and "out.softmax(dim=1)" in out
 
 
 def test_forward_returning_sequential_attribute():
@@ -397,3 +419,33 @@ def test_model_from_sibling_file_is_reported_not_fixed(tmp_path):
     (tmp_path / "models.py").write_text(HEAD + "class Net(nn.Module):\n    def forward(self, x):\n        return x\n\n\nSm = Net\n")
     r = process_text(path, src, Options(unsafe_fixes=True))
     assert codes(r) == []
+
+
+def test_log_softmax_model_loss_object_shared_through_function_is_report_only():
+    src = LSM.format(loss=(
+        "crit = nn.CrossEntropyLoss()\n\n\ndef step(m, c):\n    return c(m(x), y)\n\n\n"
+        "step(model, crit)\nstep(nn.Linear(4, 3), crit)\n"
+    ))
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM502"] and r.findings[0].fix is None and not r.changed
+
+
+def test_log_softmax_model_loss_object_escaping_is_report_only():
+    src = LSM.format(loss="crit = nn.CrossEntropyLoss()\nl = crit(model(x), y)\nregister(crit)\n")
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM502"] and r.findings[0].fix is None
+
+
+def test_log_softmax_model_loss_through_function_parameter_is_fixed():
+    src = LSM.format(loss=(
+        "def fit(net, loss_fn):\n    for x, y in loader:\n        loss = loss_fn(net(x), y)\n\n\n"
+        "fit(model, nn.CrossEntropyLoss(ignore_index=-1))\n"
+    ))
+    r, out = run(src)
+    assert codes(r) == ["TM502"] and "fit(model, nn.NLLLoss(ignore_index=-1))" in out
+
+
+def test_variable_defined_in_outer_scope_is_not_moved():
+    src = "p = F.softmax(z, 1)\n\n\ndef f():\n    return F.cross_entropy(p, y)\n"
+    r, out = run(src)
+    assert codes(r) == [] and not r.changed
