@@ -715,6 +715,8 @@ class _Analysis:
         if model.cls is not None:
             if self.ctx.project.roots and self.ctx.project.is_imported_elsewhere(self.ctx.path):
                 uses.append(Use("unknown", model.anchor))
+            if self._calls_itself(model.cls):
+                uses.append(Use("unknown", model.anchor))  # self(x) in its own methods
             # the class itself must only be instantiated here
             for n in self._by_name.get(model.cls.name.value, ()):
                 if n is model.cls.name:
@@ -762,43 +764,79 @@ class _Analysis:
         uses.append(Use("unknown", node))
 
     def follow_binding(self, model: Model, uses: list):
-        """All loads that may read ``model`` through names: visited once per file."""
-        if getattr(self, "_followed", None) is None:
-            self._followed = set()
-        if id(model) in self._followed:
-            return
-        self._followed.add(id(model))
-        for n in self.names:
-            p = self.ctx.parent(n)
-            if isinstance(p, cst.Attribute) and p.attr is n:
-                continue
-            if isinstance(p, (cst.AssignTarget, cst.Param, cst.Arg)) and getattr(p, "keyword", None) is n:
-                continue
-            if isinstance(p, (cst.AssignTarget, cst.Param)) or (isinstance(p, cst.Attribute) and n is p.attr):
-                continue
-            if isinstance(p, (cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName)):
-                continue
-            expr = n
-            if n.value == "self" and isinstance(p, cst.Attribute) and p.value is n:
-                expr = p
-            elif n.value == "self":
-                continue
-            if isinstance(self.ctx.parent(expr), (cst.AssignTarget,)):
-                continue
-            if not isinstance(expr, (cst.Name, cst.Attribute)):
-                continue
-            try:
-                ms = self.model_of(expr)
-            except RecursionError:
-                ms = {None}
-            if model not in ms:
-                continue
-            if ms != {model}:
-                self.access_use(expr, uses, shared=True)
-            else:
-                self.access_use(expr, uses, shared=False)
+        """All loads that may read ``model`` through names."""
+        for expr, ms in self.holders():
+            if model in ms:
+                self.access_use(expr, uses, shared=ms != {model}, model=model)
 
-    def access_use(self, expr, uses: list, shared: bool):
+    def holders(self) -> list:
+        """Every load of a name (or ``self.attr``) that may hold one of this file's models,
+        with the models it may hold; computed once per file."""
+        got = getattr(self, "_holders", None)
+        if got is not None:
+            return got
+        got = []
+        if self._models:
+            for n in self.names:
+                p = self.ctx.parent(n)
+                if isinstance(p, cst.Attribute) and p.attr is n:
+                    continue
+                if isinstance(p, (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName)):
+                    continue
+                if isinstance(p, cst.Arg) and p.keyword is n:
+                    continue
+                expr = n
+                if n.value == "self":
+                    if not (isinstance(p, cst.Attribute) and p.value is n):
+                        continue
+                    expr = p
+                    if isinstance(self.ctx.parent(expr), cst.AssignTarget):
+                        continue
+                try:
+                    ms = self.model_of(expr)
+                except RecursionError:
+                    ms = {None}
+                if ms - {None}:
+                    got.append((expr, ms))
+        self._holders = got
+        return got
+
+    def _calls_itself(self, cls: cst.ClassDef) -> bool:
+        found = False
+
+        class V(cst.CSTVisitor):
+            def visit_Call(self, node):
+                nonlocal found
+                f = node.func
+                if isinstance(f, cst.Name) and f.value == "self":
+                    found = True
+                if (
+                    isinstance(f, cst.Attribute)
+                    and f.attr.value == "forward"
+                    and isinstance(f.value, cst.Name)
+                    and f.value.value == "self"
+                ):
+                    found = True
+
+        cls.visit(V())
+        return found
+
+    def _submodule(self, model: Model, attr: str) -> bool:
+        """``model.<attr>`` is a layer of the model other than its final softmax."""
+        if model.cls is None:
+            return False
+        if attr not in self.class_attrs(model.cls):
+            return False
+        f = model.soft.node.func if isinstance(model.soft.node, cst.Call) else None
+        return not (isinstance(f, cst.Attribute) and f.attr.value == attr) and attr not in self._softmax_attrs(model)
+
+    def _softmax_attrs(self, model: Model) -> set:
+        return {
+            k for k, vals in self.class_attrs(model.cls).items()
+            if any(v is not None and (self.module_kind(v) is not None or self.seq_model(v) is not None) for v in vals)
+        }
+
+    def access_use(self, expr, uses: list, shared: bool, model: Optional[Model] = None):
         p = self.ctx.parent(expr)
         if isinstance(p, cst.Call) and p.func is expr:
             sub: list = []
@@ -814,6 +852,8 @@ class _Analysis:
                 return
             if p.attr.value in _NEUTRAL_ATTRS:
                 return
+            if model is not None and self._submodule(model, p.attr.value):
+                return  # a layer before the softmax: cannot see the model's output
             uses.append(Use("unknown", expr))
             return
         if isinstance(p, cst.Arg):

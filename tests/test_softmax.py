@@ -449,3 +449,20 @@ def test_variable_defined_in_outer_scope_is_not_moved():
     src = "p = F.softmax(z, 1)\n\n\ndef f():\n    return F.cross_entropy(p, y)\n"
     r, out = run(src)
     assert codes(r) == [] and not r.changed
+
+
+def test_model_calling_itself_is_report_only():
+    src = MODEL.format(body="return F.softmax(self.fc(x), dim=1)").replace(
+        "    def forward(self, x):", "    def proba(self, x):\n        return self(x)\n\n    def forward(self, x):"
+    )
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None and not r.changed
+
+
+def test_submodule_access_does_not_block_the_fix():
+    src = MODEL.format(body="return self.sm(self.fc(x))") + "for p in model.fc.parameters():\n    p.requires_grad_(False)\n"
+    r, out = run(src)
+    assert codes(r) == ["TM501"] and "return self.fc(x)" in out
+    src = MODEL.format(body="return self.sm(self.fc(x))") + "model.sm = nn.Identity()\n"
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None
