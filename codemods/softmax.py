@@ -62,6 +62,7 @@ _NEUTRAL_ATTRS = {
 _NEUTRAL_FUNCS = {"builtins.print", "builtins.len", "builtins.isinstance", "builtins.repr", "builtins.str", "builtins.id"}
 # value-preserving tensor methods: a use of their result is a use of the output itself
 _PASSTHROUGH = {"detach", "cpu", "clone", "float", "double", "to", "cuda", "contiguous"}
+_SHAPE = {"view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose"}
 _NLL_KW_CTOR = {"weight", "ignore_index", "reduction"}
 _NLL_KW_FN = {"input", "target", "weight", "ignore_index", "reduction"}
 
@@ -644,6 +645,9 @@ class _Analysis:
                 if attr in _PASSTHROUGH:
                     self._through(call, expr, out, depth)
                     return
+                if attr in _SHAPE:  # reshaped: still fine as a loss input; ranking dims moved
+                    self._through(call, expr, out, depth, keep_rank=False)
+                    return
             elif attr == "data":
                 self._through(p, expr, out, depth)
                 return
@@ -663,11 +667,15 @@ class _Analysis:
             return
         out.append(Use("prob", expr))
 
-    def _through(self, outer, inner, out: list, depth: int):
+    def _through(self, outer, inner, out: list, depth: int, keep_rank: bool = True):
         """``inner.detach()`` etc.: same values; a probability use of ``outer`` is wrapped at ``inner``."""
         sub: list = []
         self.classify(outer, sub, depth + 1)
-        out.extend(Use("prob", inner) if u.kind == "prob" else u for u in sub)
+        for u in sub:
+            if u.kind == "prob" or (u.kind == "rank" and not keep_rank):
+                out.append(Use("prob", inner))
+            else:
+                out.append(u)
 
     def _same_dim(self, arg: Optional[cst.Arg], default: Optional[str]) -> bool:
         got = _dim_code(arg.value) if arg is not None else default
