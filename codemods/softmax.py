@@ -160,6 +160,7 @@ class _Analysis:
         self._calls_memo: dict[int, Optional[list]] = {}
         self._by_name: dict[str, list[cst.Name]] = {}
         self._dim: Optional[str] = None
+        self._ce_memo: dict[int, Optional[CESite]] = {}
         self._collect()
 
     # ----------------------------------------------------------------- collection
@@ -430,20 +431,39 @@ class _Analysis:
         return None
 
     # ----------------------------------------------------------------- cross-entropy
+    def ce_ctor(self, v) -> Optional[cst.Call]:
+        """``nn.CrossEntropyLoss(...)`` (possibly ``.to(device)`` / ``.cuda()``): that call."""
+        while (
+            isinstance(v, cst.Call)
+            and isinstance(v.func, cst.Attribute)
+            and v.func.attr.value in ("to", "cuda", "cpu")
+        ):
+            v = v.func.value
+        if isinstance(v, cst.Call) and self.ctx.qualnames(v.func) & _CE_MOD:
+            return v
+        return None
+
     def ce_site(self, call: cst.Call) -> Optional[CESite]:
+        key = id(call)
+        if key not in self._ce_memo:
+            self._ce_memo[key] = self._ce_site(call)
+        return self._ce_memo[key]
+
+    def _ce_site(self, call: cst.Call) -> Optional[CESite]:
         func = call.func
         q = self.ctx.qualnames(func)
         arg = _arg(call, 0, "input")
+        if arg is None:
+            return None
         if q & _CE_FN:
-            return CESite(call, arg, "fn", None, self.ctx.code(func)) if arg else None
+            return CESite(call, arg, "fn", None, self.ctx.code(func))
         if isinstance(func, cst.Call) and self.ctx.qualnames(func.func) & _CE_MOD:
-            return CESite(call, arg, "inline", func, self.ctx.code(func.func) + "()") if arg else None
+            return CESite(call, arg, "inline", func, self.ctx.code(func.func) + "()")
         if isinstance(func, (cst.Name, cst.Attribute)):
             vals = self.values(func)
-            if vals and all(isinstance(v, cst.Call) and self.ctx.qualnames(v.func) & _CE_MOD for v in vals):
-                if arg is None:
-                    return None
-                return CESite(call, arg, "var", vals[0] if len(vals) == 1 else None, self.ctx.code(func))
+            ctors = [self.ce_ctor(v) for v in vals or ()]
+            if ctors and all(c is not None for c in ctors):
+                return CESite(call, arg, "var", ctors[0] if len(ctors) == 1 else None, self.ctx.code(func))
         return None
 
     # ----------------------------------------------------------------- models
@@ -1210,7 +1230,7 @@ class _Analysis:
                 s2 = self.ce_site(other)
                 if s2 is None or s2.form != "var":
                     continue
-                vals = self.values(other.func) or []
+                vals = [self.ce_ctor(v) for v in self.values(other.func) or []]
                 if not any(v is site.ctor for v in vals):
                     continue
                 if len(vals) != 1:
@@ -1219,11 +1239,14 @@ class _Analysis:
                 e, _ = self._input(s2)
                 if self._sources(e) != {model}:
                     return f"`{site.label}` is also used on other inputs (line {self.pos(other)[0]})"
-            holder = self.ctx.parent(site.ctor)
+            top = site.ctor
+            while isinstance(self.ctx.parent(top), cst.Attribute) and isinstance(self.ctx.parent(self.ctx.parent(top)), cst.Call):
+                top = self.ctx.parent(self.ctx.parent(top))  # nn.CrossEntropyLoss().to(device)
+            holder = self.ctx.parent(top)
             passed = isinstance(holder, cst.Arg) and self._local_call_arg(holder)
-            if not (isinstance(holder, cst.Assign) and holder.value is site.ctor) and not passed:
+            if not (isinstance(holder, cst.Assign) and holder.value is top) and not passed:
                 return "the loss object is not a plain assignment"
-            if self._escapes(site.ctor):
+            if self._escapes(top):
                 return f"`{site.label}` is also used where this file cannot follow it"
         for c in targets:
             t = _arg(c, 1, "target")

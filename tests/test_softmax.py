@@ -466,3 +466,20 @@ def test_submodule_access_does_not_block_the_fix():
     src = MODEL.format(body="return self.sm(self.fc(x))") + "model.sm = nn.Identity()\n"
     r, out = run(src, unsafe=True)
     assert codes(r) == ["TM501"] and r.findings[0].fix is None
+
+
+def test_loss_moved_to_device_and_local_softmax_module():
+    src = """\
+    device = torch.device("cpu")
+    criterion = nn.CrossEntropyLoss().to(device)
+    softmax = nn.Softmax(dim=1)
+    out = softmax(z)
+    loss = criterion(out, y)
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM501"] and "loss = criterion(z, y)" in out and "out = softmax" not in out
+
+
+def test_log_softmax_model_loss_on_device_renamed():
+    r, out = run(LSM.format(loss="crit = nn.CrossEntropyLoss(weight=w).cuda()\nl = crit(model(x), y)"))
+    assert codes(r) == ["TM502"] and "crit = nn.NLLLoss(weight=w).cuda()" in out
