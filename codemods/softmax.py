@@ -373,8 +373,8 @@ class _Analysis:
         base = expr
         while isinstance(base, (cst.Attribute, cst.Subscript)):
             base = base.value
-        if isinstance(expr, cst.Name) and expr.value == "self":
-            return False
+        if isinstance(base, cst.Name) and base.value == "self":
+            return False  # self.softmax(x), self.head.softmax(...): methods or modules, not tensors
         if isinstance(base, cst.Name):
             refs = self.assignments(base)
             if refs and any(isinstance(a, md.ImportAssignment) for a in refs):
@@ -410,10 +410,13 @@ class _Analysis:
             and not (q & {n for n in q if n.split(".")[0] in self.imports and not n.startswith("torch")})
             and self.is_tensor_receiver(func.value)
         ):
-            if isinstance(func.value, cst.Name) and func.value.value == "self":
-                return None
             dim = _arg(node, 0, "dim")
-            return Soft(node, func.attr.value == "log_softmax", func.value, dim.value if dim else None)
+            # Tensor.softmax(dim): the dim is a literal int (``obj.softmax(x)`` may be any method)
+            if dim is None or _dim_code(dim.value) is None or not _dim_code(dim.value).lstrip("-").isdigit():
+                return None
+            if len(node.args) > 2 or any(a.keyword is not None and a.keyword.value not in ("dim", "dtype") for a in node.args):
+                return None
+            return Soft(node, func.attr.value == "log_softmax", func.value, dim.value)
         # a Softmax module object applied: nn.Softmax(1)(z), self.sm(z), sm(z)
         kinds = []
         if isinstance(func, cst.Call):

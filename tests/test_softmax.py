@@ -483,3 +483,13 @@ def test_loss_moved_to_device_and_local_softmax_module():
 def test_log_softmax_model_loss_on_device_renamed():
     r, out = run(LSM.format(loss="crit = nn.CrossEntropyLoss(weight=w).cuda()\nl = crit(model(x), y)"))
     assert codes(r) == ["TM502"] and "crit = nn.NLLLoss(weight=w).cuda()" in out
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["self.model.softmax(z)", "helper.softmax(z)", "obj.softmax(z, 1)", "z.softmax(self.dim)", "self.logits.softmax(1)"],
+)
+def test_method_softmax_needs_a_tensor_and_a_literal_dim(call):
+    src = f"class T:\n    def loss(self, z, y):\n        return F.cross_entropy({call}, y)\n"
+    r, out = run(src, unsafe=True)
+    assert codes(r) == [] and not r.changed
