@@ -743,9 +743,9 @@ class _Analysis:
         """Every use of ``model`` in the file; 'unknown' for anything that escapes."""
         uses: list[Use] = []
         self._dim = _dim_code(model.soft.dim)
+        if self.ctx.project.roots and self.ctx.project.is_imported_elsewhere(self.ctx.path):
+            uses.append(Use("unknown", model.anchor))  # another file may use the model
         if model.cls is not None:
-            if self.ctx.project.roots and self.ctx.project.is_imported_elsewhere(self.ctx.path):
-                uses.append(Use("unknown", model.anchor))
             if self._calls_itself(model.cls):
                 uses.append(Use("unknown", model.anchor))  # self(x) in its own methods
             # the class itself must only be instantiated here
@@ -1113,7 +1113,7 @@ class _Analysis:
         if not isinstance(base, cst.Name):
             return False
         if isinstance(expr, cst.Attribute):
-            return False if base.value == "self" else self._names_stable(base, def_stmt, use_stmt, use_node)
+            return False  # attributes can change under us (out.logits = ...): not followed
         return self._names_stable(base, def_stmt, use_stmt, use_node)
 
     def _names_stable(self, name, def_stmt, use_stmt, use_node) -> bool:
