@@ -110,10 +110,7 @@ _SUSPECT_WORDS = ("zero", "grad", "step", "optim", "backward", "update", "reset"
 
 
 def _qn(ctx: FileContext, node: cst.CSTNode) -> set[str]:
-    found = ctx._qn.get(node, ())
-    if callable(found):  # libcst 1.x stores a LazyValue, resolved on first use
-        found = found()
-    return {q.name for q in found}
+    return ctx.qualnames(node)
 
 
 # children of every node of the tree being analysed, by id (LibCST's ``.children`` runs a
