@@ -87,6 +87,40 @@ def _names(expr: cst.CSTNode) -> list[str]:
     return out
 
 
+# results that are not device tensors: Python numbers, shapes, CPU copies
+_HOST_METHODS = {"item", "size", "tolist", "numel", "dim", "cpu", "numpy", "nelement", "element_size"}
+_HOST_ATTRS = {"shape", "dtype", "device", "ndim", "is_cuda"}
+_HOST_FUNCS = {"len", "isinstance", "str", "repr", "print", "type", "hasattr", "id"}
+
+
+def _flow_nodes(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Nodes of an expression whose value may flow on as a tensor (skips ``.item()``,
+    ``.size()``, ``.shape``, ``len(...)``, ``.cpu()`` and the like)."""
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call):
+            if _method(n) in _HOST_METHODS:
+                continue
+            if isinstance(n.func, cst.Name) and n.func.value in _HOST_FUNCS:
+                continue
+        if isinstance(n, cst.Attribute) and n.attr.value in _HOST_ATTRS:
+            continue
+        if isinstance(n, cst.Lambda):
+            continue
+        yield n
+        if isinstance(n, cst.Attribute):
+            stack.append(n.value)
+        elif isinstance(n, cst.Arg):
+            stack.append(n.value)
+        else:
+            stack.extend(reversed(n.children))
+
+
+def _flow_names(expr: cst.CSTNode) -> list[str]:
+    return [n.value for n in _flow_nodes(expr) if isinstance(n, cst.Name)]
+
+
 def _target_names(t: cst.BaseExpression) -> Optional[list[str]]:
     """Names of a (possibly nested) tuple/list target; None when not only names."""
     if isinstance(t, cst.Name):
@@ -281,8 +315,8 @@ class Facts:
         for c in self.calls():
             if _method(c) in ("to", "cuda"):
                 a = _kw(c, "non_blocking")
-                if a is not None:
-                    return self.ctx.code(a.value)
+                if a is not None and isinstance(a.value, cst.Name) and a.value.value in ("True", "False"):
+                    return a.value.value
         return None
 
     def _module_classes(self) -> set[str]:
@@ -357,29 +391,36 @@ class Facts:
         """A plain ``torch.utils.data.DataLoader`` (no collate_fn, dataset not on a device)."""
         if depth > 4 or not isinstance(expr, cst.Name):
             return False
-        sc, b = self.single_value(scope, expr.value)
-        if b is None:
+        sc, bs = self.lookup(scope, expr.value)
+        if not bs:
             return False
-        if b.kind == "param":
+        if len(bs) == 1 and bs[0].kind == "param":
             if not isinstance(sc, cst.FunctionDef):
                 return False
             sites = self.call_site_args(sc, expr.value)
             return bool(sites) and all(self.is_loader(self.scope_of(c), a, depth + 1) for a, c in sites)
-        v = b.value
-        if b.kind != "assign" or not isinstance(v, cst.Call) or not (_qn(self.ctx, v.func) & _LOADER_QN):
-            return False
-        if _kw(v, "collate_fn") is not None:
-            return False
-        # a dataset that already holds device tensors
-        ds = v.args[0].value if v.args and v.args[0].keyword is None else None
-        if ds is not None and self._mentions_device(sc, ds, 2):
-            return False
+        for b in bs:  # every binding is a plain DataLoader
+            v = b.value
+            if b.kind != "assign" or not isinstance(v, cst.Call) or not (_qn(self.ctx, v.func) & _LOADER_QN):
+                return False
+            if _kw(v, "collate_fn") is not None or any(a.star for a in v.args):
+                return False
+            # a dataset that already holds device tensors (or moves them itself)
+            ds = v.args[0].value if v.args and v.args[0].keyword is None else _kw(v, "dataset")
+            if isinstance(ds, cst.Arg):
+                ds = ds.value
+            if ds is not None and self._mentions_device(sc, ds, 2):
+                return False
         return True
 
     def _mentions_device(self, scope: Scope, expr, depth: int) -> bool:
         code = self.ctx.code(expr)
         if re.search(r"\.(to|cuda)\(|device|cuda", code):
             return True
+        for n in set(_names(expr)):
+            cls = self.classes.get(n)
+            if cls is not None and re.search(r"\.(to|cuda)\(|device|cuda", self.ctx.code(cls)):
+                return True
         if depth <= 0:
             return False
         for n in set(_names(expr)):
@@ -412,6 +453,10 @@ class Facts:
                     return None
                 infos.append(i)
             first = infos[0]
+            if first.guard and not all(
+                self.visible(sc, self.scope_of(c), cst.parse_expression(first.guard)) for _, c in sites
+            ):
+                return ModelInfo(True, first.style, None, False, "", False, why=f"`{name}` is moved under a condition not visible here")
             for i in infos[1:]:
                 if (i.moved, i.style, i.device_known, i.guard, i.guard_ok) != (
                     first.moved, first.style, first.device_known, first.guard, first.guard_ok
@@ -444,7 +489,7 @@ class Facts:
                     moves.append((b.stmt, next(c for c in chain if _method(c) in ("to", "cuda"))))
             elif b.kind == "param":
                 return None
-        for n in _walk_scope(sc) if isinstance(sc, cst.FunctionDef) else _walk_scope(sc):
+        for n in _walk_scope(sc):
             if (
                 isinstance(n, cst.Expr)
                 and isinstance(n.value, cst.Call)
@@ -454,13 +499,17 @@ class Facts:
             ):
                 moves.append((n, n.value))
         if helper is not None and not is_model:
-            if moves or self._mentions_device(sc, helper, 0):
-                return ModelInfo(True, "", None, False, why=f"`{name}` is built and moved by a helper")
-            return None
+            if not moves:
+                if self._mentions_device(sc, helper, 0):
+                    return ModelInfo(True, "", None, False, why=f"`{name}` is built and moved by a helper")
+                return None
+            is_model = True  # built by a helper, then moved here
         if not is_model:
             return None
         if not moves:
             return ModelInfo(False)
+        if sc is scope and any(self.ctx.position(m)[0] > self.ctx.position(ref)[0] for m, _ in moves):
+            return ModelInfo(True, "", None, False, why=f"`{name}` is moved after this loop")
         stmt, call = moves[0]
         style = _method(call) or "to"
         dev_expr = None
@@ -477,10 +526,25 @@ class Facts:
         if len({(_method(c), self.ctx.code(c.args[0].value) if c.args else "") for _, c in moves}) > 1:
             known, why = False, f"`{name}` is moved in more than one way"
         guard, ok = self._guard(stmt, ref)
+        if ok and guard and not self.visible(scope, sc, cst.parse_expression(guard)):
+            ok = False
+        if known and dev_expr is not None and not self.visible(scope, sc, dev_expr):
+            known, why = False, f"`{self.ctx.code(dev_expr)}` is not visible here"
         info = ModelInfo(True, style, self.ctx.code(dev_expr) if dev_expr is not None else None, known, guard, ok, why)
         if not ok:
             info.why = f"`{name}` is moved under a condition that cannot be copied"
         return info
+
+    def visible(self, here: Scope, there: Scope, expr) -> bool:
+        """Every name of ``expr`` (code from scope ``there``) means the same in ``here``."""
+        if here is there:
+            return True
+        for n in set(_names(expr)):
+            a_sc, a_b = self.lookup(here, n)
+            b_sc, b_b = self.lookup(there, n)
+            if a_sc is not b_sc or a_b != b_b:
+                return False
+        return True
 
     def _device_in(self, scope: cst.FunctionDef, dev_code: Optional[str], _model_args) -> Optional[str]:
         """A device expression valid inside ``scope`` equal to the model's device."""
@@ -523,7 +587,8 @@ class Facts:
             if isinstance(a, cst.If):
                 if child is not a.body:
                     return None, False
-                conds.append(a)
+                if not re.fullmatch(r"__name__\s*==\s*['\"]__main__['\"]", self.ctx.code(a.test)):
+                    conds.append(a)
             elif isinstance(a, (cst.For, cst.While, cst.Try, cst.Else, cst.ExceptHandler, cst.Finally)):
                 return None, False
             child = a
@@ -567,14 +632,17 @@ class _LoopFlow:
 
     def sources(self, expr) -> set[str]:
         s: set[str] = set()
-        for n in _names(expr):
+        for n in _flow_names(expr):
             s |= self.src.get(n, set())
         return s
 
     def outish(self, expr) -> bool:
-        if any(n in self.out for n in _names(expr)):
+        if any(n in self.out for n in _flow_names(expr)):
             return True
-        return any(isinstance(c, cst.Call) and self._model_of(c) for c in _walk(expr))
+        for c in _flow_nodes(expr):
+            if isinstance(c, cst.Call) and self._model_of(c) and self.models[self._model_of(c)].moved:
+                return True
+        return False
 
     def _model_of(self, call: cst.Call) -> Optional[str]:
         if isinstance(call.func, cst.Name):
@@ -898,7 +966,6 @@ class DeviceBatchNotMoved(Rule):
         stmt_code = None
         if c and c in needed:
             # the container itself reaches the model
-            extra = {u for u in uses if u != "direct"}
             if uses == {"dict"}:
                 mv = _move_expr("v", info, nb)
                 stmt_code = f"{c} = {{k: ({mv} if torch.is_tensor(v) else v) for k, v in {c}.items()}}"
@@ -906,7 +973,6 @@ class DeviceBatchNotMoved(Rule):
                 mv = _move_expr("t", info, nb)
                 stmt_code = f"{c} = [({mv} if torch.is_tensor(t) else t) for t in {c}]"
             else:
-                del extra
                 yield ctx.finding(self, sink, f"{msg}; the batch structure is not known, move it before use")
                 return
         else:
@@ -941,10 +1007,8 @@ class DeviceBatchNotMoved(Rule):
                 continue
             msg = f"`{ctx.code(call)}` does nothing: `Tensor.{_method(call)}` is not in-place, assign the result"
             if kind == "tensor":
-                new = n.with_changes(value=cst.Call(func=cst.Name("__x__"), args=[]))
                 new_stmt = cst.parse_statement(f"{name} = {ctx.code(call)}\n").body[0]
                 fix = Fix({n: new_stmt}, Safety.SAFE, message="assign the moved tensor")
-                del new
                 yield ctx.finding(self, n, msg, fix)
             else:
                 yield ctx.finding(self, n, msg)
@@ -981,6 +1045,11 @@ class DeviceBatchNotMoved(Rule):
 
 # ----------------------------------------------------------------------------- TM102
 
+# layers that own parameters: instantiating one inside forward leaves them on the CPU
+_PARAM_LAYERS = re.compile(
+    r"(Lazy)?(Linear|Bilinear|Conv\w*|BatchNorm\w*|LayerNorm|GroupNorm|InstanceNorm\w*|Embedding\w*"
+    r"|LSTM\w*|GRU\w*|RNN\w*|MultiheadAttention|PReLU|Transformer\w*)"
+)
 _TENSOR_USE = {"size", "shape", "view", "device", "dim", "reshape", "unsqueeze", "dtype", "new_zeros", "permute", "transpose"}
 
 
@@ -1050,6 +1119,43 @@ class TensorCreatedWithoutDevice(Rule):
                 i += 1
             for mname in reached:
                 yield from self._method(ctx, facts, methods[mname])
+            if "__init__" in methods:
+                yield from self._plain_attributes(ctx, methods["__init__"], [methods[m] for m in reached])
+
+    def _plain_attributes(self, ctx: FileContext, init: cst.FunctionDef, used_in: list[cst.FunctionDef]):
+        """``self.t = torch.zeros(...)`` in ``__init__``, read in forward: not a buffer,
+        so ``model.to(device)`` leaves it behind.  Report only."""
+        registered = set()
+        for n in _walk_scope(init):
+            if isinstance(n, cst.Call) and _method(n) == "register_buffer" and n.args and _plain_str(n.args[0].value):
+                registered.add(n.args[0].value.evaluated_value)
+        for n in _walk_scope(init):
+            if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.value, cst.Call)):
+                continue
+            t = n.targets[0].target
+            if not (isinstance(t, cst.Attribute) and _dotted(t.value) == "self"):
+                continue
+            attr = t.attr.value
+            qn = _qn(ctx, n.value.func)
+            fname = next((q.rsplit(".", 1)[-1] for q in qn if q.startswith("torch.") and q.count(".") == 1), None)
+            if fname not in _FACTORIES or _kw(n.value, "device") is not None or attr in registered:
+                continue
+            if fname == "tensor" and not (n.value.args and isinstance(n.value.args[0].value, (cst.List, cst.Tuple, cst.ListComp))):
+                continue
+            reads, moved = False, False
+            for fn in used_in:
+                for m in _walk_scope(fn):
+                    if isinstance(m, cst.Attribute) and _dotted(m.value) == "self" and m.attr.value == attr:
+                        reads = True
+                        p = ctx.parent(m)
+                        if isinstance(p, cst.Attribute) and p.attr.value in _MOVE_METHODS:
+                            moved = True
+            if reads and not moved:
+                yield ctx.finding(
+                    self, n,
+                    f"`self.{attr}` is a plain tensor attribute: `model.to(device)` leaves it on the CPU;"
+                    f" use `self.register_buffer(\"{attr}\", ...)`",
+                )
 
     def _method(self, ctx: FileContext, facts: Facts, fn: cst.FunctionDef):
         params = [p for p in fn.params.params if p.name.value != "self"]
@@ -1061,22 +1167,21 @@ class TensorCreatedWithoutDevice(Rule):
             fname = next((q.rsplit(".", 1)[-1] for q in qn if q.startswith("torch.") and q.count(".") == 1), None)
             if fname is None:
                 if any(
-                    q.startswith("torch.nn.") and q.count(".") == 2 and q.rsplit(".", 1)[-1][:1].isupper()
-                    and q.rsplit(".", 1)[-1] not in ("Parameter",)
+                    q.startswith("torch.nn.") and q.count(".") == 2 and _PARAM_LAYERS.fullmatch(q.rsplit(".", 1)[-1])
                     for q in qn
-                ) and not isinstance(facts.ctx.parent(n), cst.Assign):
+                ):
                     yield ctx.finding(
                         self, n,
                         f"`{ctx.code(n.func)}` is instantiated inside `{fn.name.value}`: its parameters stay on the CPU"
                         " and are never trained; create it in `__init__`",
                     )
                 continue
-            if fname not in _FACTORIES or _kw(n, "device") is not None:
+            if fname not in _FACTORIES or _kw(n, "device") is not None or any(a.star for a in n.args):
                 continue
-            if fname == "tensor" and n.args and isinstance(
-                n.args[0].value, (cst.Integer, cst.Float, cst.UnaryOperation)
+            if fname == "tensor" and not (
+                n.args and isinstance(n.args[0].value, (cst.List, cst.Tuple, cst.ListComp))
             ):
-                continue  # a 0-dim constant mixes with device tensors
+                continue  # a 0-dim constant mixes with device tensors; other data: unknown shape
             if self._moved_after(ctx, facts, fn, n) or self._to_lengths(ctx, facts, fn, n):
                 continue
             dev_src = self._device_source(ctx, fn, n, pnames)
@@ -1145,10 +1250,16 @@ class TensorCreatedWithoutDevice(Rule):
         return None
 
     def _moved_after(self, ctx, facts, fn, call) -> bool:
-        # torch.zeros(...).to(x) / .cuda() / .type_as(x) right on the call
-        p = ctx.parent(call)
-        if isinstance(p, cst.Attribute) and p.attr.value in _MOVE_METHODS:
-            return True
+        # torch.zeros(...).float().to(x) / .cuda() / .type_as(x) on the call's chain
+        node = call
+        p = ctx.parent(node)
+        while isinstance(p, cst.Attribute) and p.value is node:
+            if p.attr.value in _MOVE_METHODS:
+                return True
+            node = ctx.parent(p)
+            if not isinstance(node, cst.Call):
+                break
+            p = ctx.parent(node)
         name = self._assigned_name(ctx, call)
         if name is None:
             return False
