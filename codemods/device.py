@@ -41,6 +41,8 @@ _MOVE_METHODS = {"to", "cuda", "to_device", "type_as"}
 def _qn(ctx: FileContext, node: cst.CSTNode) -> set[str]:
     """Qualified names of ``node``, resolving LibCST's lazily computed values (the raw
     metadata mapping of libcst >= 1.x may hold a ``LazyValue``)."""
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return set()
     v = ctx._qn.get(node, ())
     if callable(v) and not isinstance(v, (set, frozenset, tuple, list)):
         v = v()
