@@ -368,7 +368,7 @@ class Facts:
         if _plain_str(expr):
             return True
         if isinstance(expr, cst.IfExp):
-            return _plain_str(expr.body) and _plain_str(expr.orelse)
+            return self.known_device(scope, expr.body, depth + 1) and self.known_device(scope, expr.orelse, depth + 1)
         if isinstance(expr, cst.Call) and "torch.device" in _qn(self.ctx, expr.func):
             pos = [a for a in expr.args if a.keyword is None]
             return len(expr.args) >= 1 and len(pos) >= 1 and self.known_device(scope, pos[0].value, depth + 1) and all(
@@ -405,7 +405,10 @@ class Facts:
             v = b.value
             if b.kind != "assign" or not isinstance(v, cst.Call) or not (_qn(self.ctx, v.func) & _LOADER_QN):
                 return False
-            if _kw(v, "collate_fn") is not None or any(a.star for a in v.args):
+            if any(a.star for a in v.args):
+                return False
+            cf = _kw(v, "collate_fn")
+            if cf is not None and not self._plain_collate(sc, cf.value):
                 return False
             # a dataset that already holds device tensors (or moves them itself)
             ds = v.args[0].value if v.args and v.args[0].keyword is None else _kw(v, "dataset")
@@ -414,6 +417,25 @@ class Facts:
             if ds is not None and self._mentions_device(sc, ds, 2):
                 return False
         return True
+
+    def _plain_collate(self, scope: Scope, expr) -> bool:
+        """A collate_fn known to leave tensors on the CPU: HF data collators, torch's
+        default_collate, or a function of this file that never mentions a device."""
+        if isinstance(expr, cst.Name) and expr.value not in self.funcs:
+            sc, b = self.single_value(scope, expr.value)
+            if b is not None and b.kind == "assign" and isinstance(b.value, cst.Call):
+                return self._plain_collate(sc, b.value)
+        qn = _qn(self.ctx, expr.func if isinstance(expr, cst.Call) else expr)
+        if any(
+            q.startswith("transformers.") and ("collator" in q.lower() or "Collator" in q) for q in qn
+        ) or qn & {"torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate"}:
+            return not (isinstance(expr, cst.Call) and self._mentions_device(scope, expr, 0))
+        if isinstance(expr, cst.Name):
+            fn = self.funcs.get(expr.value)
+            sc, bs = self.lookup(scope, expr.value)
+            if fn is not None and len(bs) == 1 and bs[0].stmt is fn:
+                return not re.search(r"\.(to|cuda)\(|device|cuda|pin_memory", self.ctx.code(fn))
+        return False
 
     def _mentions_device(self, scope: Scope, expr, depth: int) -> bool:
         code = self.ctx.code(expr)
@@ -556,8 +578,11 @@ class Facts:
             dev = cst.parse_expression(dev_code)
         except Exception:
             return None
-        if _plain_str(dev) or isinstance(dev, cst.IfExp):
+        if _plain_str(dev):
             return dev_code
+        if not isinstance(dev, cst.Name):
+            # `"cuda" if torch.cuda.is_available() else "cpu"` inline: only if it reads nothing local
+            return dev_code if self.visible(scope, self.module, dev) else None
         # a parameter receiving a known device at every call site
         params = [p.name.value for p in [*scope.params.posonly_params, *scope.params.params, *scope.params.kwonly_params]]
         cands = []

@@ -697,3 +697,55 @@ print(M()(torch.randn(2, 3)))
 """
     res = process_text("t.py", src, Options(unsafe_fixes=True))
     assert res.findings == [] and not res.changed
+
+
+HF_HEAD = """\
+import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
+from tqdm.auto import tqdm
+
+device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+model.to(device)
+"""
+
+
+def test_hf_loop_with_collator_and_tqdm():
+    f, out, src = run(
+        """
+        collator = DataCollatorWithPadding(tokenizer=tok)
+        train_dataloader = DataLoader(ds, shuffle=True, batch_size=8, collate_fn=collator)
+        for epoch in range(2):
+            for step, batch in enumerate(tqdm(train_dataloader)):
+                outputs = model(**batch)
+                outputs.loss.backward()
+        """,
+        head=HF_HEAD,
+    )
+    assert codes(f) == ["TM101"]
+    assert added(src, out) == [
+        "batch = {k: (v.to(device) if torch.is_tensor(v) else v) for k, v in batch.items()}"
+    ]
+
+
+def test_collate_fn_that_moves_is_left_alone():
+    f, out, src = run(
+        """
+        def collate(items):
+            xs = torch.stack([i[0] for i in items]).to(device)
+            return xs
+
+        def plain(items):
+            return torch.stack([i[0] for i in items])
+
+        dl = DataLoader(list(range(3)), collate_fn=collate)
+        for x in dl:
+            out = model(x)
+        dl2 = DataLoader(list(range(3)), collate_fn=plain)
+        for x, y in dl2:
+            out = model(x)
+        """,
+        head=HF_HEAD,
+    )
+    assert codes(f) == ["TM101"] and f[0].line > 15
