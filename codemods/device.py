@@ -197,9 +197,14 @@ class Facts:
         self.module = ctx.module
         self.funcs: dict[str, cst.FunctionDef] = {}
         self.classes: dict[str, cst.ClassDef] = {}
-        for n in _walk(ctx.module):
+        # every node of the module, once (the parent map already lists them all)
+        parents = getattr(ctx, "_parent", None)
+        self.nodes: list[cst.CSTNode] = list(parents.keys()) if parents else list(_walk(ctx.module))
+        for n in self.nodes:
             if isinstance(n, cst.FunctionDef) and not isinstance(self._owner(n), cst.ClassDef):
-                self.funcs.setdefault(n.name.value, n)
+                name = n.name.value
+                # a name defined twice is ambiguous: None
+                self.funcs[name] = n if name not in self.funcs else None
             elif isinstance(n, cst.ClassDef):
                 self.classes.setdefault(n.name.value, n)
         self._bindings: dict[int, dict[str, list[Binding]]] = {}
@@ -271,7 +276,7 @@ class Facts:
 
     def calls(self) -> list[cst.Call]:
         if self._calls is None:
-            self._calls = [n for n in _walk(self.module) if isinstance(n, cst.Call)]
+            self._calls = [n for n in self.nodes if isinstance(n, cst.Call)]
         return self._calls
 
     def call_site_args(self, fn: cst.FunctionDef, param: str) -> Optional[list[tuple[cst.BaseExpression, cst.Call]]]:
@@ -307,8 +312,14 @@ class Facts:
         got = getattr(self, "_uses", None)
         if got is None:
             got = {}
-            for n in _names(self.module):
-                got[n] = got.get(n, 0) + 1
+            for n in self.nodes:
+                if isinstance(n, cst.Name):
+                    p = self.ctx.parent(n)
+                    if isinstance(p, cst.Attribute) and p.attr is n:
+                        continue
+                    if isinstance(p, cst.Arg) and p.keyword is n:
+                        continue
+                    got[n.value] = got.get(n.value, 0) + 1
             self._uses = got
         return got
 
@@ -924,7 +935,7 @@ class DeviceBatchNotMoved(Rule):
         yield from self._noop_moves(ctx, facts)
         if self._framework(ctx, facts):
             return
-        for loop in [n for n in _walk(ctx.module) if isinstance(n, cst.For)]:
+        for loop in [n for n in facts.nodes if isinstance(n, cst.For)]:
             scope = facts.scope_of(loop)
             got = _loop_targets(loop, facts, scope)
             if got is None:
@@ -938,7 +949,7 @@ class DeviceBatchNotMoved(Rule):
 
     # -- framework context: leave the whole file alone
     def _framework(self, ctx: FileContext, facts: Facts) -> bool:
-        for n in _walk(ctx.module):
+        for n in facts.nodes:
             if isinstance(n, cst.Call):
                 qn = _qn(ctx, n.func)
                 if any(q.startswith(("accelerate", "lightning", "pytorch_lightning", "deepspeed")) for q in qn):
@@ -1021,7 +1032,7 @@ class DeviceBatchNotMoved(Rule):
 
     # -- `t.to(dev)` with the result dropped
     def _noop_moves(self, ctx: FileContext, facts: Facts):
-        for n in _walk(ctx.module):
+        for n in facts.nodes:
             if not (isinstance(n, cst.Expr) and isinstance(n.value, cst.Call)):
                 continue
             call = n.value
