@@ -828,23 +828,25 @@ class _LoopFlow:
         if recv is not None and recv_src:
             return  # x.view_as(y), x.index_select(0, idx): tensor method
         if recv is not None and self.outish(recv):
-            self.need(arg_src, c, "output")  # out.eq(y)
+            self.need(arg_src, c, "output")  # out.eq(y): a tensor method of the output
             return
-        if self.outish(c):
+        if isinstance(c.func, cst.Name) and c.func.value in _BUILTINS and not self.f.lookup(self.scope, c.func.value)[1]:
+            return  # print(out, y), len(y): Python-side, no device involved
+        if meth in ("append", "extend") and recv is not None and not self.outish(recv):
+            return  # collecting batches in a list does not move them
+        known = self.f.is_torch_call(c)  # F.cross_entropy(out, y), torch.cat(...)
+        if not known and isinstance(c.func, cst.Name):
+            sc, b = self.f.single_value(self.scope, c.func.value)
+            known = b is not None and b.kind == "assign" and isinstance(b.value, cst.Call) and self.f.is_torch_call(
+                b.value
+            )  # criterion = nn.CrossEntropyLoss(): a torch object
+        if known:
             outs = [a for a in c.args if self.outish(a.value)]
             if outs:
                 srcs = set().union(*(self.sources(a.value) for a in c.args if not self.outish(a.value)))
                 if srcs:
                     self.need(srcs, c, "output")
-                return
-        if isinstance(c.func, cst.Name) and c.func.value in _BUILTINS and not self.f.lookup(self.scope, c.func.value)[1]:
             return
-        if self.f.is_torch_call(c):
-            return
-        if isinstance(c.func, cst.Name):
-            sc, b = self.f.single_value(self.scope, c.func.value)
-            if b is not None and b.kind == "assign" and isinstance(b.value, cst.Call) and self.f.is_torch_call(b.value):
-                return  # criterion = nn.CrossEntropyLoss(): a known torch object
         if model is not None:
             return  # a model left on the CPU
         self.skip = True  # an unknown callee receives the batch: assume it handles it

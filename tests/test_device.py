@@ -749,3 +749,28 @@ def test_collate_fn_that_moves_is_left_alone():
         head=HF_HEAD,
     )
     assert codes(f) == ["TM101"] and f[0].line > 15
+
+
+def test_unknown_callee_with_output_and_batch_part_is_left_alone():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for images, paths in loader:
+            out = model(images)
+            save_predictions(out, paths)
+        """
+    )
+    assert f == [] and out == src
+
+
+def test_collecting_labels_in_a_list_does_not_hide_the_bug():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        seen = []
+        for x, y in loader:
+            seen.append(y)
+            print(model(x), y)
+        """
+    )
+    assert added(src, out) == ["x = x.to(device)"]
