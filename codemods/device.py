@@ -453,9 +453,10 @@ class Facts:
         if re.search(r"\.(to|cuda)\(|device|cuda", code):
             return True
         for n in set(_names(expr)):
-            cls = self.classes.get(n)
-            if cls is not None and re.search(r"\.(to|cuda)\(|device|cuda", self.ctx.code(cls)):
-                return True
+            # a class or function of this file that moves things itself
+            for d in (self.classes.get(n), self.funcs.get(n)):
+                if d is not None and re.search(r"\.(to|cuda)\(|device|cuda", self.ctx.code(d)):
+                    return True
         if depth <= 0:
             return False
         for n in set(_names(expr)):

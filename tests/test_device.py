@@ -774,3 +774,19 @@ def test_collecting_labels_in_a_list_does_not_hide_the_bug():
         """
     )
     assert added(src, out) == ["x = x.to(device)"]
+
+
+def test_model_moved_inside_builder_function_is_report_only():
+    f, out, src = run(
+        """
+        def build():
+            net = nn.Linear(4, 2)
+            return net.cuda()
+
+        model = build()
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """
+    )
+    assert codes(f) == ["TM101"] and not fixable(f)
+    assert "built and moved by a helper" in f[0].message
