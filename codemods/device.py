@@ -860,6 +860,8 @@ class _LoopFlow:
 
 
 def _loop_targets(loop: cst.For, facts: Facts, scope: Scope) -> Optional[tuple[list[str], Optional[str]]]:
+    if loop.asynchronous is not None:
+        return None
     it = loop.iter
     target = loop.target
     wrapped = False
@@ -870,6 +872,8 @@ def _loop_targets(loop: cst.For, facts: Facts, scope: Scope) -> Optional[tuple[l
             return None
         if _dotted(it.func) == "enumerate":
             if wrapped or not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+                return None
+            if any(isinstance(e, cst.StarredElement) for e in target.elements):
                 return None
             target = target.elements[1].value
             wrapped = True
@@ -1255,7 +1259,7 @@ class TensorCreatedWithoutDevice(Rule):
                     return nm
         annotated = {
             p.name.value for p in fn.params.params
-            if p.annotation is not None and ctx.code(p.annotation.annotation).split(".")[-1] == "Tensor"
+            if p.annotation is not None and ctx.code(p.annotation.annotation).strip("'\"").split(".")[-1] == "Tensor"
         }
         used: set[str] = set()
         for n in _walk_scope(fn):
