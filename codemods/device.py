@@ -36,6 +36,17 @@ _FACTORIES = {
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye", "linspace", "tensor",
 }
 _MOVE_METHODS = {"to", "cuda", "to_device", "type_as"}
+# torch functions whose result is certainly a Tensor
+_TENSOR_FUNCS = _FACTORIES | {f + "_like" for f in _FACTORIES} | {
+    "cat", "stack", "from_numpy", "as_tensor", "randperm", "where", "matmul", "clone", "flatten", "cumsum",
+    "exp", "log", "sigmoid", "tanh", "softmax", "log_softmax",
+}
+# torch functions that do not return a tensor (or not one worth guessing about)
+_NOT_TENSOR_FUNCS = {
+    "load", "device", "compile", "manual_seed", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+    "get_default_dtype", "set_default_dtype", "is_tensor", "save", "jit", "Generator", "Size", "dtype",
+    "split", "chunk", "unbind", "broadcast_tensors", "meshgrid", "topk", "sort", "max", "min", "unique",
+}
 
 
 def _qn(ctx: FileContext, node: cst.CSTNode) -> set[str]:
@@ -1073,9 +1084,15 @@ class DeviceBatchNotMoved(Rule):
         if len(bs) != 1 or bs[0].kind != "assign" or not isinstance(bs[0].value, cst.Call):
             return None
         v = bs[0].value
-        qn = _qn(facts.ctx, v.func)
-        if any(q.startswith("torch.") and q.rsplit(".", 1)[-1] in _FACTORIES | {f + "_like" for f in _FACTORIES} for q in qn):
+        top = {q.rsplit(".", 1)[-1] for q in _qn(facts.ctx, v.func) if q.startswith("torch.") and q.count(".") == 1}
+        if top & _TENSOR_FUNCS:
             return "tensor"
+        if any(t[:1].islower() and t not in _NOT_TENSOR_FUNCS for t in top):
+            return "likely"  # some other torch function: report, do not rewrite
+        # `t = x.float()` on a DataLoader tensor: probably a tensor
+        if isinstance(v.func, cst.Attribute) and isinstance(v.func.value, cst.Name) and v.func.value.value != name:
+            if self._tensor_kind(facts, sc, v.func.value.value, bs[0].stmt) == "tensor":
+                return "likely"
         return None
 
     @staticmethod

@@ -790,3 +790,25 @@ def test_model_moved_inside_builder_function_is_report_only():
     )
     assert codes(f) == ["TM101"] and not fixable(f)
     assert "built and moved by a helper" in f[0].message
+
+
+def test_noop_to_on_probable_tensor_is_report_only():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        emb = torch.load("weights.pt") if False else torch.hann_window(4)
+        h = torch.hann_window(4)
+        h.to(device)
+        for x, y in loader:
+            xf = x.float()
+            xf.to(device)
+            out = model(x.to(device))
+        """
+    )
+    assert codes(f) == ["TM101", "TM101"] and not fixable(f) and out == src
+    st = """
+        s = torch.stack([torch.ones(2)])
+        s.to(device)
+        """
+    f, out, src = run(st)
+    assert added(src, out) == ["s = s.to(device)"]
