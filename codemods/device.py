@@ -3,11 +3,23 @@
 TM101 -- the model is moved to a device but the batch from a DataLoader loop reaches it
 (or the loss, or its output) on the CPU; also a ``t.to(dev)`` on a tensor whose result
 is dropped (``Tensor.to`` is not in-place).
-TM102 -- a tensor created inside ``forward`` (or a method it calls) without ``device=``.
+TM102 -- a tensor created inside ``forward`` (or a method it calls) without ``device=``;
+report-only: parameter-owning layers instantiated in ``forward`` and plain tensor
+attributes read in ``forward``.
 
 Everything here is local, conservative data flow: a finding needs positive evidence
 (a DataLoader, a moved model, a known device expression) and any unknown callee that
-receives the batch is assumed to move it.
+receives the batch is assumed to move it.  Outcomes:
+
+* safe fix (TM101): the device is a literal, ``"cuda" if torch.cuda.is_available() else
+  "cpu"``, ``torch.device(<those>)`` or a name bound once to one of these (a parameter:
+  at every call site); ``.cuda()`` when the model was moved that way, under the model
+  move's own ``if`` condition copied verbatim;
+* report (TM101): device unknown (``args.device``, ``local_rank``, a builder function),
+  a move condition that cannot be copied, a batch whose structure is unknown;
+* nothing: Accelerate/Lightning/DeepSpeed/HF Trainer files, ``device_map=``,
+  ``nn.DataParallel``, helpers/prefetchers/collate functions that may move the batch,
+  a batch moved anywhere in the loop, CPU-only scripts.
 """
 
 from __future__ import annotations
@@ -982,7 +994,7 @@ class DeviceBatchNotMoved(Rule):
                     return True
             elif isinstance(n, (cst.Import, cst.ImportFrom)):
                 mod = ctx.code(n)
-                if re.search(r"\b(accelerate|lightning|deepspeed)\b", mod):
+                if re.search(r"accelerate|lightning|deepspeed", mod):
                     return True
         return False
 

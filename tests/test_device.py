@@ -812,3 +812,15 @@ def test_noop_to_on_probable_tensor_is_report_only():
         """
     f, out, src = run(st)
     assert added(src, out) == ["s = s.to(device)"]
+
+
+def test_pytorch_lightning_import_leaves_file_alone():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+        head="import pytorch_lightning as pl\n" + HEAD,
+    )
+    assert f == [] and out == src
