@@ -1,0 +1,826 @@
+"""Unit tests of the device rules (TM101, TM102): one snippet per variant class, and
+look-alikes that must produce no finding at all."""
+
+import textwrap
+
+import pytest
+
+from codemods.engine import Options, process_text
+from tests.patching import apply_patch
+
+HEAD = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4)
+criterion = nn.CrossEntropyLoss()
+"""
+
+
+def run(body: str, unsafe: bool = False, head: str = HEAD):
+    src = head + textwrap.dedent(body)
+    res = process_text("t.py", src, Options(unsafe_fixes=unsafe))
+    assert res.error is None, res.error
+    out = apply_patch(src.encode(), res.diff).decode() if res.changed else src
+    if res.changed:  # idempotent
+        again = process_text("t.py", out, Options(unsafe_fixes=unsafe))
+        assert again.error is None and not again.changed, again.diff
+    return res.findings, out, src
+
+
+def codes(findings):
+    return sorted(f.code for f in findings)
+
+
+def fixable(findings):
+    return [f for f in findings if f.applied]
+
+
+def added(src: str, out: str) -> list[str]:
+    """Lines the fix inserted or rewrote (stripped), in order."""
+    import difflib
+
+    diff = difflib.ndiff(src.splitlines(), out.splitlines())
+    return [ln[2:].strip() for ln in diff if ln.startswith("+ ")]
+
+
+# ----------------------------------------------------------------------------- TM101 bugs
+
+
+def test_tuple_batch_model_to_device():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """
+    )
+    assert codes(f) == ["TM101"] and fixable(f)
+    assert "batch `x, y` reaches `model` on the CPU while the model is on `device`" in f[0].message
+    assert added(src, out) == ["x, y = x.to(device), y.to(device)"]
+    # inserted as the first statement of the loop body
+    assert "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    loss" in out
+
+
+def test_enumerate_nested_tuple_and_label_only_in_loss():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2)
+        model = model.to(device)
+        for i, (images, labels) in enumerate(loader):
+            outputs = model(images)
+            loss = criterion(outputs, labels)
+        """
+    )
+    assert added(src, out) == ["images, labels = images.to(device), labels.to(device)"]
+
+
+def test_cuda_style_guarded_by_same_condition():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2)
+        if torch.cuda.is_available():
+            model.cuda()
+        for data, target in loader:
+            loss = criterion(model(data), target)
+        """
+    )
+    assert "    if torch.cuda.is_available():\n        data, target = data.cuda(), target.cuda()\n" in out
+
+
+def test_cuda_style_unconditional():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).cuda()
+        for data, target in loader:
+            loss = criterion(model(data), target)
+        """
+    )
+    assert added(src, out) == ["data, target = data.cuda(), target.cuda()"]
+
+
+def test_main_guard_is_not_copied():
+    f, out, src = run(
+        """
+        def train(model):
+            for x, y in loader:
+                loss = criterion(model(x), y)
+
+        if __name__ == "__main__":
+            net = nn.Linear(4, 2).cuda()
+            train(net)
+        """
+    )
+    assert added(src, out) == ["x, y = x.cuda(), y.cuda()"]
+
+
+def test_cuda_move_in_else_branch_is_report_only():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2)
+        if not torch.cuda.is_available():
+            pass
+        else:
+            model.cuda()
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """
+    )
+    assert codes(f) == ["TM101"] and not fixable(f) and out == src
+
+
+def test_unpacked_list_batch_moved_after_unpacking():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for data in loader:
+            inputs, labels = data
+            loss = criterion(model(inputs), labels)
+        """
+    )
+    assert "    inputs, labels = data\n    inputs, labels = inputs.to(device), labels.to(device)\n" in out
+
+
+def test_indexed_batch():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for batch in loader:
+            loss = criterion(model(batch[0]), batch[1])
+        """
+    )
+    assert added(src, out) == ["batch = [(t.to(device) if torch.is_tensor(t) else t) for t in batch]"]
+
+
+def test_dict_batch_kwargs_and_keys():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for batch in loader:
+            out = model(**batch)
+        for batch in loader:
+            loss = criterion(model(batch["x"]), batch["y"])
+        """
+    )
+    assert codes(f) == ["TM101", "TM101"]
+    assert added(src, out) == ["batch = {k: (v.to(device) if torch.is_tensor(v) else v) for k, v in batch.items()}"] * 2
+
+
+def test_whole_batch_passed_is_report_only():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for batch in loader:
+            out = model(batch)
+        """
+    )
+    assert codes(f) == ["TM101"] and not fixable(f)
+
+
+def test_string_device_and_non_blocking_kept():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to("cuda")
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        for x, y in loader:
+            x, y = x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True)
+            loss = criterion(model(x), y)
+        """
+    )
+    assert added(src, out) == ['x, y = x.to("cuda", non_blocking=True), y.to("cuda", non_blocking=True)']
+    assert codes(f) == ["TM101"]
+
+
+def test_functions_receiving_model_loader_device():
+    f, out, src = run(
+        """
+        def train(model, dev, data_loader, optimizer):
+            for x, y in data_loader:
+                loss = criterion(model(x), y)
+
+        def evaluate(model, dev, data_loader):
+            correct = 0
+            for x, y in data_loader:
+                pred = model(x).argmax(1)
+                correct += pred.eq(y).sum().item()
+
+        net = nn.Linear(4, 2).to(device)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        train(net, device, loader, opt)
+        evaluate(net, device, loader)
+        """
+    )
+    assert codes(f) == ["TM101", "TM101"]
+    assert added(src, out) == ["x, y = x.to(dev), y.to(dev)"] * 2
+
+
+def test_global_model_used_in_function_and_global_device():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+
+        def epoch():
+            for x, y in loader:
+                loss = criterion(model(x), y)
+
+        epoch()
+        """
+    )
+    assert added(src, out) == ["x, y = x.to(device), y.to(device)"]
+
+
+def test_shadowed_device_is_report_only():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+
+        def epoch(device_id):
+            device = f"cuda:{device_id}"
+            for x, y in loader:
+                loss = criterion(model(x), y)
+
+        epoch(0)
+        """
+    )
+    assert codes(f) == ["TM101"] and not fixable(f)
+
+
+def test_eval_loop_label_meets_output():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        with torch.no_grad():
+            for x, y in loader:
+                correct = (model(x).argmax(1) == y).sum().item()
+        """
+    )
+    assert added(src, out) == ["x, y = x.to(device), y.to(device)"]
+
+
+def test_only_names_reaching_model_are_moved():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            out = model(x)
+            print(len(y), y.shape)
+        """
+    )
+    assert added(src, out) == ["x = x.to(device)"]
+
+
+def test_unknown_device_reports_with_hint():
+    for move in ("args.device", "cfg.device", "local_rank"):
+        f, out, src = run(
+            f"""
+            model = nn.Linear(4, 2).to({move})
+            for x, y in loader:
+                loss = criterion(model(x), y)
+            """
+        )
+        assert codes(f) == ["TM101"] and not fixable(f) and out == src
+        assert "next(model.parameters()).device" in f[0].message
+
+
+def test_model_built_by_helper_with_device_is_report_only():
+    f, out, src = run(
+        """
+        def build(dev):
+            return nn.Linear(4, 2).to(dev)
+
+        model = build(device)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """
+    )
+    assert codes(f) == ["TM101"] and not fixable(f)
+
+
+def test_noop_to_on_loader_tensor_and_factory():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        mask = torch.ones(4)
+        mask.to(device)
+        for x, y in loader:
+            x.to(device)
+            y.cuda()
+            loss = criterion(model(x * mask), y)
+        """
+    )
+    assert codes(f) == ["TM101"] * 3 and len(fixable(f)) == 3
+    assert added(src, out) == ["mask = mask.to(device)", "x = x.to(device)", "y = y.cuda()"]
+    assert "is not in-place" in f[0].message
+
+
+def test_noop_to_on_unknown_object_is_ignored():
+    f, out, src = run(
+        """
+        enc = tokenizer("hello")
+        enc.to(device)
+        model = nn.Linear(4, 2)
+        model.to(device)
+        """,
+        head=HEAD + "tokenizer = lambda s: {}\n",
+    )
+    assert f == [] and out == src
+
+
+# ----------------------------------------------------------------------------- TM101 look-alikes
+
+LOOKALIKES = {
+    "already_moved": """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = criterion(model(x), y)
+        """,
+    "moved_conditionally": """
+        use_cuda = torch.cuda.is_available()
+        model = nn.Linear(4, 2)
+        if use_cuda:
+            model.cuda()
+        for x, y in loader:
+            if use_cuda:
+                x, y = x.cuda(), y.cuda()
+            loss = criterion(model(x), y)
+        """,
+    "tuple_comprehension": """
+        model = nn.Linear(4, 2).to(device)
+        for batch in loader:
+            batch = tuple(t.to(device) for t in batch)
+            x, y = batch
+            loss = criterion(model(x), y)
+        """,
+    "dict_comprehension": """
+        model = nn.Linear(4, 2).to(device)
+        for batch in loader:
+            batch = {k: v.to(device) for k, v in batch.items()}
+            out = model(**batch)
+        """,
+    "helper_with_device": """
+        def move(b, d):
+            return [t.to(d) for t in b]
+
+        model = nn.Linear(4, 2).to(device)
+        for batch in loader:
+            x, y = move(batch, device)
+            loss = criterion(model(x), y)
+        """,
+    "helper_in_place_no_assignment": """
+        model = nn.Linear(4, 2).to(device)
+        for batch in loader:
+            batch_to_device(batch, device)
+            loss = criterion(model(batch[0]), batch[1])
+        """,
+    "unknown_helper_without_device": """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            x, y = cudaify(x, y)
+            loss = criterion(model(x), y)
+        """,
+    "cpu_only": """
+        model = nn.Linear(4, 2)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "copy_into_device_buffer": """
+        model = nn.Linear(4, 2).to(device)
+        buf = torch.empty(4, 4, device=device)
+        for x, y in loader:
+            buf.copy_(x)
+            out = model(buf)
+        """,
+    "prefetcher": """
+        model = nn.Linear(4, 2).to(device)
+        prefetcher = Prefetcher(loader)
+        for x, y in prefetcher:
+            loss = criterion(model(x), y)
+        """,
+    "collate_fn_loader": """
+        model = nn.Linear(4, 2).to(device)
+        dl = DataLoader(TensorDataset(torch.randn(8, 4)), collate_fn=lambda b: b)
+        for x in dl:
+            out = model(x)
+        """,
+    "dataset_on_device": """
+        model = nn.Linear(4, 2).to(device)
+        ds = TensorDataset(torch.randn(8, 4).to(device), torch.randint(0, 2, (8,)).to(device))
+        dl = DataLoader(ds, batch_size=4)
+        for x, y in dl:
+            loss = criterion(model(x), y)
+        """,
+    "accelerate_prepare": """
+        model = nn.Linear(4, 2)
+        model, loader2 = accelerator.prepare(model, loader)
+        model.to(device)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "data_parallel": """
+        model = nn.DataParallel(nn.Linear(4, 2)).to(device)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "device_map": """
+        model = AutoModel.from_pretrained("m", device_map="auto")
+        model.to(device)
+        for x, y in loader:
+            out = model(x)
+        """,
+    "moved_after_loop_unknown_model": """
+        model = make_model()
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOKALIKES))
+def test_tm101_lookalike(name):
+    for unsafe in (False, True):
+        f, out, src = run(LOOKALIKES[name], unsafe=unsafe)
+        assert f == [], [x.message for x in f]
+        assert out == src
+
+
+def test_lightning_file_is_left_alone():
+    src = """\
+import torch
+import lightning as L
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(torch.randn(8, 4)), batch_size=4)
+model = torch.nn.Linear(4, 2).cuda()
+for (x,) in loader:
+    out = model(x)
+"""
+    res = process_text("t.py", src, Options())
+    assert res.findings == [] and not res.changed
+
+
+def test_aliases_resolve_dataloader():
+    src = """\
+import torch
+from torch.utils import data as tud
+from torch import nn as N
+
+dl = tud.DataLoader(tud.TensorDataset(torch.randn(8, 4)), batch_size=4)
+net = N.Linear(4, 2).cuda()
+for (x,) in dl:
+    out = net(x)
+"""
+    res = process_text("t.py", src, Options())
+    assert [f.code for f in res.findings] == ["TM101"]
+    assert b"+    x = x.cuda()" in res.diff
+
+
+def test_user_class_named_dataloader_is_not_torch():
+    src = """\
+import torch
+
+class DataLoader(list):
+    pass
+
+loader = DataLoader([torch.randn(2, 4)])
+model = torch.nn.Linear(4, 2).cuda()
+for x in loader:
+    out = model(x)
+"""
+    res = process_text("t.py", src, Options())
+    assert res.findings == []
+
+
+# ----------------------------------------------------------------------------- TM102
+
+MOD_HEAD = """\
+import torch
+import torch.nn as nn
+from torch import Tensor
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""
+
+
+def run_mod(body: str, unsafe: bool = True):
+    return run(body, unsafe=unsafe, head=MOD_HEAD)
+
+
+def test_lstm_h0_unsafe_fix():
+    body = """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.LSTM(3, 4, batch_first=True)
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 4)
+                return self.rnn(x, (h0, h0))
+        """
+    f, out, src = run_mod(body, unsafe=False)
+    assert codes(f) == ["TM102"] and out == src  # unsafe: not applied by default
+    f, out, src = run_mod(body)
+    assert added(src, out) == ["h0 = torch.zeros(1, x.size(0), 4, device=x.device)"]
+
+
+def test_arange_uses_annotated_tensor_param():
+    f, out, src = run_mod(
+        """
+        class M(nn.Module):
+            def forward(self, n_steps: int, ids: Tensor):
+                pos = torch.arange(n_steps)
+                return ids + pos
+        """
+    )
+    assert added(src, out) == ["pos = torch.arange(n_steps, device=ids.device)"]
+
+
+def test_randn_follows_sized_tensor_in_helper_method():
+    f, out, src = run_mod(
+        """
+        class VAE(nn.Module):
+            def sample(self, mu, std):
+                eps = torch.randn(std.size())
+                return mu + eps * std
+
+            def forward(self, x):
+                return self.sample(x, x.exp())
+        """
+    )
+    assert added(src, out) == ["eps = torch.randn(std.size(), device=std.device)"]
+
+
+def test_trailing_comma_and_kwargs_kept():
+    f, out, src = run_mod(
+        """
+        class M(nn.Module):
+            def forward(self, x):
+                mask = torch.ones(
+                    x.shape[0],
+                    dtype=torch.bool,
+                )
+                return x[mask]
+        """
+    )
+    assert "dtype=torch.bool, device=x.device,\n" in out
+
+
+def test_multiple_factories_and_from_import():
+    src_head = MOD_HEAD + "from torch import zeros as Z\n"
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x):
+                a = Z(3)
+                b = torch.linspace(0, 1, 5)
+                c = torch.tensor([1.0, 2.0])
+                return x.view(-1) + a.sum() + b.sum() + c.sum()
+        """,
+        unsafe=True,
+        head=src_head,
+    )
+    assert codes(f) == ["TM102"] * 3
+    assert added(src, out) == [
+        "a = Z(3, device=x.device)",
+        "b = torch.linspace(0, 1, 5, device=x.device)",
+        "c = torch.tensor([1.0, 2.0], device=x.device)",
+    ]
+
+
+def test_no_tensor_param_is_report_only():
+    f, out, src = run_mod(
+        """
+        class M(nn.Module):
+            def forward(self):
+                return torch.zeros(3)
+        """
+    )
+    assert codes(f) == ["TM102"] and not fixable(f) and out == src
+
+
+def test_module_instantiated_in_forward_and_plain_attribute_report_only():
+    f, out, src = run_mod(
+        """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = torch.ones(4)
+                self.register_buffer("offset", torch.zeros(4))
+
+            def forward(self, x):
+                x = nn.BatchNorm1d(4)(x)
+                x = nn.ReLU()(x)
+                return x * self.scale + self.offset
+        """
+    )
+    assert codes(f) == ["TM102", "TM102"] and not fixable(f) and out == src
+    msgs = " ".join(x.message for x in f)
+    assert "instantiated inside `forward`" in msgs and "register_buffer" in msgs
+
+
+TM102_LOOKALIKES = {
+    "device_following": """
+        class M(nn.Module):
+            def forward(self, x):
+                a = x.new_zeros(3)
+                b = torch.zeros_like(x)
+                c = torch.randn_like(x)
+                d = torch.arange(4, device=x.device)
+                e = torch.ones(3).to(x)
+                f = torch.ones(3).float().cuda()
+                g = torch.zeros(2).type_as(x)
+                h = torch.tensor(2.0)
+                k = torch.empty(3)
+                k = k.to(x.device)
+                return x
+        """,
+    "pack_padded_lengths": """
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+        class M(nn.Module):
+            def forward(self, x):
+                lengths = torch.full((x.size(0),), x.size(1), dtype=torch.long)
+                p = pack_padded_sequence(x, lengths, batch_first=True)
+                q = pack_padded_sequence(x, lengths=torch.tensor([3, 2]), batch_first=True)
+                return p, q
+        """,
+    "outside_forward": """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("mask", torch.tril(torch.ones(4, 4)))
+
+            def forward(self, x):
+                return x @ self.mask
+
+            def unused_helper(self):
+                return torch.zeros(3)
+        """,
+    "not_a_module": """
+        class Sampler:
+            def forward(self, x):
+                return torch.zeros(3)
+        """,
+    "factory_kwargs": """
+        class M(nn.Module):
+            def forward(self, x, **kw):
+                return torch.zeros(3, **kw)
+        """,
+    "param_free_layer_in_forward": """
+        class M(nn.Module):
+            def forward(self, x):
+                return nn.Dropout(0.1)(nn.ReLU()(x))
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TM102_LOOKALIKES))
+def test_tm102_lookalike(name):
+    f, out, src = run_mod(TM102_LOOKALIKES[name])
+    assert f == [], [x.message for x in f]
+    assert out == src
+
+
+def test_cpu_only_script_is_not_flagged():
+    src = """\
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def forward(self, x):
+        return x + torch.zeros(x.size(1))
+
+print(M()(torch.randn(2, 3)))
+"""
+    res = process_text("t.py", src, Options(unsafe_fixes=True))
+    assert res.findings == [] and not res.changed
+
+
+HF_HEAD = """\
+import torch
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
+from tqdm.auto import tqdm
+
+device = torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+model = AutoModelForSequenceClassification.from_pretrained("bert-base-cased", num_labels=2)
+model.to(device)
+"""
+
+
+def test_hf_loop_with_collator_and_tqdm():
+    f, out, src = run(
+        """
+        collator = DataCollatorWithPadding(tokenizer=tok)
+        train_dataloader = DataLoader(ds, shuffle=True, batch_size=8, collate_fn=collator)
+        for epoch in range(2):
+            for step, batch in enumerate(tqdm(train_dataloader)):
+                outputs = model(**batch)
+                outputs.loss.backward()
+        """,
+        head=HF_HEAD,
+    )
+    assert codes(f) == ["TM101"]
+    assert added(src, out) == [
+        "batch = {k: (v.to(device) if torch.is_tensor(v) else v) for k, v in batch.items()}"
+    ]
+
+
+def test_collate_fn_that_moves_is_left_alone():
+    f, out, src = run(
+        """
+        def collate(items):
+            xs = torch.stack([i[0] for i in items]).to(device)
+            return xs
+
+        def plain(items):
+            return torch.stack([i[0] for i in items])
+
+        dl = DataLoader(list(range(3)), collate_fn=collate)
+        for x in dl:
+            out = model(x)
+        dl2 = DataLoader(list(range(3)), collate_fn=plain)
+        for x, y in dl2:
+            out = model(x)
+        """,
+        head=HF_HEAD,
+    )
+    assert codes(f) == ["TM101"] and f[0].line > 15
+
+
+def test_unknown_callee_with_output_and_batch_part_is_left_alone():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for images, paths in loader:
+            out = model(images)
+            save_predictions(out, paths)
+        """
+    )
+    assert f == [] and out == src
+
+
+def test_collecting_labels_in_a_list_does_not_hide_the_bug():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        seen = []
+        for x, y in loader:
+            seen.append(y)
+            print(model(x), y)
+        """
+    )
+    assert added(src, out) == ["x = x.to(device)"]
+
+
+def test_model_moved_inside_builder_function_is_report_only():
+    f, out, src = run(
+        """
+        def build():
+            net = nn.Linear(4, 2)
+            return net.cuda()
+
+        model = build()
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """
+    )
+    assert codes(f) == ["TM101"] and not fixable(f)
+    assert "built and moved by a helper" in f[0].message
+
+
+def test_noop_to_on_probable_tensor_is_report_only():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        emb = torch.load("weights.pt") if False else torch.hann_window(4)
+        h = torch.hann_window(4)
+        h.to(device)
+        for x, y in loader:
+            xf = x.float()
+            xf.to(device)
+            out = model(x.to(device))
+        """
+    )
+    assert codes(f) == ["TM101", "TM101"] and not fixable(f) and out == src
+    st = """
+        s = torch.stack([torch.ones(2)])
+        s.to(device)
+        """
+    f, out, src = run(st)
+    assert added(src, out) == ["s = s.to(device)"]
+
+
+def test_pytorch_lightning_import_leaves_file_alone():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+        head="import pytorch_lightning as pl\n" + HEAD,
+    )
+    assert f == [] and out == src
