@@ -62,14 +62,10 @@ _NOT_TENSOR_FUNCS = {
 
 
 def _qn(ctx: FileContext, node: cst.CSTNode) -> set[str]:
-    """Qualified names of ``node``, resolving LibCST's lazily computed values (the raw
-    metadata mapping of libcst >= 1.x may hold a ``LazyValue``)."""
+    """Qualified names of a name or attribute (nothing for other expressions)."""
     if not isinstance(node, (cst.Name, cst.Attribute)):
         return set()
-    v = ctx._qn.get(node, ())
-    if callable(v) and not isinstance(v, (set, frozenset, tuple, list)):
-        v = v()
-    return {q.name for q in v}
+    return ctx.qualnames(node)
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
