@@ -149,7 +149,10 @@ class FileContext:
     def qualnames(self, node: "cst.CSTNode") -> set[str]:
         """Qualified names of an expression (``{"torch.nn.CrossEntropyLoss"}``), through
         imports and aliases; empty when it cannot be resolved."""
-        return {q.name for q in self._qn.get(node, ())}
+        found = self._qn.get(node, ())
+        if callable(found):  # libcst >= 1.x stores a LazyValue, resolved on first use
+            found = found()
+        return {q.name for q in found}
 
     def is_qualname(self, node: "cst.CSTNode", *names: str) -> bool:
         return bool(self.qualnames(node) & set(names))
