@@ -69,6 +69,16 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(n.children))
 
 
+def _nodes(ctx: FileContext, *types) -> list:
+    """Every node of the given types in the file, from the metadata already resolved
+    (much cheaper than walking the tree with ``children``); cached on the context."""
+    cache = ctx.__dict__.setdefault("_tm_nodes_" + __name__, {})
+    got = cache.get(types)
+    if got is None:
+        got = cache[types] = [n for n in ctx._parent if isinstance(n, types)]
+    return got
+
+
 def _dotted(node: cst.CSTNode) -> Optional[str]:
     if isinstance(node, cst.Name):
         return node.value
@@ -135,10 +145,9 @@ class StrictLoadAfterHeadChange(Rule):
     needles = ("load_state_dict",)
 
     def check(self, ctx: FileContext):
-        for call in _walk(ctx.module):
+        for call in _nodes(ctx, cst.Call):
             if (
-                isinstance(call, cst.Call)
-                and isinstance(call.func, cst.Attribute)
+                isinstance(call.func, cst.Attribute)
                 and call.func.attr.value == "load_state_dict"
             ):
                 f = _check_load(self, ctx, call)
@@ -313,8 +322,8 @@ def _head_assignment(ctx: FileContext, recv: str, load: cst.Call, scope) -> Opti
     unless ``recv`` itself is rebound after it."""
     pos = ctx.position(load)
     head, rebound_at = None, None
-    for node in _walk(ctx.module):
-        if not isinstance(node, cst.Assign) or ctx.scope(node) is not scope:
+    for node in _nodes(ctx, cst.Assign):
+        if ctx.scope(node) is not scope:
             continue
         p = ctx.position(node)
         if p >= pos:

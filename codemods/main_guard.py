@@ -47,6 +47,16 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(n.children))
 
 
+def _nodes(ctx: FileContext, *types) -> list:
+    """Every node of the given types in the file, from the metadata already resolved
+    (much cheaper than walking the tree with ``children``); cached on the context."""
+    cache = ctx.__dict__.setdefault("_tm_nodes_" + __name__, {})
+    got = cache.get(types)
+    if got is None:
+        got = cache[types] = [n for n in ctx._parent if isinstance(n, types)]
+    return got
+
+
 def _walk_no_defs(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Like _walk, but does not enter function/lambda bodies (code that does not run now)."""
     stack = [node]
@@ -269,8 +279,8 @@ class _Analysis:
     def loaders(self) -> list[_Loader]:
         ctx = self.ctx
         out = []
-        for call in _walk(ctx.module):
-            if not isinstance(call, cst.Call) or not ctx.is_qualname(call.func, *DATALOADER):
+        for call in _nodes(ctx, cst.Call):
+            if not ctx.is_qualname(call.func, *DATALOADER):
                 continue
             value = None
             for i, arg in enumerate(call.args):
@@ -425,7 +435,7 @@ class _Analysis:
         )
 
     def _moves_to_cuda(self) -> bool:
-        for n in _walk(self.ctx.module):
+        for n in _nodes(self.ctx, cst.Attribute, cst.SimpleString):
             if isinstance(n, cst.Attribute) and n.attr.value == "cuda" and isinstance(self.ctx.parent(n), cst.Call):
                 return True
             if isinstance(n, cst.SimpleString) and n.evaluated_value.startswith("cuda"):
@@ -525,8 +535,8 @@ class _Analysis:
         ctx = self.ctx
         out = []
         names = set()
-        for n in _walk(ctx.module):
-            if isinstance(n, cst.Call) and ctx.is_qualname(n.func, *DATALOADER):
+        for n in _nodes(ctx, cst.Call):
+            if ctx.is_qualname(n.func, *DATALOADER):
                 for a in n.args:
                     if a.keyword is not None and a.keyword.value in _WORKER_CALLABLE_KW and isinstance(a.value, cst.Name):
                         names.add(a.value.value)
@@ -574,7 +584,7 @@ class _Analysis:
 
     def _quote(self) -> str:
         single = double = 0
-        for n in _walk(self.ctx.module):
+        for n in _nodes(self.ctx, cst.SimpleString):
             if isinstance(n, cst.SimpleString):
                 q = n.value.lstrip("rbuRBUfF")[:1]
                 single += q == "'"
