@@ -333,12 +333,28 @@ def _head_assignment(ctx: FileContext, recv: str, load: cst.Call, scope) -> Opti
             if code == recv:
                 if rebound_at is None or p > rebound_at:
                     rebound_at = p
-            elif _is_head_target(t.target, recv) and len(node.targets) == 1:
+            elif _is_head_target(t.target, recv) and len(node.targets) == 1 and not _exclusive(ctx, node, load):
                 if head is None or p > ctx.position(head):
                     head = node
     if head is None or (rebound_at is not None and rebound_at > ctx.position(head)):
         return None
     return head
+
+
+def _exclusive(ctx: FileContext, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    """``a`` and ``b`` sit in different branches of one ``if`` (so never both run)."""
+    chain_a = [a, *ctx.ancestors(a)]
+    ids_a = {id(n): i for i, n in enumerate(chain_a)}
+    prev = b
+    for n in ctx.ancestors(b):
+        i = ids_a.get(id(n))
+        if i is not None:  # n is the lowest common ancestor; children on both paths:
+            child_a = chain_a[i - 1] if i else None
+            if isinstance(n, cst.If) and child_a is not None:
+                return {id(child_a), id(prev)} == {id(n.body), id(n.orelse)}
+            return False
+        prev = n
+    return False
 
 
 def _is_head_target(target: cst.CSTNode, recv: str) -> bool:

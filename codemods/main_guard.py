@@ -175,7 +175,7 @@ class DataLoaderWithoutMainGuard(Rule):
             f'without `if __name__ == "__main__":`; under spawn each worker re-runs the script'
         )
         i_start = min(min(i for i, _ in ld.sites) for ld in loaders)
-        why_not = a.why_not_fixable(i_start)
+        why_not = a.unpicklable(loaders) or a.why_not_fixable(i_start)
         if why_not:
             yield ctx.finding(self, first.call, f"{msg} (not fixed: {why_not})")
         else:
@@ -546,6 +546,25 @@ class _Analysis:
             elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value in names:
                 out.append(stmt)
         return out
+
+    def unpicklable(self, loaders: list) -> Optional[str]:
+        """A lambda or a function/class defined inside a function, handed to the loader:
+        spawn must pickle it for the workers, and cannot, guard or not (3.9)."""
+        ctx = self.ctx
+        for ld in loaders:
+            for arg in ld.call.args:
+                for n in _walk(arg.value):
+                    if isinstance(n, cst.Lambda):
+                        return f"the loader gets a lambda (`{ctx.code(n)}`), which spawn cannot pickle; use a top-level def"
+                    if isinstance(n, cst.Name):
+                        scope = ctx.scope(n)
+                        if scope is None or scope is scope.globals:
+                            continue
+                        for asg in scope[n.value] if n.value in scope else ():
+                            node = getattr(asg, "node", None)
+                            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and ctx.scope(node) is not scope.globals:
+                                return f"`{n.value}` is defined inside a function, which spawn cannot pickle; define it at top level"
+        return None
 
     def why_not_fixable(self, i0: int) -> Optional[str]:
         ctx = self.ctx

@@ -225,3 +225,10 @@ def test_framework_head_swaps_are_silent():
            "model.load_state_dict(model.state_dict())\n")
     silent("import timm\nmodel = timm.create_model('resnet18', pretrained=True, num_classes=3)\n"
            "model.load_state_dict(model.state_dict())\n")
+
+
+def test_head_and_load_in_exclusive_branches_are_silent():
+    silent(HEAD + "if finetune:\n    model.fc = nn.Linear(512, 3)\nelse:\n    model.load_state_dict(torch.load('resnet.pth'))\n")
+    silent(HEAD + "if a:\n    model.fc = nn.Linear(512, 3)\nelif b:\n    model.load_state_dict(torch.load('resnet.pth'))\n")
+    # a conditional head change before an unconditional load is still evidence
+    fixed(HEAD + "if num_classes != 1000:\n    model.fc = nn.Linear(512, num_classes)\nmodel.load_state_dict(torch.load('resnet.pth'))\n")

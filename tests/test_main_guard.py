@@ -365,3 +365,16 @@ FACTOR = 3
 print(first)
 """)
     assert out.endswith('FACTOR = 3\nif __name__ == "__main__":\n    first = next(iter(loader))\n    print(first)\n')
+
+
+@pytest.mark.parametrize(
+    "src, why",
+    [
+        (HEAD + "loader = DataLoader(ds, num_workers=2, collate_fn=lambda b: b)\nfor b in loader:\n    pass\n", "lambda"),
+        (HEAD + "def run():\n    def collate(b):\n        return b\n    for b in DataLoader(ds, num_workers=2, collate_fn=collate):\n"
+         "        pass\n\n\nrun()\n", "`collate` is defined inside a function"),
+    ],
+)
+def test_unpicklable_loader_arguments_are_report_only(src, why):
+    # the guard alone would not make these run under spawn (pitfalls 3.9)
+    reported(src, why)
