@@ -232,3 +232,50 @@ def test_head_and_load_in_exclusive_branches_are_silent():
     silent(HEAD + "if a:\n    model.fc = nn.Linear(512, 3)\nelif b:\n    model.load_state_dict(torch.load('resnet.pth'))\n")
     # a conditional head change before an unconditional load is still evidence
     fixed(HEAD + "if num_classes != 1000:\n    model.fc = nn.Linear(512, num_classes)\nmodel.load_state_dict(torch.load('resnet.pth'))\n")
+
+
+# ---------------------------------------------------------------------- execution
+def _fl_cases():
+    from tests.corpus_cases import load_cases
+
+    return [c for c in load_cases() if c.pitfall == "filtered_load"]
+
+
+def run_script(path):
+    """Run a corpus script in this process (torch is already imported): (error text or
+    None, stdout)."""
+    import contextlib
+    import io
+    import runpy
+    import warnings
+
+    buf = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(buf):
+        warnings.simplefilter("ignore")
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except Exception as e:  # the load error of a buggy original
+            return f"{type(e).__name__}: {e}", buf.getvalue()
+    return None, buf.getvalue()
+
+
+def test_corpus_size():
+    cases = _fl_cases()
+    assert len([c for c in cases if c.kind == "bug"]) >= 9 and len([c for c in cases if c.kind == "lookalike"]) >= 7
+
+
+@pytest.mark.parametrize("case", _fl_cases(), ids=lambda c: c.name)
+def test_corpus_case_runs_as_declared(case):
+    """Each buggy original raises its load error; each fixed script (which asserts that
+    the backbone holds the checkpoint's weights) and each look-alike runs clean."""
+    pytest.importorskip("torch")
+    assert case.run == "load"
+    err, out = run_script(case.path())
+    if case.kind == "bug":
+        assert err is not None and case.before in err, err
+    else:
+        assert err is None, err
+    for suffix in (".expected.py", ".unsafe.py"):
+        if case.read(suffix) is not None:
+            err, out = run_script(case.path(suffix))
+            assert err is None and "loaded" in out, err
