@@ -36,6 +36,8 @@ _PLATFORM = {
 }
 _DATASET_BASES = ("torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset",
                   "torch.utils.data.dataset.IterableDataset", "torch.utils.data.Sampler", "torch.utils.data.sampler.Sampler")
+# state that an import placed after it may depend on: imports are not hoisted past it
+_IMPORT_STATE = {"sys.path", "sys.modules", "os.chdir", "os.environ", "os.putenv", "importlib.import_module"}
 _WORKER_CALLABLE_KW = ("collate_fn", "worker_init_fn")
 
 
@@ -584,6 +586,15 @@ class _Analysis:
         for stmt in kept:
             if any(isinstance(n, cst.ImportStar) for n in _walk_no_defs(stmt)):
                 return "star import after the first iteration"
+        hoisted_imports = [s for s in kept if isinstance(s, cst.SimpleStatementLine)]
+        if hoisted_imports:
+            first_import = min(self.top_index[id(s)] for s in hoisted_imports)
+            for stmt in moved:
+                if self.top_index[id(stmt)] > first_import:
+                    break
+                for n in _walk_no_defs(stmt):
+                    if isinstance(n, (cst.Attribute, cst.Name)) and ctx.qualnames(n) & _IMPORT_STATE:
+                        return f"an import after `{ctx.code(n)}` would move above it"
         moved_names = self._bound_in(moved)
         outside = self._bound_in(self.body[:i0] + kept)
         only_moved = moved_names - outside

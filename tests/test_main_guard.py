@@ -430,3 +430,13 @@ def test_corpus_case_runs_as_declared(case):
         if case.read(suffix) is not None:
             rc, out = run_script(case.path(suffix), case.run)
             assert rc == 0, out[-2000:]
+
+
+def test_imports_are_not_hoisted_past_sys_path_or_environ_changes():
+    reported(HEAD + "import sys\nloader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n"
+             "sys.path.insert(0, 'lib')\nimport helpers\n", "would move above it")
+    reported(HEAD + "import os\nloader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n"
+             "os.environ['MODE'] = 'eval'\nimport evaluator\n", "would move above it")
+    # an import after harmless statements is hoisted
+    out = fixed(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\nimport json\nprint(json.dumps([1]))\n")
+    assert "import json\nif __name__" in out
