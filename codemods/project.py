@@ -10,7 +10,7 @@ import os
 import re
 from functools import lru_cache
 
-_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.M)
+_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+\(?([\w, \t]*)|import\s+([\w., ]+))", re.M)
 
 
 @lru_cache(maxsize=8)
@@ -27,7 +27,10 @@ def _index(roots: tuple[str, ...]) -> dict[str, frozenset[str]]:
             continue
         real = os.path.realpath(path)
         for m in _IMPORT.finditer(text):
-            names = [m.group(1)] if m.group(1) else [n.strip().split(" ")[0] for n in m.group(2).split(",")]
+            if m.group(1):  # from a.b import c, d: a, b, c and d may all be modules of the tree
+                names = [m.group(1)] + [n.strip().split(" ")[0] for n in m.group(2).split(",")]
+            else:
+                names = [n.strip().split(" ")[0] for n in m.group(3).split(",")]
             for n in names:
                 for part in n.split("."):
                     if part:
@@ -36,6 +39,13 @@ def _index(roots: tuple[str, ...]) -> dict[str, frozenset[str]]:
 
 
 def imported_module_names(roots: tuple[str, ...], exclude: str) -> set[str]:
-    """Names imported by files of the tree other than ``exclude``."""
+    """Names imported by files of the tree other than ``exclude``.
+
+    Without roots (a library call, a test) the tree is the directory of ``exclude``, and
+    a path that is not a file on disk (in-memory text) has no tree at all."""
     real = os.path.realpath(exclude)
+    if not roots:
+        if not os.path.isfile(real):
+            return set()
+        roots = (os.path.dirname(real),)
     return {name for name, files in _index(tuple(roots)).items() if files - {real}}

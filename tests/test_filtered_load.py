@@ -1,0 +1,281 @@
+"""TM401: strict load_state_dict(torch.load(...)) after the model's head was replaced."""
+
+import textwrap
+
+import pytest
+
+from codemods.engine import Options, process_text
+from codemods.filtered_load import HELPER
+from codemods.rule import Safety
+from tests.patching import apply_patch
+
+HEAD = """\
+import torch
+import torch.nn as nn
+
+model = Backbone()
+"""
+
+
+def run(src, **kw):
+    src = textwrap.dedent(src)
+    r = process_text("finetune.py", src, Options(select=frozenset({"TM401"}), **kw))
+    assert r.error is None, r.error
+    out = apply_patch(src.encode(), r.diff).decode() if r.changed else src
+    return r, out
+
+
+def one(src, safety, **kw):
+    r, out = run(src, **kw)
+    assert len(r.findings) == 1, r.findings
+    f = r.findings[0]
+    assert f.code == "TM401" and f.fix is not None and f.fix.safety is safety
+    return f, out
+
+
+def fixed(src):
+    """A safe fix: applied by default; the output is a fixpoint."""
+    f, out = one(src, Safety.SAFE)
+    assert f.applied and out != textwrap.dedent(src)
+    assert out.count(f"def {HELPER}(") == 1 and "import warnings" in out
+    again, out2 = run(out, unsafe_fixes=True)
+    assert not again.findings and out2 == out
+    return f, out
+
+
+def silent(src):
+    r, out = run(src, unsafe_fixes=True)
+    assert r.findings == [] and out == textwrap.dedent(src)
+
+
+# ---------------------------------------------------------------------- safe fixes
+@pytest.mark.parametrize(
+    "head",
+    ["model.fc = nn.Linear(512, 3)", "model.classifier[-1] = nn.Linear(64, 3)", "model.classifier = nn.Linear(64, 3)",
+     "model.head = nn.Linear(64, 3)", "model.heads.head = nn.Linear(64, 3)",
+     "model.fc = nn.Sequential(nn.Dropout(0.2), nn.Linear(512, 3))"],
+)
+def test_head_forms(head):
+    f, out = fixed(HEAD + head + "\nmodel.load_state_dict(torch.load('resnet50_imagenet.pth', map_location='cpu'))\n")
+    assert out.endswith(f"{head}\n{HELPER}(model, torch.load('resnet50_imagenet.pth', map_location='cpu'))\n")
+    assert head.split(" =")[0] in f.message
+
+
+def test_user_torch_load_arguments_kept_exactly_and_strict_dropped():
+    _, out = fixed(HEAD + "model.fc = nn.Linear(512, 3)\n"
+                   "model.load_state_dict(torch.load(PATH, map_location=device, weights_only=False), strict=False)\n"
+                   .replace("PATH", "'vit_pretrained.pt'"))
+    assert out.endswith(f"{HELPER}(model, torch.load('vit_pretrained.pt', map_location=device, weights_only=False))\n")
+
+
+def test_strict_false_is_still_a_finding():
+    f, _ = fixed(HEAD + "model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load('imagenet.pth'), strict=False)\n")
+    assert "strict=False does not skip shape mismatches" in f.message
+
+
+@pytest.mark.parametrize(
+    "imp, load",
+    [("import torch as T", "T.load"), ("from torch import load", "load"), ("from torch import load as tl", "tl"),
+     ("import torch.serialization", "torch.serialization.load")],
+)
+def test_torch_load_resolved_by_qualified_name(imp, load):
+    fixed(f"{imp}\nimport torch.nn as nn\nmodel = Net()\nmodel.fc = nn.Linear(4, 2)\nmodel.load_state_dict({load}('resnet.pt'))\n")
+
+
+def test_user_function_named_load_is_not_torch_load():
+    silent("import torch.nn as nn\n\ndef load(p):\n    return {}\n\nmodel = Net()\nmodel.fc = nn.Linear(4, 2)\n"
+           "model.load_state_dict(load('resnet.pt'))\n")
+
+
+def test_through_variables_and_indexing():
+    _, out = fixed(HEAD + "model.fc = nn.Linear(512, 3)\nckpt = torch.load('resnet_pretrain.pth')\n"
+                   "model.load_state_dict(ckpt['state_dict'])\n")
+    assert out.endswith(f"{HELPER}(model, ckpt['state_dict'])\n")
+    _, out = fixed(HEAD + "model.fc = nn.Linear(512, 3)\nckpt = torch.load('resnet_pretrain.pth')\n"
+                   "sd = ckpt['model']\nmissing, unexpected = model.load_state_dict(sd)\n")
+    assert out.endswith(f"missing, unexpected = {HELPER}(model, sd)\n")
+    _, out = fixed(HEAD + "model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load('vgg16_pretrained.pth')['state_dict'])\n")
+    assert out.endswith(f"{HELPER}(model, torch.load('vgg16_pretrained.pth')['state_dict'])\n")
+
+
+def test_path_through_variable_bound_once_and_os_path_join():
+    fixed("import os\nimport torch\nimport torch.nn as nn\nWEIGHTS = os.path.join(root, 'imagenet', 'r18.pth')\n"
+          "model = Net()\nmodel.fc = nn.Linear(4, 2)\nmodel.load_state_dict(torch.load(WEIGHTS))\n")
+
+
+@pytest.mark.parametrize(
+    "imp, call",
+    [("import torch", "torch.hub.load_state_dict_from_url(URL)"),
+     ("from torch.hub import load_state_dict_from_url", "load_state_dict_from_url(URL, progress=False)"),
+     ("import torch.utils.model_zoo as model_zoo", "model_zoo.load_url(URL)")],
+)
+def test_hub_downloads_are_foreign(imp, call):
+    _, out = fixed(f"{imp}\nimport torch.nn as nn\nURL = get_url()\nmodel = Net()\nmodel.fc = nn.Linear(4, 2)\n"
+                   f"model.load_state_dict({call})\n")
+    assert out.endswith(f"{HELPER}(model, {call})\n")
+
+
+def test_helper_added_once_for_two_loads_and_in_methods():
+    src = HEAD + """\
+model.fc = nn.Linear(512, 3)
+model.load_state_dict(torch.load("resnet_imagenet.pth"))
+
+
+class FineTuned(Backbone):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(512, 3)
+        self.load_state_dict(torch.load("resnet_imagenet.pth"))
+"""
+    r, out = run(src)
+    assert len(r.findings) == 2 and all(f.applied for f in r.findings)
+    assert out.count(f"def {HELPER}(") == 1
+    assert f"{HELPER}(self, torch.load(\"resnet_imagenet.pth\"))" in out
+
+
+def test_helper_really_loads_matching_weights():
+    import warnings
+
+    import torch
+    import torch.nn as nn
+
+    from codemods.filtered_load import HELPER_SOURCE
+
+    ns = {"warnings": warnings}
+    exec(HELPER_SOURCE, ns)
+    src, dst = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 10)), nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
+    with pytest.warns(UserWarning, match="skipped 2 checkpoint keys"):
+        res = ns[HELPER](dst, src.state_dict())
+    assert torch.equal(dst[0].weight, src[0].weight) and res.missing_keys == ["1.weight", "1.bias"]
+
+
+# ---------------------------------------------------------------------- unsafe / report
+@pytest.mark.parametrize("path", ["'weights.pt'", "args.ckpt", "'resnet50_finetuned.pth'", "'best_resnet.pt'"])
+def test_no_pretrained_evidence_is_unsafe(path):
+    src = HEAD + f"model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load({path}))\n"
+    f, out = one(src, Safety.UNSAFE)
+    assert not f.applied and out == src
+    assert "move the load above the head replacement" in f.message and "keep it" in f.message
+    r, out = run(src, unsafe_fixes=True)
+    assert out.endswith(f"{HELPER}(model, torch.load({path}))\n")
+    assert r.suggestions == []  # applied, so no suggestion left
+    r, _ = run(src)
+    assert len(r.suggestions) == 1 and HELPER.encode() in r.suggestions[0].diff
+
+
+def test_extra_load_state_dict_arguments_are_report_only():
+    r, out = run(HEAD + "model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load('imagenet.pt'), assign=True)\n")
+    (f,) = r.findings
+    assert f.fix is None and "not fixed" in f.message and not r.changed
+
+
+# ---------------------------------------------------------------------- look-alikes
+@pytest.mark.parametrize(
+    "body",
+    [
+        # load before the head replacement (canonical order)
+        "model.load_state_dict(torch.load('resnet.pth'))\nmodel.fc = nn.Linear(512, 3)\n",
+        # same architecture
+        "model.load_state_dict(torch.load('resnet.pth'))\n",
+        # another receiver
+        "student.fc = nn.Linear(512, 3)\nteacher.load_state_dict(torch.load('resnet.pth'))\n",
+        # the model is rebuilt after the head change
+        "model.fc = nn.Linear(512, 3)\nmodel = Backbone()\nmodel.load_state_dict(torch.load('resnet.pth'))\n",
+        # already filtered
+        "model.fc = nn.Linear(512, 3)\nsd = torch.load('resnet.pth')\nown = model.state_dict()\n"
+        "sd = {k: v for k, v in sd.items() if k in own and v.shape == own[k].shape}\nmodel.load_state_dict(sd, strict=False)\n",
+        # keys popped / deleted / filtered by a helper
+        "model.fc = nn.Linear(512, 3)\nsd = torch.load('resnet.pth')\nsd.pop('fc.weight')\nsd.pop('fc.bias')\nmodel.load_state_dict(sd, strict=False)\n",
+        "model.fc = nn.Linear(512, 3)\nsd = torch.load('resnet.pth')\ndel sd['fc.weight']\nmodel.load_state_dict(sd, strict=False)\n",
+        "model.fc = nn.Linear(512, 3)\nsd = torch.load('resnet.pth')\nremove_head(sd)\nmodel.load_state_dict(sd)\n",
+        # resume: the checkpoint also carries the optimizer state
+        "model.fc = nn.Linear(512, 3)\nckpt = torch.load('resnet_run.pth')\nmodel.load_state_dict(ckpt['model'])\n"
+        "optimizer.load_state_dict(ckpt['optimizer'])\n",
+        "model.fc = nn.Linear(512, 3)\nckpt = torch.load('resnet_run.pth')\nmodel.load_state_dict(ckpt['state_dict'])\nstart = ckpt.get('epoch', 0)\n",
+        # not a torch.load result
+        "model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(other.state_dict())\n",
+        # an assignment to a non-head attribute
+        "model.dropout = nn.Dropout(0.5)\nmodel.load_state_dict(torch.load('resnet.pth'))\n",
+    ],
+)
+def test_lookalikes_are_silent(body):
+    silent(HEAD + body)
+
+
+def test_head_set_in_another_scope_is_silent():
+    silent("""\
+import torch
+import torch.nn as nn
+
+
+def build(n):
+    net = Backbone()
+    net.fc = nn.Linear(512, n)
+    return net
+
+
+net = build(3)
+net.load_state_dict(torch.load("resnet_finetuned.pt"))
+""")
+
+
+def test_framework_head_swaps_are_silent():
+    silent("from transformers import AutoModelForSequenceClassification as M\n"
+           "model = M.from_pretrained('bert-base-uncased', num_labels=3, ignore_mismatched_sizes=True)\n"
+           "model.load_state_dict(model.state_dict())\n")
+    silent("import timm\nmodel = timm.create_model('resnet18', pretrained=True, num_classes=3)\n"
+           "model.load_state_dict(model.state_dict())\n")
+
+
+def test_head_and_load_in_exclusive_branches_are_silent():
+    silent(HEAD + "if finetune:\n    model.fc = nn.Linear(512, 3)\nelse:\n    model.load_state_dict(torch.load('resnet.pth'))\n")
+    silent(HEAD + "if a:\n    model.fc = nn.Linear(512, 3)\nelif b:\n    model.load_state_dict(torch.load('resnet.pth'))\n")
+    # a conditional head change before an unconditional load is still evidence
+    fixed(HEAD + "if num_classes != 1000:\n    model.fc = nn.Linear(512, num_classes)\nmodel.load_state_dict(torch.load('resnet.pth'))\n")
+
+
+# ---------------------------------------------------------------------- execution
+def _fl_cases():
+    from tests.corpus_cases import load_cases
+
+    return [c for c in load_cases() if c.pitfall == "filtered_load"]
+
+
+def run_script(path):
+    """Run a corpus script in this process (torch is already imported): (error text or
+    None, stdout)."""
+    import contextlib
+    import io
+    import runpy
+    import warnings
+
+    buf = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(buf):
+        warnings.simplefilter("ignore")
+        try:
+            runpy.run_path(path, run_name="__main__")
+        except Exception as e:  # the load error of a buggy original
+            return f"{type(e).__name__}: {e}", buf.getvalue()
+    return None, buf.getvalue()
+
+
+def test_corpus_size():
+    cases = _fl_cases()
+    assert len([c for c in cases if c.kind == "bug"]) >= 9 and len([c for c in cases if c.kind == "lookalike"]) >= 7
+
+
+@pytest.mark.parametrize("case", _fl_cases(), ids=lambda c: c.name)
+def test_corpus_case_runs_as_declared(case):
+    """Each buggy original raises its load error; each fixed script (which asserts that
+    the backbone holds the checkpoint's weights) and each look-alike runs clean."""
+    pytest.importorskip("torch")
+    assert case.run == "load"
+    err, out = run_script(case.path())
+    if case.kind == "bug":
+        assert err is not None and case.before in err, err
+    else:
+        assert err is None, err
+    for suffix in (".expected.py", ".unsafe.py"):
+        if case.read(suffix) is not None:
+            err, out = run_script(case.path(suffix))
+            assert err is None and "loaded" in out, err

@@ -1,0 +1,442 @@
+"""TM301: DataLoader workers iterated at import time without a __main__ guard."""
+
+import os
+import textwrap
+
+import pytest
+
+from codemods.engine import Options, process_file, process_text
+from codemods.rule import Severity
+from tests.patching import apply_patch
+
+HEAD = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+ds = TensorDataset(torch.randn(8, 2))
+"""
+
+
+def run(src, path="train.py", **kw):
+    src = textwrap.dedent(src)
+    r = process_text(path, src, Options(select=frozenset({"TM301"}), **kw))
+    assert r.error is None, r.error
+    out = apply_patch(src.encode(), r.diff).decode() if r.changed else src
+    return r, out
+
+
+def bugs(r):
+    return [f for f in r.findings if f.severity is Severity.BUG]
+
+
+def infos(r):
+    return [f for f in r.findings if f.severity is Severity.INFO]
+
+
+def fixed(src, **kw):
+    r, out = run(src, **kw)
+    assert len(bugs(r)) == 1 and bugs(r)[0].applied, r.findings
+    again, out2 = run(out)
+    assert not again.findings and out2 == out  # idempotent: a guarded module is silent
+    return out
+
+
+def silent(src, **kw):
+    r, out = run(src, **kw)
+    assert r.findings == [] and out == textwrap.dedent(src)
+
+
+def reported(src, why, **kw):
+    r, out = run(src, **kw)
+    b = bugs(r)
+    assert len(b) == 1 and b[0].fix is None, r.findings
+    assert why in b[0].message
+    assert out == textwrap.dedent(src)
+    return b[0]
+
+
+# ---------------------------------------------------------------------- variants fixed
+def test_top_level_loop_is_indented_under_guard():
+    out = fixed(HEAD + """\
+loader = DataLoader(ds, batch_size=4, num_workers=2)
+
+# train
+for epoch in range(2):
+    for (x,) in loader:  # one batch
+        print(x.shape)
+
+    print("epoch", epoch)
+print("done")
+""")
+    assert out == HEAD + """\
+loader = DataLoader(ds, batch_size=4, num_workers=2)
+
+if __name__ == "__main__":
+    # train
+    for epoch in range(2):
+        for (x,) in loader:  # one batch
+            print(x.shape)
+
+        print("epoch", epoch)
+    print("done")
+"""
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "batch = next(iter(loader))",
+        "it = iter(loader)",
+        "for i, b in enumerate(loader):\n    pass",
+        "sizes = [len(b) for b in loader]",
+        "for a, b in zip(range(2), loader):\n    pass",
+        "batches = list(loader)",
+        "with torch.no_grad():\n    for b in loader:\n        pass",
+    ],
+)
+def test_iteration_forms(use):
+    out = fixed(HEAD + "loader = DataLoader(ds, num_workers=1)\n" + use + "\n")
+    assert 'if __name__ == "__main__":\n    ' + use.splitlines()[0] in out
+
+
+@pytest.mark.parametrize(
+    "imp, ctor",
+    [
+        ("import torch.utils.data as tud", "tud.DataLoader"),
+        ("from torch.utils.data import DataLoader as DL", "DL"),
+        ("import torch.utils.data", "torch.utils.data.DataLoader"),
+        ("from torch.utils.data.dataloader import DataLoader", "DataLoader"),
+    ],
+)
+def test_dataloader_resolved_by_qualified_name(imp, ctor):
+    fixed(f"import torch\n{imp}\nloader = {ctor}(torch.arange(4), num_workers=2)\nfor b in loader:\n    print(b)\n")
+
+
+def test_user_class_named_dataloader_is_not_torch():
+    silent("class DataLoader:\n    def __init__(self, *a, **k): pass\n    def __iter__(self): return iter(())\n"
+           "for b in DataLoader([], num_workers=2):\n    pass\n")
+
+
+def test_function_called_at_module_level_and_defs_stay_top_level():
+    out = fixed(HEAD + """\
+loader = DataLoader(ds, num_workers=2)
+
+
+def train(epoch):
+    for (x,) in loader:
+        pass
+
+
+for epoch in range(2):
+    train(epoch)
+LABELS = ("a", "b")
+
+
+def show():
+    print(LABELS)
+
+
+show()
+""")
+    assert out.endswith("""\
+def train(epoch):
+    for (x,) in loader:
+        pass
+
+
+LABELS = ("a", "b")
+
+
+def show():
+    print(LABELS)
+
+
+if __name__ == "__main__":
+    for epoch in range(2):
+        train(epoch)
+
+    show()
+""")
+
+
+def test_transitive_calls_and_loader_built_inside_function():
+    out = fixed(HEAD + """\
+def epoch_pass():
+    loader = DataLoader(ds, num_workers=2)
+    return sum(1 for _ in loader)
+
+
+def fit():
+    return epoch_pass()
+
+
+print(fit())
+""")
+    assert out.endswith('if __name__ == "__main__":\n    print(fit())\n')
+
+
+def test_tail_starts_at_first_trigger_and_later_statements_move():
+    out = fixed(HEAD + """\
+loader = DataLoader(ds, num_workers=2)
+model = torch.nn.Linear(2, 2)
+first = next(iter(loader))
+total = 0
+for (x,) in loader:
+    total += 1
+""")
+    assert "model = torch.nn.Linear(2, 2)\nif __name__" in out
+    assert "    total = 0\n" in out
+
+
+def test_single_quote_style_followed():
+    out = fixed("import torch\nfrom torch.utils.data import DataLoader\n"
+                "loader = DataLoader(torch.arange(4), num_workers=2)\nprint('go')\nfor b in loader:\n    print('b')\n")
+    assert "if __name__ == '__main__':\n    for b in loader:" in out
+
+
+# ---------------------------------------------------------------------- num_workers values
+@pytest.mark.parametrize(
+    "workers, pre",
+    [
+        ("num_workers=int(args.workers)", "import argparse\nargs = argparse.Namespace(workers=2)\n"),
+        ("num_workers=NUM_WORKERS", "import os\nNUM_WORKERS = os.cpu_count()\n"),
+        ("num_workers=N", "N = 3\n"),
+        ("**kw", "kw = {'batch_size': 2, 'num_workers': 2}\n"),
+        ("**kw", "kw = dict(batch_size=2, num_workers=n_workers)\n"),
+        # positional: batch_size, shuffle, sampler, batch_sampler, num_workers (the text pre-filter
+        # needs the word num_workers somewhere in the file)
+        ("2, False, None, None, 2", "# num_workers given positionally\n"),
+    ],
+)
+def test_worker_counts_that_fire(workers, pre):
+    fixed(HEAD + pre + f"loader = DataLoader(ds, {workers})\nfor b in loader:\n    pass\n")
+
+
+@pytest.mark.parametrize(
+    "workers, pre",
+    [
+        ("num_workers=0", ""),
+        ("batch_size=2", ""),
+        ("num_workers=N", "N = 0\n"),
+        ("num_workers=0 if os.name == 'nt' else 4", "import os\n"),
+        ("num_workers=0 if sys.platform == 'win32' else 2", "import sys\n"),
+        ("num_workers=NW", "import platform\nNW = 0 if platform.system() == 'Windows' else 4\n"),
+        ("num_workers=get_workers()", "import platform\n\ndef get_workers():\n    return 0 if platform.system() == 'Darwin' else 4\n"),
+        ("num_workers=W", "import multiprocessing as mp\nW = 0 if mp.get_start_method() != 'fork' else 2\n"),
+        ("**kw", "kw = {'batch_size': 2, 'num_workers': 0}\n"),
+        ("**kw", "kw = {'batch_size': 2}\n"),
+        ("**kw", "kw = load_config()\n"),  # unknown dict: assume nothing
+    ],
+)
+def test_worker_counts_that_do_not_fire(workers, pre):
+    silent(HEAD + pre + f"loader = DataLoader(ds, {workers})\nfor b in loader:\n    pass\n")
+
+
+# ---------------------------------------------------------------------- look-alikes
+@pytest.mark.parametrize(
+    "src",
+    [
+        HEAD + "def main():\n    for b in DataLoader(ds, num_workers=2):\n        pass\n\n\nif __name__ == '__main__':\n    main()\n",
+        HEAD + "loader = DataLoader(ds, num_workers=2)\nif __name__ == \"__main__\":\n    for b in loader:\n        pass\n",
+        HEAD + "loader = DataLoader(ds, num_workers=2)\nif '__main__' == __name__:\n    next(iter(loader))\n",
+        # built only
+        HEAD + "loader = DataLoader(ds, num_workers=2)\nprint(len(loader))\n",
+        # iterated only in a function nobody calls at import
+        HEAD + "loader = DataLoader(ds, num_workers=2)\n\ndef train():\n    for b in loader:\n        pass\n",
+        # iterated in a method (unknown caller)
+        HEAD + "loader = DataLoader(ds, num_workers=2)\n\nclass T:\n    def run(self):\n        for b in loader:\n            pass\n",
+        # a function that iterates is referenced but not called
+        HEAD + "loader = DataLoader(ds, num_workers=2)\n\ndef train():\n    for b in loader:\n        pass\n\nhooks = [train]\n",
+    ],
+)
+def test_lookalikes_are_silent(src):
+    silent(src)
+
+
+# ---------------------------------------------------------------------- report only
+def test_imported_elsewhere_is_report_only(tmp_path):
+    (tmp_path / "data.py").write_text(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n")
+    (tmp_path / "train.py").write_text("from data import ds\nprint(ds)\n")
+    r = process_file(str(tmp_path / "data.py"), Options(select=frozenset({"TM301"})))
+    assert r.error is None and not r.changed
+    assert len(r.findings) == 1 and r.findings[0].safety is None and "imports this module" in r.findings[0].message
+    # the same file alone in its directory is fixed
+    other = tmp_path / "alone"
+    other.mkdir()
+    (other / "data.py").write_text((tmp_path / "data.py").read_text())
+    r2 = process_file(str(other / "data.py"), Options(select=frozenset({"TM301"})))
+    assert r2.changed
+
+
+def test_in_memory_text_has_no_importers():
+    from codemods.rule import ProjectInfo
+
+    assert ProjectInfo().is_imported_elsewhere("no/such/dir/train.py") is False
+
+
+@pytest.mark.parametrize(
+    "tail, why",
+    [
+        ("for b in loader:\n    pass\nglobal ds\nds = None\n", "`global`"),
+        ("for b in loader:\n    exec('x = 1')\n", "`exec()`"),
+        ("for b in loader:\n    pass\nfrom math import *\n", "star import"),
+        ("for b in loader:\n    pass\nscale = torch.ones(1)\n\ndef f(x=scale):\n    return x\n", "`f` needs `scale`"),
+        ("for b in loader:\n    pass\nbase = object\n\nclass C(base):\n    pass\n", "`C` needs `base`"),
+        ("for b in loader:\n    pass\nshow = print\n\ndef show():\n    pass\n", "`show` is bound both"),
+    ],
+)
+def test_tail_tricks_are_report_only(tail, why):
+    reported(HEAD + "loader = DataLoader(ds, num_workers=2)\n" + tail, why)
+
+
+def test_dataset_reading_a_moved_global_is_report_only():
+    reported("""\
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class D(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return i * SCALE
+
+
+loader = DataLoader(D(), num_workers=2)
+for b in loader:
+    print(b)
+SCALE = torch.tensor(2)
+""", "`D` runs in the workers and reads `SCALE`")
+
+
+def test_collate_fn_reading_a_moved_global_is_report_only():
+    reported(HEAD + """\
+def collate(batch):
+    return [b * factor for b in batch]
+
+
+loader = DataLoader(ds, num_workers=2, collate_fn=collate)
+first = next(iter(loader))
+factor = torch.tensor(3)
+""", "`collate` runs in the workers")
+
+
+def test_library_call_receiving_workers_is_report_only():
+    b = reported("import lightning as L\ntrainer = L.Trainer()\ntrainer.fit(model, num_workers=4)\n", "library call")
+    assert "`trainer.fit` receives num_workers=4" in b.message
+    reported("import darts\nmodel.fit(series, dataloader_kwargs={'num_workers': 8})\n", "library call")
+    silent("import darts\nmodel.fit(series, dataloader_kwargs={'num_workers': 0})\n")
+    silent("import darts\nloader = make_loader(num_workers=4)\n")  # a builder: nothing iterated yet
+
+
+def test_notebook_path_is_report_only():
+    reported(HEAD + "for b in DataLoader(ds, num_workers=2):\n    pass\n", "notebook", path="explore.ipynb")
+
+
+# ---------------------------------------------------------------------- info advice
+def test_persistent_workers_advice_only_for_literal_counts_in_epoch_loops():
+    r, _ = run(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor e in range(3):\n    for b in loader:\n        pass\n")
+    (info,) = infos(r)
+    assert "persistent_workers=True" in info.message and info.fix is None and info.code == "TM301"
+    assert "pin_memory" not in info.message
+    # once: no loop around the iteration
+    r, _ = run(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n")
+    assert infos(r) == []
+    # non-literal count: never
+    r, _ = run(HEAD + "import os\nloader = DataLoader(ds, num_workers=os.cpu_count())\nfor e in range(3):\n    for b in loader:\n        pass\n")
+    assert infos(r) == []
+    # already persistent
+    r, _ = run(HEAD + "loader = DataLoader(ds, num_workers=2, persistent_workers=True)\nfor e in range(3):\n    for b in loader:\n        pass\n")
+    assert infos(r) == []
+    # pin_memory only when batches go to CUDA
+    r, _ = run(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor e in range(3):\n    for (x,) in loader:\n        x = x.cuda()\n")
+    assert "pin_memory=True" in infos(r)[0].message
+
+
+def test_constant_read_by_a_worker_function_stays_top_level():
+    out = fixed(HEAD + """\
+def collate(batch):
+    return [b * FACTOR for b in batch]
+
+
+loader = DataLoader(ds, num_workers=2, collate_fn=collate)
+first = next(iter(loader))
+FACTOR = 3
+print(first)
+""")
+    assert out.endswith('FACTOR = 3\nif __name__ == "__main__":\n    first = next(iter(loader))\n    print(first)\n')
+
+
+@pytest.mark.parametrize(
+    "src, why",
+    [
+        (HEAD + "loader = DataLoader(ds, num_workers=2, collate_fn=lambda b: b)\nfor b in loader:\n    pass\n", "lambda"),
+        (HEAD + "def run():\n    def collate(b):\n        return b\n    for b in DataLoader(ds, num_workers=2, collate_fn=collate):\n"
+         "        pass\n\n\nrun()\n", "`collate` is defined inside a function"),
+    ],
+)
+def test_unpicklable_loader_arguments_are_report_only(src, why):
+    # the guard alone would not make these run under spawn (pitfalls 3.9)
+    reported(src, why)
+
+
+# ---------------------------------------------------------------------- execution
+SPAWN = (
+    "import multiprocessing as m, runpy, sys; m.set_start_method('spawn', force=True); "
+    "runpy.run_path(sys.argv[1], run_name='__main__')"
+)
+
+
+def _mg_cases():
+    from tests.corpus_cases import load_cases
+
+    return [c for c in load_cases() if c.pitfall == "main_guard"]
+
+
+def run_script(path, mode):
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", SPAWN, path] if mode == "spawn" else [sys.executable, path]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=os.path.dirname(path))
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_corpus_size():
+    cases = _mg_cases()
+    assert len([c for c in cases if c.kind == "bug"]) >= 9 and len([c for c in cases if c.kind == "lookalike"]) >= 7
+
+
+# Every spawn run imports torch once per process (about 3 s of CPU each), so by default
+# only a representative few run; TORCHMEND_EXEC=1 runs the whole main_guard corpus.
+QUICK = {"train_function", "peek_next_iter", "guarded_loop"}
+
+
+@pytest.mark.parametrize("case", _mg_cases(), ids=lambda c: c.name)
+def test_corpus_case_runs_as_declared(case):
+    """Under spawn, each buggy original fails with its `before` text, each fixed script
+    and each look-alike runs clean."""
+    pytest.importorskip("torch")
+    if case.name not in QUICK and not os.environ.get("TORCHMEND_EXEC"):
+        pytest.skip("slow spawn run (set TORCHMEND_EXEC=1)")
+    assert case.run in ("spawn", "plain")
+    rc, out = run_script(case.path(), case.run)
+    if case.kind == "bug":
+        assert rc != 0 and case.before in out, out[-2000:]
+    else:
+        assert rc == 0, out[-2000:]
+    for suffix in (".expected.py", ".unsafe.py"):
+        if case.read(suffix) is not None:
+            rc, out = run_script(case.path(suffix), case.run)
+            assert rc == 0, out[-2000:]
+
+
+def test_imports_are_not_hoisted_past_sys_path_or_environ_changes():
+    reported(HEAD + "import sys\nloader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n"
+             "sys.path.insert(0, 'lib')\nimport helpers\n", "would move above it")
+    reported(HEAD + "import os\nloader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n"
+             "os.environ['MODE'] = 'eval'\nimport evaluator\n", "would move above it")
+    # an import after harmless statements is hoisted
+    out = fixed(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\nimport json\nprint(json.dumps([1]))\n")
+    assert "import json\nif __name__" in out
