@@ -1,0 +1,186 @@
+"""Run a script under the verification modes in a subprocess and read the outcome.
+
+``run_script(path, mode, timeout, max_steps, real_device) -> RunOutcome`` runs
+``python -m codemods.verify.bootstrap`` (see bootstrap.py for the protocol) in a new
+process group (killed whole on timeout, DataLoader workers included) and parses its
+``TORCHMEND-*`` lines.
+
+What each pitfall's run mode is, and what its original must show (``SIGNATURES``), is the
+single source for both the corpus test and ``torchmend verify``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Iterable
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# pitfall module -> run mode
+PITFALL_MODE = {
+    "device": "device",
+    "zero_grad": "zero_grad",
+    "softmax": "softmax",
+    "main_guard": "spawn",
+    "filtered_load": "load",
+}
+# pitfall -> what a run of the buggy original shows: detector codes, or error-text substrings
+SIGNATURES: dict[str, tuple[str, ...]] = {
+    "device": (
+        "Expected all tensors to be on the same device",
+        "should be the same",  # "Input type (...) and weight type (...) should be the same"
+        "not at the same device",
+        "must be on the current device",
+    ),
+    "zero_grad": ("TM201", "TM202"),
+    "softmax": ("TM501", "TM502"),
+    "main_guard": ("bootstrapping phase",),
+    "filtered_load": ("size mismatch", "Error(s) in loading state_dict"),
+}
+
+_DET = re.compile(r"^TORCHMEND-DETECTOR: (\S+) at (\S*): (.*)$", re.M)
+_ERR = re.compile(r"^TORCHMEND-ERROR: (.*) at (\S*)$", re.M)
+_STEPS = re.compile(r"^TORCHMEND-STEPS: (\d+)$", re.M)
+_STOP = re.compile(r"^TORCHMEND-STOPPED: (.*)$", re.M)
+
+
+@dataclass
+class RunOutcome:
+    ok: bool  # ran to the end (or a clean --max-steps stop), exit 0, no detector
+    error_text: str = ""  # "RuntimeError: Expected all tensors ..." ("" if none)
+    detector_codes: list[str] = field(default_factory=list)
+    steps: int = 0
+    location: str = ""  # file:line of the error, else of the first detector
+    returncode: int | None = None
+    timed_out: bool = False
+    stopped: bool = False  # stopped cleanly after --max-steps
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+    detectors: list[tuple[str, str, str]] = field(default_factory=list)  # (code, location, message)
+
+    def shows(self, expected: str) -> bool:
+        """Whether this run shows ``expected``: a detector code that fired, or a substring of
+        the error or of stderr (a spawned child's traceback lands there)."""
+        if not expected:
+            return not self.ok
+        if re.fullmatch(r"TM\d{3}", expected):
+            return expected in self.detector_codes
+        return expected in self.error_text or expected in self.stderr
+
+    def shows_any(self, expected: Iterable[str]) -> str | None:
+        return next((e for e in expected if self.shows(e)), None)
+
+    def summary(self) -> str:
+        """One line of evidence: "RuntimeError: ... at train.py:42" / "TM201 at train.py:30" /
+        "5 steps, clean"."""
+        if self.timed_out:
+            return f"timed out after {self.seconds:.0f}s ({self.steps} steps)"
+        if self.error_text:
+            return f"{_short(self.error_text)} at {self.location or '?'}"
+        if self.detectors:
+            return "; ".join(f"{c} at {loc or '?'} ({msg})" for c, loc, msg in self.detectors)
+        if self.returncode not in (0, None):
+            return f"exit status {self.returncode}"
+        how = "stopped" if self.stopped else "ran to the end"
+        return f"{self.steps} step{'s' if self.steps != 1 else ''}, {how}, clean"
+
+
+def _short(s: str, n: int = 160) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def bootstrap_cmd(path: str, modes, max_steps: int | None, real_device: bool, args=()) -> list[str]:
+    mode = modes if isinstance(modes, str) else ",".join(sorted(set(modes))) or "plain"
+    cmd = [sys.executable, "-m", "codemods.verify.bootstrap", "--mode", mode]
+    if max_steps is not None:
+        cmd += ["--max-steps", str(max_steps)]
+    if real_device:
+        cmd.append("--real-device")
+    return cmd + [os.path.abspath(path), *args]
+
+
+def run_script(
+    path: str,
+    mode: str | Iterable[str] = "plain",
+    timeout: float = 60.0,
+    max_steps: int | None = None,
+    real_device: bool = False,
+    args: Iterable[str] = (),
+) -> RunOutcome:
+    """Run ``path`` under ``mode`` ("device", "zero_grad,softmax", or a set) in a subprocess."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PYTHONHASHSEED", "0")
+    env["PYTHONWARNINGS"] = "ignore"
+    if not real_device:
+        env["CUDA_VISIBLE_DEVICES"] = env.get("CUDA_VISIBLE_DEVICES", "")
+    cmd = bootstrap_cmd(path, mode, max_steps, real_device, tuple(args))
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        cmd,
+        cwd=os.path.dirname(os.path.abspath(path)),
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+        out, err = proc.communicate()
+    _kill_group(proc)  # leftover workers of a finished script
+    secs = time.monotonic() - t0
+    return parse(out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), proc.returncode, timed_out, secs)
+
+
+def _kill_group(proc) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def parse(stdout: str, stderr: str, returncode: int | None, timed_out: bool = False, seconds: float = 0.0) -> RunOutcome:
+    dets = [(m.group(1), m.group(2), m.group(3)) for m in _DET.finditer(stderr)]
+    codes = sorted({d[0] for d in dets})
+    err = _ERR.findall(stderr)
+    steps = _STEPS.findall(stderr)
+    error_text, location = (err[-1][0], err[-1][1]) if err else ("", "")
+    if not error_text and returncode not in (0, 3, None) and not timed_out:
+        # died without the bootstrap's report (a signal, a crash in C++): last stderr line
+        lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith("TORCHMEND-")]
+        error_text = lines[-1].strip() if lines else f"exit status {returncode}"
+    if location in ("?",):
+        location = ""
+    if not location and dets:
+        location = dets[0][1]
+    ok = returncode == 0 and not timed_out and not dets and not error_text
+    return RunOutcome(
+        ok=ok,
+        error_text=error_text,
+        detector_codes=codes,
+        steps=int(steps[-1]) if steps else 0,
+        location=location,
+        returncode=returncode,
+        timed_out=timed_out,
+        stopped=bool(_STOP.search(stderr)),
+        stdout=stdout,
+        stderr=stderr,
+        seconds=seconds,
+        detectors=dets,
+    )
+
+
+def modes_for(pitfalls: Iterable[str]) -> set[str]:
+    return {PITFALL_MODE.get(p, "plain") for p in pitfalls} or {"plain"}
