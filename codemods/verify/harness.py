@@ -161,6 +161,13 @@ def parse(stdout: str, stderr: str, returncode: int | None, timed_out: bool = Fa
         # died without the bootstrap's report (a signal, a crash in C++): last stderr line
         lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith("TORCHMEND-")]
         error_text = lines[-1].strip() if lines else f"exit status {returncode}"
+    if "finished its bootstrapping phase" in stderr:
+        # the real error is in a spawned child, which re-ran the unguarded script
+        error_text = (
+            "RuntimeError: An attempt has been made to start a new process before the current process has "
+            "finished its bootstrapping phase (in a spawned child re-running the script without a "
+            "`if __name__ == '__main__':` guard)" + (f"; then {error_text}" if error_text else "")
+        )
     if location in ("?",):
         location = ""
     if not location and dets:

@@ -1,0 +1,165 @@
+"""``torchmend verify``: prove the fixes of a script by running it before and after.
+
+For each script:
+
+1. the engine computes its fixes (safe ones; unsafe too with ``unsafe_fixes``), in memory;
+2. the script's directory is copied twice into a fresh temporary directory
+   (``<tmp>/before/`` and ``<tmp>/after/``), and the fixed text replaces the script in the
+   ``after`` copy, so relative imports and relative data paths work and whatever the script
+   writes lands in the copy, never next to the original.  Hidden directories,
+   ``__pycache__`` and virtual environments are left out; files over 8 MiB are symlinked, not
+   copied (a script that *writes* to such a file would write to the original); at most 5000
+   files are copied;
+3. both copies run in subprocesses (:func:`codemods.verify.harness.run_script`) under the
+   modes that the applied fixes call for (device -> simulated GPU, zero_grad and softmax ->
+   detectors, main_guard -> spawn start method, filtered_load -> plain run), with a time limit
+   and stopped cleanly after ``max_steps`` optimizer steps;
+4. each applied fix is *verified* when the original shows its pitfall's signature
+   (``harness.SIGNATURES``: the device error, the detector code, the spawn bootstrapping
+   error, the load error) and the fixed copy runs clean (no error, no detector, in time).
+
+Nothing is executed unless the user runs ``torchmend verify``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .harness import SIGNATURES, RunOutcome, modes_for, run_script
+
+MAX_COPY_BYTES = 8 * 1024 * 1024
+MAX_COPY_FILES = 5000
+_SKIP_DIRS = {"__pycache__", "node_modules", "venv", ".venv", "env", "site-packages", "wandb", "mlruns"}
+
+
+@dataclass
+class FixEvidence:
+    code: str
+    pitfall: str
+    line: int
+    col: int
+    message: str
+    shown: Optional[str]  # the signature the original showed, None if not shown
+    verified: bool
+
+
+@dataclass
+class ScriptReport:
+    path: str
+    fixes: list[FixEvidence] = field(default_factory=list)
+    before: Optional[RunOutcome] = None
+    after: Optional[RunOutcome] = None
+    modes: tuple[str, ...] = ()
+    error: Optional[str] = None  # the script could not be processed
+
+    @property
+    def verified(self) -> bool:
+        return self.error is None and all(f.verified for f in self.fixes)
+
+
+def copy_tree(src_dir: str, dst_dir: str) -> None:
+    count = 0
+    for root, dirs, files in os.walk(src_dir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS and not os.path.islink(os.path.join(root, d)))
+        rel = os.path.relpath(root, src_dir)
+        out = os.path.join(dst_dir, rel) if rel != "." else dst_dir
+        os.makedirs(out, exist_ok=True)
+        for f in files:
+            s, d = os.path.join(root, f), os.path.join(out, f)
+            try:
+                big = os.path.getsize(s) > MAX_COPY_BYTES
+            except OSError:
+                continue
+            if big or count >= MAX_COPY_FILES:
+                os.symlink(os.path.abspath(s), d)
+            else:
+                shutil.copy2(s, d)
+                count += 1
+
+
+def _code_pitfalls(select: frozenset[str]) -> dict[str, str]:
+    from ..engine import rules_for
+
+    return {r.code: r.pitfall for r in rules_for(select)}
+
+
+def verify_script(
+    path: str,
+    unsafe_fixes: bool = False,
+    timeout: float = 60.0,
+    max_steps: Optional[int] = 5,
+    real_device: bool = False,
+    select: frozenset[str] = frozenset(),
+    roots: tuple[str, ...] = (),
+) -> ScriptReport:
+    from ..engine import Options, fix_text
+    from ..rule import ProjectInfo
+    from ..sourcefile import Skipped, SourceError, read_source
+
+    rep = ScriptReport(path=path)
+    try:
+        src = read_source(path)
+        findings, new_text, _applied, _ctx = fix_text(
+            path, src.text, Options(select=select, unsafe_fixes=unsafe_fixes), ProjectInfo(roots=roots or (path,))
+        )
+    except (SourceError, Skipped, OSError) as e:
+        rep.error = str(e)
+        return rep
+    applied = [f for f in findings if f.applied]
+    if not applied or new_text == src.text:
+        return rep
+    pitfall_of = _code_pitfalls(select)
+    pitfalls = {pitfall_of.get(f.code, "") for f in applied}
+    modes = modes_for(pitfalls)
+    rep.modes = tuple(sorted(modes))
+    sdir = os.path.dirname(os.path.abspath(path))
+    name = os.path.basename(path)
+    with tempfile.TemporaryDirectory(prefix="torchmend-verify-") as tmp:
+        before_dir, after_dir = os.path.join(tmp, "before"), os.path.join(tmp, "after")
+        copy_tree(sdir, before_dir)
+        copy_tree(sdir, after_dir)
+        for d in (before_dir, after_dir):  # the script itself is always a real copy
+            p = os.path.join(d, name)
+            if os.path.islink(p) or not os.path.exists(p):
+                if os.path.lexists(p):
+                    os.unlink(p)
+                with open(p, "wb") as f:
+                    f.write(src.raw)
+        with open(os.path.join(after_dir, name), "wb") as f:
+            f.write(src.encode(new_text))
+        kw = dict(mode=modes, timeout=timeout, max_steps=max_steps, real_device=real_device)
+        rep.before = run_script(os.path.join(before_dir, name), **kw)
+        rep.after = run_script(os.path.join(after_dir, name), **kw)
+    for f in applied:
+        pit = pitfall_of.get(f.code, "")
+        shown = rep.before.shows_any(SIGNATURES.get(pit, ()))
+        rep.fixes.append(FixEvidence(f.code, pit, f.line, f.col, f.message, shown, bool(shown) and rep.after.ok))
+    return rep
+
+
+def format_report(rep: ScriptReport) -> list[str]:
+    """Evidence lines for one script."""
+    from ..gitdiff import display_path
+
+    dp = display_path(rep.path)
+    if rep.error:
+        return [f"{dp}: error: {rep.error}"]
+    if not rep.fixes:
+        return [f"{dp}: no fix applied, nothing to verify"]
+    out = [f"{dp}: ran before and after the fixes (modes: {', '.join(rep.modes)})"]
+    b, a = rep.before, rep.after
+    for f in rep.fixes:
+        status = "verified" if f.verified else "NOT verified"
+        out.append(f"  {dp}:{f.line}:{f.col}: {f.code} {status}: {f.message}")
+        if f.shown:
+            tag = "" if f.shown.startswith("TM") else f" ({f.code})"
+            out.append(f"    before: {b.summary()}{tag}")
+        else:
+            want = " or ".join(SIGNATURES.get(f.pitfall, ())) or "a failure"
+            out.append(f"    before: {b.summary()} -- did not show {want!r}")
+        out.append(f"    after: {a.summary()}")
+    return out
