@@ -114,7 +114,17 @@ def run_script(
     real_device: bool = False,
     args: Iterable[str] = (),
 ) -> RunOutcome:
-    """Run ``path`` under ``mode`` ("device", "zero_grad,softmax", or a set) in a subprocess."""
+    """Run ``path`` under ``mode`` ("device", "zero_grad,softmax", or a set) in a subprocess.
+
+    An interpreter killed by a signal before the bootstrap printed anything (seen rarely
+    under heavy load: SIGBUS while importing torch) is retried once."""
+    out = _run_once(path, mode, timeout, max_steps, real_device, args)
+    if out.returncode is not None and out.returncode < 0 and not out.timed_out and "TORCHMEND-" not in out.stderr:
+        out = _run_once(path, mode, timeout, max_steps, real_device, args)
+    return out
+
+
+def _run_once(path, mode, timeout, max_steps, real_device, args) -> RunOutcome:
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("PYTHONHASHSEED", "0")
