@@ -1,0 +1,88 @@
+"""The corpus, executed with torch (the execution oracle; see corpus/README.md).
+
+Data-driven from ``corpus/*/cases.toml``:
+
+* every case's ORIGINAL runs in its ``run`` mode: a bug must show its ``before`` (an
+  error-text substring, or a detector code such as TM201); a look-alike must run clean;
+* every bug case with a fix (``.expected.py`` or ``.unsafe.py``) runs the TOOL'S OUTPUT
+  (the engine's safe fixes, or with --unsafe-fixes when only ``.unsafe.py`` exists),
+  written alone into a temporary directory: it must run clean (no error, no detector);
+* mutation check: for each pitfall, one buggy original judged as if it were the fixed
+  version must be declared NOT clean (removing the fix makes the oracle fail).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from codemods.engine import Options, fix_text
+from codemods.verify.harness import RunOutcome, run_script
+from tests.corpus_cases import load_cases
+
+TIMEOUT = 120  # generous: CI machines are slow and shared; cases take a few seconds
+
+CASES = load_cases()
+RUN_CASES = [c for c in CASES if c.kind in ("bug", "lookalike")]
+FIXED_CASES = [c for c in CASES if c.kind == "bug" and (c.read(".expected.py") is not None or c.read(".unsafe.py") is not None)]
+
+
+def _mutation_cases():
+    seen, out = set(), []
+    for c in FIXED_CASES:
+        if c.pitfall not in seen:
+            seen.add(c.pitfall)
+            out.append(c)
+    return out
+
+
+MUTATION_CASES = _mutation_cases()
+
+
+def _diag(out: RunOutcome) -> str:
+    return f"{out.summary()} [rc={out.returncode}, {out.seconds:.1f}s]\n--- stderr tail ---\n{out.stderr[-3000:]}"
+
+
+def runs_clean(out: RunOutcome) -> bool:
+    """The "after" judgement: finished (or stopped cleanly), exit 0, no error, no detector."""
+    return out.ok and not out.timed_out and not out.detector_codes and not out.error_text
+
+
+def tool_output(case) -> str:
+    """What torchmend makes of the case: the safe fixes, or all fixes when the case's fix
+    exists only as ``.unsafe.py``."""
+    text = case.read().decode("utf-8")
+    unsafe = case.read(".expected.py") is None
+    _findings, new, _applied, _ctx = fix_text(case.path(), text, Options(unsafe_fixes=unsafe))
+    return new
+
+
+@pytest.mark.parametrize("case", RUN_CASES, ids=lambda c: c.id)
+def test_original(case):
+    out = run_script(case.path(), case.run, timeout=TIMEOUT)
+    assert not out.timed_out, _diag(out)
+    if case.kind == "lookalike":
+        assert runs_clean(out), f"look-alike {case.id} must run clean in mode {case.run!r}: " + _diag(out)
+    else:
+        assert case.before, f"{case.id}: bug cases declare `before` in cases.toml"
+        assert out.shows(case.before), f"{case.id}: original must show {case.before!r}: " + _diag(out)
+
+
+@pytest.mark.parametrize("case", FIXED_CASES, ids=lambda c: c.id)
+def test_fixed(case, tmp_path):
+    new = tool_output(case)
+    assert new != case.read().decode("utf-8"), f"{case.id}: the tool changes nothing"
+    p = tmp_path / os.path.basename(case.path())
+    p.write_text(new, encoding="utf-8")
+    out = run_script(str(p), case.run, timeout=TIMEOUT)
+    assert runs_clean(out), f"{case.id}: the fixed script must run clean in mode {case.run!r}: " + _diag(out)
+
+
+@pytest.mark.parametrize("case", MUTATION_CASES, ids=lambda c: c.pitfall)
+def test_mutation_unfixed_is_caught(case, tmp_path):
+    """Run the ORIGINAL in place of the fixed script: the oracle must reject it."""
+    p = tmp_path / os.path.basename(case.path())
+    p.write_bytes(case.read())
+    out = run_script(str(p), case.run, timeout=TIMEOUT)
+    assert not runs_clean(out), f"{case.id}: the unfixed script passes as fixed: the oracle does not check this pitfall"
