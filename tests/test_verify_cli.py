@@ -121,3 +121,12 @@ def test_real_rules_zero_grad(tmp_path):
     code, out, err = _verify(path)
     assert code == 0, out + err
     assert "before: TM201" in out
+
+
+def test_real_device_without_cuda_is_exit_2(test_rules):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a real GPU is present")
+    code, _, err = _verify("--real-device", os.path.join(HERE, "device_bug.py"))
+    assert code == 2 and "no CUDA device" in err

@@ -18,6 +18,7 @@ RUNS = [
     ("device_embed_conv_fixed.py", "device", None),
     ("device_forward_bug.py", "device", SAME),  # torch.zeros in forward() without device=
     ("device_forward_fixed.py", "device", None),
+    ("device_idioms.py", "device", None),  # AMP, pin_memory, clip_grad_norm_, save/load, eval ...
     ("zero_grad_missing.py", "zero_grad", "TM201"),
     ("zero_grad_per_epoch.py", "zero_grad", "TM202"),
     ("zero_grad_between.py", "zero_grad", "TM202"),
@@ -131,3 +132,14 @@ def test_every_pitfall_has_a_signature():
     from codemods.verify.harness import PITFALL_MODE
 
     assert set(PITFALLS) == set(SIGNATURES) == set(PITFALL_MODE)
+
+
+def test_real_device_skips_the_simulation():
+    """--real-device installs no simulation: on a CPU-only machine the script sees no GPU
+    and runs on the CPU."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a real GPU is present")
+    out = run_script(os.path.join(HERE, "device_bug.py"), "device", real_device=True)
+    assert out.ok and out.steps == 6

@@ -23,7 +23,8 @@
 * reading a value out of a meta tensor (``.item()``, ``float(t)``, ``.tolist()``,
   ``.cpu()``, ``.numpy()``, ``f"{t:.3f}"``, ``bool(t)``) returns a stand-in (zeros, False):
   the simulation proves where tensors live, not what they compute, so scripts must not
-  take value-dependent decisions that matter.
+  take value-dependent decisions that matter.  ``torch.save`` writes zeros in place of meta
+  tensors (in dicts, lists and tuples, e.g. state dicts).
 
 ``nn.Module.to()`` keeps the identity of its parameters (``torch.__future__``'s
 swap-on-conversion is switched on) so an optimizer built before ``model.to(device)`` sees the
@@ -221,6 +222,19 @@ def install() -> None:
         return _orig_load(f, map_location, *a, **k)
 
     torch.load = load
+    _orig_save = torch.save
+
+    def save(obj, f, *a, **k):
+        from torch.utils._pytree import tree_map
+
+        def standin(t):
+            if isinstance(t, torch.Tensor) and t.is_meta:
+                return torch.zeros(t.shape, dtype=t.dtype)
+            return t
+
+        return _orig_save(tree_map(standin, obj), f, *a, **k)
+
+    torch.save = save
     mode = FakeCudaMode()
     mode.__enter__()
     _installed.append(mode)
