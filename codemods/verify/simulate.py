@@ -27,7 +27,8 @@
   tensors (in dicts, lists and tuples, e.g. state dicts).
 
 ``nn.Module.to()`` keeps the identity of its parameters (``torch.__future__``'s
-swap-on-conversion is switched on) so an optimizer built before ``model.to(device)`` sees the
+swap-on-conversion is switched on inside ``Module._apply`` only; ``load_state_dict`` keeps
+copying into the parameters) so an optimizer built before ``model.to(device)`` sees the
 moved parameters, as it does with real CUDA.
 """
 
@@ -52,6 +53,8 @@ _CROSSING_NAMES = {"_pack_padded_sequence", "swap_tensors", "_has_compatible_sha
                    "__delete__", "is_same_size", "_is_view", "pin_memory", "is_pinned", "__reduce_ex__",
                    "__deepcopy__", "_make_subclass", "__torch_function__"}
 _DEVICE_KW = ("device",)
+# packed sequences keep their batch_sizes on the CPU, on CUDA too
+_CPU_INDEX_OK = {"lstm", "gru", "rnn_tanh", "rnn_relu", "_pad_packed_sequence", "_pack_padded_sequence"}
 
 
 def _is_cuda(d) -> bool:
@@ -100,11 +103,14 @@ def _dev_name(d: torch.device) -> str:
 def check_same_device(func, args, kwargs) -> None:
     flat, _ = tree_flatten((args, kwargs))
     devices = []
+    int_ok = getattr(func, "__name__", "") in _CPU_INDEX_OK
     for a in flat:
         if isinstance(a, torch.Tensor):
             d = a.device
             if d.type == "cpu" and a.dim() == 0:
                 continue  # CPU scalars mix with device tensors, as on CUDA
+            if int_ok and d.type == "cpu" and a.dtype == torch.int64:
+                continue
             if d not in devices:
                 devices.append(d)
     if len(devices) > 1:
@@ -189,7 +195,20 @@ def install() -> None:
         return
     import torch.cuda as tc
 
-    torch.__future__.set_swap_module_params_on_conversion(True)
+    import torch.__future__ as fut
+
+    _orig_apply = torch.nn.Module._apply
+
+    def _apply(self, fn, *a, **k):
+        # swap parameters in place (identity kept) while moving; load_state_dict keeps copy_
+        old = fut.get_swap_module_params_on_conversion()
+        fut.set_swap_module_params_on_conversion(True)
+        try:
+            return _orig_apply(self, fn, *a, **k)
+        finally:
+            fut.set_swap_module_params_on_conversion(old)
+
+    torch.nn.Module._apply = _apply
     patches = {
         "is_available": _const(True),
         "device_count": _const(1),

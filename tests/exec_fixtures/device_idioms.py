@@ -75,3 +75,16 @@ with tempfile.TemporaryDirectory() as d:
     optimizer.load_state_dict(state["opt"])
     cpu_state = {k: v.cpu() for k, v in model.state_dict().items()}
     print("saved", len(cpu_state))
+
+# a CPU state dict loaded into the moved model; packed sequences (CPU batch_sizes); CPU masks
+lin = nn.Linear(4, 2)
+cpu_sd = {k: v.clone() for k, v in lin.state_dict().items()}
+lin = lin.to(device)
+lin.load_state_dict(cpu_sd)
+lin(torch.randn(3, 4).to(device))
+seq = torch.randn(3, 5, 4).to(device)
+packed = nn.utils.rnn.pack_padded_sequence(seq, torch.tensor([5, 3, 2]), batch_first=True, enforce_sorted=False)
+lstm = nn.LSTM(4, 3, batch_first=True).to(device)
+out, _ = lstm(packed)
+padded, lengths = nn.utils.rnn.pad_packed_sequence(out, batch_first=True)
+print(padded.shape, seq[torch.tensor([True, False, True])].shape, torch.where(seq > 0, seq, 0.0).shape)
