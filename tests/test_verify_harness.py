@@ -24,6 +24,8 @@ RUNS = [
     ("zero_grad_between.py", "zero_grad", "TM202"),
     ("zero_grad_fixed.py", "zero_grad", None),
     ("zero_grad_accumulate.py", "zero_grad", None),  # accumulation, closures, manual clearing
+    ("zero_grad_gan.py", "zero_grad", None),  # G's backward reaches D's stale grads; D zeroed before its step
+    ("zero_grad_gan_missing_d.py", "zero_grad", "TM201"),  # D never zeroed
     ("softmax_probs.py", "softmax", "TM501"),
     ("softmax_logprobs.py", "softmax", "TM502"),
     ("softmax_logits.py", "softmax", None),

@@ -8,20 +8,24 @@ and the bootstrap exits with :data:`EXIT_DETECTOR` (3) when any fired.
 
 zero_grad (installed by ``install_zero_grad``)
     A parameter's gradient is *stepped* when an optimizer's ``step()`` finishes while the
-    parameter has a ``.grad``.  The gradient *leaks* when the next ``backward()`` accumulates
-    into that parameter while its ``.grad`` is still the very tensor the step used, unmodified
-    (same object, same version counter): nothing set it to None (``zero_grad()``'s default,
+    parameter has a ``.grad``.  It *leaks* when a later ``backward()`` accumulates into that
+    parameter while its ``.grad`` is still the very tensor the step used, unmodified (same
+    object, same version counter): nothing set it to None (``zero_grad()``'s default,
     ``p.grad = None``), zeroed it in place (``zero_grad(set_to_none=False)``,
-    ``p.grad.zero_()``) or replaced it.  Several ``backward()`` calls before one ``step()``
-    (gradient accumulation) are therefore fine; only gradients that survive a step are flagged.
+    ``p.grad.zero_()``) or replaced it.  The detector fires when an optimizer then *steps*
+    with such a leaked gradient, still uncleared (so a GAN generator's backward that passes
+    through the discriminator, whose gradients are zeroed before the discriminator's next
+    step, is fine).  Several ``backward()`` calls before one ``step()`` (gradient
+    accumulation) are fine too: only gradients that survive a step into the next step count.
+    The location reported is the ``backward()`` that accumulated onto the stale gradient.
 
-    * ``TM201``: a gradient leaked, and no clearing of that optimizer's gradients was ever
-      observed before (no ``optimizer.zero_grad()``, no ``module.zero_grad()`` covering its
-      parameters, no manual clearing): zero_grad is missing.
-    * ``TM202``: a gradient leaked although clearing was observed earlier (zero_grad is in
-      the wrong place, e.g. once per epoch); or ``step()`` ran when every parameter that the
-      last ``backward()`` reached had its gradient cleared again (zero_grad between
-      ``backward()`` and ``step()``: the step discards the gradients).
+    * ``TM201``: a leaked gradient was stepped, and no clearing of that optimizer's gradients
+      was ever observed before (no ``optimizer.zero_grad()``, no ``module.zero_grad()``
+      covering its parameters, no manual clearing): zero_grad is missing.
+    * ``TM202``: a leaked gradient was stepped although clearing was observed earlier
+      (zero_grad in the wrong place, e.g. once per epoch); or ``step()`` ran when every
+      parameter that the last ``backward()`` reached had its gradient cleared again
+      (zero_grad between ``backward()`` and ``step()``: the step discards the gradients).
 
     Only ``loss.backward()`` / ``torch.autograd.backward`` count (``torch.autograd.grad``
     does not write ``.grad``).  Not detected: an extra ``backward()`` before the first step
@@ -117,6 +121,8 @@ class ZeroGradDetector:
         self.owner: dict[int, object] = {}  # id(param) -> first optimizer holding it
         self.params: dict[int, object] = {}  # id(param) -> param (kept alive: ids stay unique)
         self.stepped: dict[int, tuple] = {}  # id(param) -> (grad tensor at step, its version)
+        self.dirty: dict[int, str] = {}  # id(param) -> location of the backward() that leaked into it
+        self.dirty_snap: dict[int, tuple] = {}  # id(param) -> (grad, version) after that accumulation
         self.accumulated: set[int] = set()  # params reached by a backward() since their last step
         self.cleared: set[int] = set()  # id(optimizer) whose gradients were seen cleared
         self.in_backward = 0
@@ -143,6 +149,9 @@ class ZeroGradDetector:
 
         def opt_zero_grad(opt, *a, **k):
             det.cleared.add(id(opt))
+            for g in opt.param_groups:
+                for p in g["params"]:
+                    det.clean(id(p))
             return orig_opt_zero(opt, *a, **k)
 
         opt_zero_grad.__wrapped__ = orig_opt_zero
@@ -153,6 +162,7 @@ class ZeroGradDetector:
 
         def mod_zero_grad(mod, *a, **k):
             for p in mod.parameters():
+                det.clean(id(p))
                 o = det.owner.get(id(p))
                 if o is not None:
                     det.cleared.add(id(o))
@@ -174,47 +184,70 @@ class ZeroGradDetector:
         register_optimizer_step_pre_hook(self.pre_step)
         register_optimizer_step_post_hook(self.post_step)
 
+    def clean(self, pid: int) -> None:
+        self.stepped.pop(pid, None)
+        self.dirty.pop(pid, None)
+        self.dirty_snap.pop(pid, None)
+
     def watch(self, opt, p) -> None:
         if id(p) in self.owner or not getattr(p, "requires_grad", False):
             return
         self.owner[id(p)] = opt
         self.params[id(p)] = p
         try:
-            p.register_hook(self._hook_for(p))
+            p.register_hook(self._pre_hook_for(p))
+            p.register_post_accumulate_grad_hook(self._post_hook)
         except RuntimeError:
             pass
 
-    def _hook_for(self, p):
+    @staticmethod
+    def _same(g, snap) -> bool:
+        return g is not None and g is snap[0] and g._version == snap[1]
+
+    def _pre_hook_for(self, p):
         pid = id(p)
 
         def hook(grad):
+            """Before a backward() accumulates into p."""
             if not self.in_backward:
                 return None
             st = self.stepped.pop(pid, None)
             if st is not None:
-                g = p.grad
-                opt = self.owner.get(pid)
-                if g is not None and g is st[0] and g._version == st[1]:
-                    code = "TM202" if id(opt) in self.cleared else "TM201"
-                    why = (
-                        "zero_grad() was called, but not between this step and this backward()"
-                        if code == "TM202"
-                        else "nothing clears the gradients (no zero_grad())"
-                    )
-                    report(code, f"gradients of the previous optimizer step leak into this backward(): {why}", self.backward_loc)
+                if self._same(p.grad, st):
+                    self.dirty[pid] = self.backward_loc  # stale gradient + new one
                 else:
-                    self.cleared.add(id(opt))
+                    self.cleared.add(id(self.owner.get(pid)))
+            elif pid in self.dirty and not self._same(p.grad, self.dirty_snap.get(pid, (None, -1))):
+                self.clean(pid)  # cleared since the leak
+                self.cleared.add(id(self.owner.get(pid)))
             self.accumulated.add(pid)
             return None
 
         return hook
 
+    def _post_hook(self, p) -> None:
+        pid = id(p)
+        if pid in self.dirty and p.grad is not None:
+            self.dirty_snap[pid] = (p.grad, p.grad._version)
+
     def _opt_params(self, opt):
         return [p for g in opt.param_groups for p in g["params"] if id(p) in self.owner]
 
     def pre_step(self, opt, args, kwargs) -> None:
-        ps = [p for p in self._opt_params(opt) if id(p) in self.accumulated]
-        if ps and all(p.grad is None or (not p.grad.is_meta and not p.grad.is_sparse and not bool(p.grad.any())) for p in ps):
+        ps = self._opt_params(opt)
+        for p in ps:
+            pid = id(p)
+            if pid in self.dirty and self._same(p.grad, self.dirty_snap.get(pid, (None, -1))):
+                loc = self.dirty.pop(pid)
+                code = "TM202" if id(opt) in self.cleared else "TM201"
+                why = (
+                    "zero_grad() is called, but not between the previous step and this backward()"
+                    if code == "TM202"
+                    else "nothing clears the gradients (no zero_grad())"
+                )
+                report(code, f"this step uses gradients left over from the previous step, accumulated by this backward(): {why}", loc)
+        acc = [p for p in ps if id(p) in self.accumulated]
+        if acc and all(p.grad is None or (not p.grad.is_meta and not p.grad.is_sparse and not bool(p.grad.any())) for p in acc):
             report(
                 "TM202",
                 "step() after the gradients of the last backward() were cleared: zero_grad() sits between backward() and step()",
@@ -224,6 +257,8 @@ class ZeroGradDetector:
         for p in self._opt_params(opt):
             pid = id(p)
             self.accumulated.discard(pid)
+            self.dirty.pop(pid, None)
+            self.dirty_snap.pop(pid, None)
             if p.grad is not None:
                 self.stepped[pid] = (p.grad, p.grad._version)
             else:
