@@ -19,7 +19,12 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exec_fixtures")
 
 @pytest.fixture
 def test_rules(monkeypatch):
-    monkeypatch.setattr(engine, "rules_for", lambda select: [c() for c in VERIFY_TEST_RULES])
+    codes = {c.code for c in VERIFY_TEST_RULES}
+    # honour a selection of test codes (verify selects subsets); the CLI's own selection
+    # names the real codes, which means "all test rules" here
+    monkeypatch.setattr(
+        engine, "rules_for", lambda select: [c() for c in VERIFY_TEST_RULES if not (set(select) & codes) or c.code in select]
+    )
 
 
 def _verify(*args):
@@ -130,3 +135,13 @@ def test_real_device_without_cuda_is_exit_2(test_rules):
         pytest.skip("a real GPU is present")
     code, _, err = _verify("--real-device", os.path.join(HERE, "device_bug.py"))
     assert code == 2 and "no CUDA device" in err
+
+
+def test_hidden_pitfall_is_run_with_the_other_fixes(test_rules):
+    """The device error hides the zero_grad bug in the original; verify reruns with the
+    device fix alone applied and shows TM201 there."""
+    code, out, err = _verify(os.path.join(HERE, "device_and_zero_grad_bug.py"))
+    assert code == 0, out + err
+    assert re.search(r"TM991 verified.*\n    before: RuntimeError: Expected all tensors", out), out
+    assert re.search(r"TM992 verified.*\n    before \(other fixes applied\): TM201 at device_and_zero_grad_bug\.py:14", out), out
+    assert "2/2 fixes verified" in err

@@ -14,7 +14,10 @@ For each script:
    modes that the applied fixes call for (device -> simulated GPU, zero_grad and softmax ->
    detectors, main_guard -> spawn start method, filtered_load -> plain run), with a time limit
    and stopped cleanly after ``max_steps`` optimizer steps;
-4. each applied fix is *verified* when the original shows its pitfall's signature
+4. a pitfall that the original does not show, while the script has fixes of several
+   pitfalls, is run once more with every *other* pitfall's fixes applied (one failure can
+   hide another: a device error stops the script before the zero_grad detector sees a step);
+5. each applied fix is *verified* when the original shows its pitfall's signature
    (``harness.SIGNATURES``: the device error, the detector code, the spawn bootstrapping
    error, the load error) and the fixed copy runs clean (no error, no detector, in time).
 
@@ -45,6 +48,8 @@ class FixEvidence:
     message: str
     shown: Optional[str]  # the signature the original showed, None if not shown
     verified: bool
+    before: Optional[RunOutcome] = None  # the run that had to show the pitfall
+    isolated: bool = False  # that run had every other pitfall's fixes applied
 
 
 @dataclass
@@ -134,11 +139,62 @@ def verify_script(
         kw = dict(mode=modes, timeout=timeout, max_steps=max_steps, real_device=real_device)
         rep.before = run_script(os.path.join(before_dir, name), **kw)
         rep.after = run_script(os.path.join(after_dir, name), **kw)
+        # One pitfall's failure can hide another's (a device error stops the script before
+        # the zero_grad detector sees a step): a pitfall the original did not show is run
+        # again with every *other* pitfall's fixes applied.
+        befores: dict[str, tuple[RunOutcome, bool]] = {}
+        applied_codes = {f.code for f in applied}
+        for pit in sorted(pitfalls):
+            befores[pit] = (rep.before, False)
+            if len(pitfalls) == 1 or rep.before.shows_any(SIGNATURES.get(pit, ())):
+                continue
+            others = frozenset(c for c in applied_codes if pitfall_of.get(c) != pit)
+            try:
+                _f, text_p, _a, _c = fix_text(
+                    path, src.text, Options(select=others, unsafe_fixes=unsafe_fixes), ProjectInfo(roots=roots or (path,))
+                )
+            except (SourceError, Skipped):
+                continue
+            if text_p in (src.text, new_text):
+                continue
+            d = os.path.join(tmp, f"before-{pit}")
+            copy_tree(sdir, d)
+            p = os.path.join(d, name)
+            if os.path.lexists(p):
+                os.unlink(p)
+            with open(p, "wb") as fh:
+                fh.write(src.encode(text_p))
+            befores[pit] = (_map_lines(run_script(p, **kw), name, text_p, src.text), True)
     for f in applied:
         pit = pitfall_of.get(f.code, "")
-        shown = rep.before.shows_any(SIGNATURES.get(pit, ()))
-        rep.fixes.append(FixEvidence(f.code, pit, f.line, f.col, f.message, shown, bool(shown) and rep.after.ok))
+        before, isolated = befores.get(pit, (rep.before, False))
+        shown = before.shows_any(SIGNATURES.get(pit, ()))
+        rep.fixes.append(
+            FixEvidence(f.code, pit, f.line, f.col, f.message, shown, bool(shown) and rep.after.ok, before, isolated)
+        )
     return rep
+
+
+def _map_lines(out: RunOutcome, name: str, new: str, orig: str) -> RunOutcome:
+    """Locations of a run of ``new`` (a partly fixed copy), as lines of the original."""
+    import dataclasses
+    import difflib
+
+    a, b = orig.splitlines(), new.splitlines()
+    back: dict[int, int] = {}
+    for blk in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
+        for i in range(blk.size):
+            back[blk.b + i + 1] = blk.a + i + 1
+
+    def fix(loc: str) -> str:
+        file, _, line = loc.rpartition(":")
+        if file == name and line.isdigit() and int(line) in back:
+            return f"{file}:{back[int(line)]}"
+        return loc
+
+    return dataclasses.replace(
+        out, location=fix(out.location), detectors=[(c, fix(loc), m) for c, loc, m in out.detectors]
+    )
 
 
 def format_report(rep: ScriptReport) -> list[str]:
@@ -151,15 +207,17 @@ def format_report(rep: ScriptReport) -> list[str]:
     if not rep.fixes:
         return [f"{dp}: no fix applied, nothing to verify"]
     out = [f"{dp}: ran before and after the fixes (modes: {', '.join(rep.modes)})"]
-    b, a = rep.before, rep.after
+    a = rep.after
     for f in rep.fixes:
+        b = f.before or rep.before
         status = "verified" if f.verified else "NOT verified"
         out.append(f"  {dp}:{f.line}:{f.col}: {f.code} {status}: {f.message}")
+        label = "before (other fixes applied)" if f.isolated else "before"
         if f.shown:
             tag = "" if f.shown.startswith("TM") else f" ({f.code})"
-            out.append(f"    before: {b.summary()}{tag}")
+            out.append(f"    {label}: {b.summary()}{tag}")
         else:
             want = " or ".join(SIGNATURES.get(f.pitfall, ())) or "a failure"
-            out.append(f"    before: {b.summary()} -- did not show {want!r}")
+            out.append(f"    {label}: {b.summary()} -- did not show {want!r}")
         out.append(f"    after: {a.summary()}")
     return out
