@@ -3,8 +3,10 @@
 ``install()`` makes a script believe it has one CUDA device:
 
 * ``torch.cuda.is_available()`` is True, ``device_count()`` is 1, and the housekeeping calls
-  (``synchronize``, ``set_device``, ``empty_cache``, ``get_device_name``, memory queries, ...)
-  are harmless stand-ins;
+  (``synchronize``, ``set_device``, ``empty_cache``, ``get_device_name``,
+  ``get_device_properties``, memory queries, ...) are harmless stand-ins; so is
+  ``torch.accelerator`` (``is_available()``, ``current_accelerator()`` is cuda); pinning
+  memory is a no-op;
 * a ``TorchFunctionMode`` (:class:`FakeCudaMode`) maps the cuda device onto PyTorch's ``meta``
   device wherever it appears: ``device=`` arguments of factories, ``Tensor.to(...)``,
   ``Tensor.cuda()``, ``Module.to(...)``/``Module.cuda()`` (they go through ``Tensor.to`` /
@@ -179,6 +181,37 @@ class FakeCudaMode(TorchFunctionMode):
 _installed: list = []
 
 
+class FakeStream:
+    """Stand-in for a CUDA stream: never capturing, always synchronised."""
+
+    device = FAKE
+    device_type = "cuda"
+
+    def is_capturing(self):
+        return False
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        return None
+
+    def wait_stream(self, other):
+        return None
+
+    def wait_event(self, event):
+        return None
+
+    def record_event(self, event=None):
+        return None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def _const(value):
     """A fresh stand-in function returning ``value`` (one object per patched name:
     torch._dynamo keys its tables by function object)."""
@@ -231,8 +264,40 @@ def install() -> None:
         "seed": _const(None),
         "seed_all": _const(None),
     }
+    from types import SimpleNamespace
+
+    props = SimpleNamespace(
+        name="torchmend simulated GPU (meta device)", total_memory=80 * 2**30, major=9, minor=0,
+        multi_processor_count=132, is_integrated=False,
+    )
+    patches.update(
+        get_device_properties=_const(props),
+        mem_get_info=_const((80 * 2**30, 80 * 2**30)),
+        reset_max_memory_allocated=_const(None),
+        current_stream=_const(FakeStream()),
+        default_stream=_const(FakeStream()),
+        is_current_stream_capturing=_const(False),
+        ipc_collect=_const(None),
+    )
     for k, v in patches.items():
         setattr(tc, k, v)
+    acc = getattr(torch, "accelerator", None)  # torch >= 2.6: the device-generic API
+    if acc is not None:
+        for k, v in dict(
+            is_available=_const(True),
+            current_accelerator=_const(torch.device("cuda")),
+            device_count=_const(1),
+            current_device_index=_const(0),
+            current_device_idx=_const(0),
+            set_device_index=_const(None),
+            set_device_idx=_const(None),
+            synchronize=_const(None),
+            current_stream=_const(FakeStream()),
+        ).items():
+            if hasattr(acc, k):
+                setattr(acc, k, v)
+    # the DataLoader's pin-memory thread runs outside the mode: pinning is a no-op
+    torch.Tensor.pin_memory = lambda self, *a, **k: self
     _orig_load = torch.load
 
     def load(f, map_location=None, *a, **k):
