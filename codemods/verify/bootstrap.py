@@ -18,6 +18,7 @@ Protocol on stderr (the script's own output is untouched apart from these lines)
   TORCHMEND-DETECTOR: <code> at <file:line>: <message>   a detector fired
   TORCHMEND-ERROR: <Type>: <first line> at <file:line>     the script raised (after its traceback)
   TORCHMEND-STOPPED: after N steps                          --max-steps reached: a clean stop
+  TORCHMEND-TIME: S                                         seconds the script itself ran
   TORCHMEND-STEPS: N                                        optimizer steps taken (always last)
 Exit status: 0 clean (ran to the end or stopped after N steps), 3 a detector fired
 (and nothing raised), 1 the script raised, or the script's own ``sys.exit`` status.
@@ -77,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     det.install_steps(ns.max_steps)
 
     import runpy
+    import time
 
     rc = 0
+    t0 = time.perf_counter()
     try:
         runpy.run_path(script, run_name="__main__")
     except det.StopScript as e:
@@ -95,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         loc = det.user_location(tb)
         sys.stderr.write(f"TORCHMEND-ERROR: {type(e).__name__}: {first} at {loc or '?'}\n")
         rc = 1
+    sys.stderr.write(f"TORCHMEND-TIME: {time.perf_counter() - t0:.3f}\n")
     sys.stderr.write(f"TORCHMEND-STEPS: {det.State.steps}\n")
     sys.stderr.flush()
     sys.stdout.flush()

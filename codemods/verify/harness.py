@@ -48,6 +48,7 @@ _DET = re.compile(r"^TORCHMEND-DETECTOR: (\S+) at (\S*): (.*)$", re.M)
 _ERR = re.compile(r"^TORCHMEND-ERROR: (.*) at (\S*)$", re.M)
 _STEPS = re.compile(r"^TORCHMEND-STEPS: (\d+)$", re.M)
 _STOP = re.compile(r"^TORCHMEND-STOPPED: (.*)$", re.M)
+_TIME = re.compile(r"^TORCHMEND-TIME: ([0-9.]+)$", re.M)
 
 
 @dataclass
@@ -62,7 +63,8 @@ class RunOutcome:
     stopped: bool = False  # stopped cleanly after --max-steps
     stdout: str = ""
     stderr: str = ""
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the whole subprocess
+    script_seconds: float = 0.0  # of which the script itself (after interpreter start and modes)
     detectors: list[tuple[str, str, str]] = field(default_factory=list)  # (code, location, message)
 
     def shows(self, expected: str) -> bool:
@@ -195,6 +197,7 @@ def parse(stdout: str, stderr: str, returncode: int | None, timed_out: bool = Fa
         stdout=stdout,
         stderr=stderr,
         seconds=seconds,
+        script_seconds=float(_TIME.findall(stderr)[-1]) if _TIME.findall(stderr) else 0.0,
         detectors=dets,
     )
 
