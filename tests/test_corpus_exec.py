@@ -13,6 +13,12 @@ Data-driven from ``corpus/*/cases.toml``:
 
 from __future__ import annotations
 
+import os as _os
+
+# one torch import per test worker instead of one per executed script (see forkserver.py)
+_os.environ.setdefault("TORCHMEND_VERIFY_FORKSERVER", "1")
+
+
 import os
 
 import pytest

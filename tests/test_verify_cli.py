@@ -4,6 +4,11 @@ The real rules are written concurrently, so these tests run the engine with test
 rules (tests/verify_rules.py); one test uses the real registry and skips only while the
 real rule finds nothing on the fixture."""
 
+import os as _os
+
+# one torch import per test worker instead of one per executed script (see forkserver.py)
+_os.environ.setdefault("TORCHMEND_VERIFY_FORKSERVER", "1")
+
 import os
 import re
 

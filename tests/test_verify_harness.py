@@ -1,6 +1,11 @@
 """The execution oracle on the project's own fixtures (tests/exec_fixtures/): each mode
 reproduces its pitfall on the buggy script and runs the fixed one clean."""
 
+import os as _os
+
+# one torch import per test worker instead of one per executed script (see forkserver.py)
+_os.environ.setdefault("TORCHMEND_VERIFY_FORKSERVER", "1")
+
 import os
 
 import pytest
@@ -146,3 +151,11 @@ def test_real_device_skips_the_simulation():
         pytest.skip("a real GPU is present")
     out = run_script(os.path.join(HERE, "device_bug.py"), "device", real_device=True)
     assert out.ok and out.steps == 6
+
+
+@pytest.mark.parametrize("name,mode,expected", [RUNS[0], RUNS[1], ("zero_grad_missing.py", "zero_grad", "TM201")])
+def test_fresh_interpreter_path(monkeypatch, name, mode, expected):
+    """The default path of `torchmend verify` (no fork server) gives the same outcomes."""
+    monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "0")
+    out = run_script(os.path.join(HERE, name), mode)
+    assert out.shows(expected) if expected else out.ok, out.stderr[-2000:]

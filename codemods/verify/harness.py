@@ -126,6 +126,40 @@ def run_script(
     return out
 
 
+_SERVER = None
+
+
+def _use_forkserver() -> bool:
+    return os.environ.get("TORCHMEND_VERIFY_FORKSERVER") == "1" and hasattr(os, "fork")
+
+
+def _run_forked(cmd, cwd, env, timeout) -> tuple[str, str, int | None, bool]:
+    """Run the bootstrap in a child forked from the fork server (see forkserver.py)."""
+    global _SERVER
+    import tempfile
+
+    from .forkserver import ForkServer
+
+    if _SERVER is None or not _SERVER.alive():
+        _SERVER = ForkServer(env)
+    with tempfile.TemporaryDirectory(prefix="torchmend-run-") as tmp:
+        so, se = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
+        pid = _SERVER.start(cmd[3:], cwd, env, so, se)
+        status = _SERVER.wait(timeout)
+        timed_out = status is None
+        try:
+            os.killpg(pid, signal.SIGKILL)  # on timeout; else leftover workers
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+        if timed_out:
+            status = _SERVER.wait(30)
+        with open(so, "rb") as f:
+            out = f.read().decode("utf-8", "replace")
+        with open(se, "rb") as f:
+            err = f.read().decode("utf-8", "replace")
+    return out, err, status, timed_out
+
+
 def _run_once(path, mode, timeout, max_steps, real_device, args) -> RunOutcome:
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -135,6 +169,12 @@ def _run_once(path, mode, timeout, max_steps, real_device, args) -> RunOutcome:
         env["CUDA_VISIBLE_DEVICES"] = env.get("CUDA_VISIBLE_DEVICES", "")
     cmd = bootstrap_cmd(path, mode, max_steps, real_device, tuple(args))
     t0 = time.monotonic()
+    if _use_forkserver():
+        try:
+            out, err, status, timed_out = _run_forked(cmd, os.path.dirname(os.path.abspath(path)), env, timeout)
+            return parse(out, err, status, timed_out, time.monotonic() - t0)
+        except RuntimeError:
+            pass  # the server failed: fall back to a fresh interpreter
     proc = subprocess.Popen(
         cmd,
         cwd=os.path.dirname(os.path.abspath(path)),
