@@ -24,7 +24,8 @@ RUNS = [
     ("device_forward_bug.py", "device", SAME),  # torch.zeros in forward() without device=
     ("device_forward_fixed.py", "device", None),
     ("device_idioms.py", "device", None),
-    ("device_accelerator.py", "device", None),  # torch.accelerator idiom, pin_memory thread  # AMP, pin_memory, clip_grad_norm_, save/load, eval ...
+    ("device_accelerator.py", "device", None),
+    ("device_dataparallel.py", "device", None),  # DataParallel scatters the CPU batch itself  # torch.accelerator idiom, pin_memory thread  # AMP, pin_memory, clip_grad_norm_, save/load, eval ...
     ("zero_grad_missing.py", "zero_grad", "TM201"),
     ("zero_grad_per_epoch.py", "zero_grad", "TM202"),
     ("zero_grad_between.py", "zero_grad", "TM202"),

@@ -296,6 +296,16 @@ def install() -> None:
         ).items():
             if hasattr(acc, k):
                 setattr(acc, k, v)
+    # DataParallel on the one simulated device: it scatters CPU inputs to the device itself
+    def dp_forward(self, *inputs, **kwargs):
+        from torch.utils._pytree import tree_map
+
+        def move(t):
+            return t.to(META) if isinstance(t, torch.Tensor) else t
+
+        return self.module(*tree_map(move, inputs), **tree_map(move, kwargs))
+
+    torch.nn.DataParallel.forward = dp_forward
     # the DataLoader's pin-memory thread runs outside the mode: pinning is a no-op
     torch.Tensor.pin_memory = lambda self, *a, **k: self
     _orig_load = torch.load
