@@ -28,6 +28,8 @@ from codemods.verify.harness import RunOutcome, run_script
 from tests.corpus_cases import load_cases
 
 TIMEOUT = 120  # generous: CI machines are slow and shared; cases take a few seconds
+# TORCHMEND_REAL_DEVICE=1: device cases run on the machine's real CUDA, not the simulation
+REAL_DEVICE = os.environ.get("TORCHMEND_REAL_DEVICE") == "1"
 
 CASES = load_cases()
 RUN_CASES = [c for c in CASES if c.kind in ("bug", "lookalike")]
@@ -66,7 +68,7 @@ def tool_output(case) -> str:
 
 @pytest.mark.parametrize("case", RUN_CASES, ids=lambda c: c.id)
 def test_original(case):
-    out = run_script(case.path(), case.run, timeout=TIMEOUT)
+    out = run_script(case.path(), case.run, timeout=TIMEOUT, real_device=REAL_DEVICE)
     assert not out.timed_out, _diag(out)
     if case.kind == "lookalike":
         assert runs_clean(out), f"look-alike {case.id} must run clean in mode {case.run!r}: " + _diag(out)
@@ -81,7 +83,7 @@ def test_fixed(case, tmp_path):
     assert new != case.read().decode("utf-8"), f"{case.id}: the tool changes nothing"
     p = tmp_path / os.path.basename(case.path())
     p.write_text(new, encoding="utf-8")
-    out = run_script(str(p), case.run, timeout=TIMEOUT)
+    out = run_script(str(p), case.run, timeout=TIMEOUT, real_device=REAL_DEVICE)
     assert runs_clean(out), f"{case.id}: the fixed script must run clean in mode {case.run!r}: " + _diag(out)
 
 
@@ -90,5 +92,5 @@ def test_mutation_unfixed_is_caught(case, tmp_path):
     """Run the ORIGINAL in place of the fixed script: the oracle must reject it."""
     p = tmp_path / os.path.basename(case.path())
     p.write_bytes(case.read())
-    out = run_script(str(p), case.run, timeout=TIMEOUT)
+    out = run_script(str(p), case.run, timeout=TIMEOUT, real_device=REAL_DEVICE)
     assert not runs_clean(out), f"{case.id}: the unfixed script passes as fixed: the oracle does not check this pitfall"

@@ -67,9 +67,11 @@ class ScriptReport:
 
 
 def copy_tree(src_dir: str, dst_dir: str) -> None:
+    """Copy ``src_dir`` for a run (see the module docstring): small files are copied, big
+    ones symlinked; once MAX_COPY_FILES are copied, the rest is symlinked (directories
+    whole, without walking them)."""
     count = 0
     for root, dirs, files in os.walk(src_dir):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS and not os.path.islink(os.path.join(root, d)))
         rel = os.path.relpath(root, src_dir)
         out = os.path.join(dst_dir, rel) if rel != "." else dst_dir
         os.makedirs(out, exist_ok=True)
@@ -80,10 +82,20 @@ def copy_tree(src_dir: str, dst_dir: str) -> None:
             except OSError:
                 continue
             if big or count >= MAX_COPY_FILES:
-                os.symlink(os.path.abspath(s), d)
+                os.symlink(os.path.realpath(s), d)
             else:
                 shutil.copy2(s, d)
                 count += 1
+        keep = []
+        for d in sorted(dirs):
+            s = os.path.join(root, d)
+            if d.startswith(".") or d in _SKIP_DIRS:
+                continue
+            if os.path.islink(s) or count >= MAX_COPY_FILES:
+                os.symlink(os.path.realpath(s), os.path.join(out, d))
+            else:
+                keep.append(d)
+        dirs[:] = keep
 
 
 def _code_pitfalls(select: frozenset[str]) -> dict[str, str]:
