@@ -16,7 +16,7 @@ Modes (comma-separated, any combination):
 
 Protocol on stderr (the script's own output is untouched apart from these lines):
   TORCHMEND-DETECTOR: <code> at <file:line>: <message>   a detector fired
-  TORCHMEND-ERROR: <Type>: <first line> at <file:line>     the script raised (after its traceback)
+  TORCHMEND-ERROR: <Type>: <message, one line> at <file:line>  the script raised (after its traceback)
   TORCHMEND-STOPPED: after N steps                          --max-steps reached: a clean stop
   TORCHMEND-TIME: S                                         seconds the script itself ran
   TORCHMEND-STEPS: N                                        optimizer steps taken (always last)
@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as e:  # noqa: BLE001 - report whatever the script raised
         tb = traceback.extract_tb(e.__traceback__)
         traceback.print_exception(type(e), e, e.__traceback__)
-        first = (str(e).strip().splitlines() or [""])[0]
+        words = " ".join(ln.strip() for ln in str(e).strip().splitlines() if ln.strip())
+        first = words if len(words) <= 300 else words[:299] + "…"
         loc = det.user_location(tb)
         sys.stderr.write(f"TORCHMEND-ERROR: {type(e).__name__}: {first} at {loc or '?'}\n")
         rc = 1
