@@ -67,7 +67,9 @@ def corpus(tmp_path, monkeypatch):
 
 def test_selftest_originals_and_fixes(corpus, tmp_path):
     for cid in ("device/batch_not_moved", "device/already_moved", "zero_grad/missing", "zero_grad/accumulate"):
-        tce.test_original(corpus[cid])
+        d = tmp_path / ("orig_" + cid.replace("/", "_"))
+        d.mkdir()
+        tce.test_original(corpus[cid], d)
     for cid in ("device/batch_not_moved", "zero_grad/missing"):
         d = tmp_path / cid.replace("/", "_")
         d.mkdir()
@@ -75,8 +77,14 @@ def test_selftest_originals_and_fixes(corpus, tmp_path):
         tce.test_mutation_unfixed_is_caught(corpus[cid], d)
 
 
-def test_selftest_wrong_before_fails(corpus):
+def test_selftest_wrong_before_fails(corpus, tmp_path):
     case = corpus["zero_grad/missing"]
     case.before = "TM202"  # the detector says TM201
     with pytest.raises(AssertionError, match="must show 'TM202'"):
-        tce.test_original(case)
+        tce.test_original(case, tmp_path)
+
+
+def test_selftest_case_selection(corpus):
+    cases = list(corpus.values())
+    assert [c.id for c in tce.fixed_cases(cases)] == ["device/batch_not_moved", "zero_grad/missing"]
+    assert [c.id for c in tce.mutation_cases(cases)] == ["device/batch_not_moved", "zero_grad/missing"]
