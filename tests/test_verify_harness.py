@@ -29,6 +29,7 @@ RUNS = [
     ("zero_grad_missing.py", "zero_grad", "TM201"),
     ("zero_grad_per_epoch.py", "zero_grad", "TM202"),
     ("zero_grad_between.py", "zero_grad", "TM202"),
+    ("zero_grad_end_of_epoch.py", "zero_grad", "TM202"),  # cleared only after the first leak
     ("zero_grad_fixed.py", "zero_grad", None),
     ("zero_grad_accumulate.py", "zero_grad", None),  # accumulation, closures, manual clearing
     ("zero_grad_gan.py", "zero_grad", None),  # G's backward reaches D's stale grads; D zeroed before its step

@@ -99,6 +99,11 @@ def main(argv: list[str] | None = None) -> int:
         loc = det.user_location(tb)
         sys.stderr.write(f"TORCHMEND-ERROR: {type(e).__name__}: {first} at {loc or '?'}\n")
         rc = 1
+    for fin in det.FINALIZERS:
+        try:
+            fin()
+        except Exception as e:  # noqa: BLE001 - a detector bug must not hide the run's outcome
+            sys.stderr.write(f"torchmend: detector finalizer failed: {e!r}\n")
     sys.stderr.write(f"TORCHMEND-TIME: {time.perf_counter() - t0:.3f}\n")
     sys.stderr.write(f"TORCHMEND-STEPS: {det.State.steps}\n")
     sys.stderr.flush()

@@ -20,10 +20,13 @@ zero_grad (installed by ``install_zero_grad``)
     The location reported is the ``backward()`` that accumulated onto the stale gradient.
 
     * ``TM201``: a leaked gradient was stepped, and no clearing of that optimizer's gradients
-      was ever observed before (no ``optimizer.zero_grad()``, no ``module.zero_grad()``
-      covering its parameters, no manual clearing): zero_grad is missing.
-    * ``TM202``: a leaked gradient was stepped although clearing was observed earlier
-      (zero_grad in the wrong place, e.g. once per epoch); or ``step()`` ran when every
+      was observed anywhere in the run (no ``optimizer.zero_grad()``, no
+      ``module.zero_grad()`` covering its parameters, no manual clearing): zero_grad is
+      missing.  Leaks are reported when the script ends (however it ends; a run killed on
+      timeout reports none), since only then is "anywhere" known; with ``--max-steps``,
+      "the run" is those steps.
+    * ``TM202``: a leaked gradient was stepped although clearing was observed somewhere in
+      the run (zero_grad in the wrong place, e.g. once per epoch); or ``step()`` ran when every
       parameter that the last ``backward()`` reached had its gradient cleared again
       (zero_grad between ``backward()`` and ``step()``: the step discards the gradients).
 
@@ -127,6 +130,7 @@ class ZeroGradDetector:
         self.cleared: set[int] = set()  # id(optimizer) whose gradients were seen cleared
         self.in_backward = 0
         self.backward_loc = ""
+        self.leaks: list[tuple[object, str]] = []  # (optimizer, location of the backward())
 
     # -- wiring
     def install(self) -> None:
@@ -239,19 +243,26 @@ class ZeroGradDetector:
             pid = id(p)
             if pid in self.dirty and self._same(p.grad, self.dirty_snap.get(pid, (None, -1))):
                 loc = self.dirty.pop(pid)
-                code = "TM202" if id(opt) in self.cleared else "TM201"
-                why = (
-                    "zero_grad() is called, but not between the previous step and this backward()"
-                    if code == "TM202"
-                    else "nothing clears the gradients (no zero_grad())"
-                )
-                report(code, f"this step uses gradients left over from the previous step, accumulated by this backward(): {why}", loc)
+                if (id(opt), loc) not in {(id(o), lc) for o, lc in self.leaks}:
+                    self.leaks.append((opt, loc))  # its code is decided at the end of the run
         acc = [p for p in ps if id(p) in self.accumulated]
         if acc and all(p.grad is None or (not p.grad.is_meta and not p.grad.is_sparse and not bool(p.grad.any())) for p in acc):
             report(
                 "TM202",
                 "step() after the gradients of the last backward() were cleared: zero_grad() sits between backward() and step()",
             )
+
+    def finalize(self) -> None:
+        """Report the leaks, now that the whole run tells whether each optimizer's gradients
+        were ever cleared (TM202) or never (TM201)."""
+        for opt, loc in self.leaks:
+            if id(opt) in self.cleared:
+                report("TM202", "this step uses gradients left over from the previous step, accumulated by this "
+                       "backward(): zero_grad() is called, but not between the previous step and this backward()", loc)
+            else:
+                report("TM201", "this step uses gradients left over from the previous step, accumulated by this "
+                       "backward(): nothing ever clears this optimizer's gradients (no zero_grad())", loc)
+        self.leaks.clear()
 
     def post_step(self, opt, args, kwargs) -> None:
         for p in self._opt_params(opt):
@@ -265,9 +276,13 @@ class ZeroGradDetector:
                 self.stepped.pop(pid, None)
 
 
+FINALIZERS: list = []  # called by the bootstrap once the script ended (however it ended)
+
+
 def install_zero_grad() -> ZeroGradDetector:
     d = ZeroGradDetector()
     d.install()
+    FINALIZERS.append(d.finalize)
     return d
 
 
