@@ -163,3 +163,32 @@ def test_fresh_interpreter_path(monkeypatch, name, mode, expected):
     monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "0")
     out = run_script(os.path.join(HERE, name), mode)
     assert out.shows(expected) if expected else out.ok, out.stderr[-2000:]
+
+
+def test_forkserver_reads_lines_arriving_together():
+    """Two protocol lines in one pipe read must both be seen (no buffered line hidden from
+    select(), which would turn a finished run into a false timeout)."""
+    import subprocess
+    import sys
+
+    from codemods.verify.forkserver import ForkServer
+
+    fs = object.__new__(ForkServer)
+    fs.buf = b""
+    fs.proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdout.write('{\"pid\": 7}\\n{\"status\": 3}\\n')"],
+        stdout=subprocess.PIPE,
+        bufsize=0,
+    )
+    fs.proc.wait()
+    assert fs._read(5) == {"pid": 7}
+    assert fs.wait(5) == 3
+    fs.close()
+
+
+def test_forkserver_matches_fresh_interpreter(monkeypatch):
+    monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "1")
+    forked = run_script(os.path.join(HERE, "zero_grad_per_epoch.py"), "zero_grad")
+    monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "0")
+    fresh = run_script(os.path.join(HERE, "zero_grad_per_epoch.py"), "zero_grad")
+    assert (forked.detectors, forked.steps, forked.returncode) == (fresh.detectors, fresh.steps, fresh.returncode)

@@ -91,30 +91,40 @@ class ForkServer:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,
-            text=True,
-            bufsize=1,
+            bufsize=0,
         )
+        self.buf = b""
         msg = self._read(120)
         if not msg or not msg.get("ready"):
             self.close()
             raise RuntimeError("fork server did not start")
 
     def _read(self, timeout: float | None):
+        """One JSON line, or None after ``timeout`` seconds.  Unbuffered reads into our own
+        buffer: two lines arriving together must not hide the second from select()."""
         import select
+        import time
 
-        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not r:
-            return None
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("fork server died")
+        deadline = None if timeout is None else time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            r, _, _ = select.select([fd], [], [], left)
+            if not r:
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise RuntimeError("fork server died")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def start(self, argv, cwd, env, stdout, stderr) -> int:
-        self.proc.stdin.write(json.dumps({"argv": argv, "cwd": cwd, "env": env, "stdout": stdout, "stderr": stderr}) + "\n")
+        req = {"argv": argv, "cwd": cwd, "env": env, "stdout": stdout, "stderr": stderr}
+        self.proc.stdin.write((json.dumps(req) + "\n").encode())
         self.proc.stdin.flush()
         msg = self._read(60)
         if not msg or "pid" not in msg:

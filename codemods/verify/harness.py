@@ -142,21 +142,29 @@ def _run_forked(cmd, cwd, env, timeout) -> tuple[str, str, int | None, bool]:
 
     if _SERVER is None or not _SERVER.alive():
         _SERVER = ForkServer(env)
-    with tempfile.TemporaryDirectory(prefix="torchmend-run-") as tmp:
-        so, se = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
-        pid = _SERVER.start(cmd[3:], cwd, env, so, se)
-        status = _SERVER.wait(timeout)
-        timed_out = status is None
-        try:
-            os.killpg(pid, signal.SIGKILL)  # on timeout; else leftover workers
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
-        if timed_out:
-            status = _SERVER.wait(30)
-        with open(so, "rb") as f:
-            out = f.read().decode("utf-8", "replace")
-        with open(se, "rb") as f:
-            err = f.read().decode("utf-8", "replace")
+    server = _SERVER
+    try:
+        with tempfile.TemporaryDirectory(prefix="torchmend-run-") as tmp:
+            so, se = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
+            pid = server.start(cmd[3:], cwd, env, so, se)
+            status = server.wait(timeout)
+            timed_out = status is None
+            try:
+                os.killpg(pid, signal.SIGKILL)  # on timeout; else leftover workers
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+            if timed_out:
+                status = server.wait(30)
+                if status is None:  # out of step with the server: start a new one next time
+                    raise RuntimeError("fork server did not report the killed child")
+            with open(so, "rb") as f:
+                out = f.read().decode("utf-8", "replace")
+            with open(se, "rb") as f:
+                err = f.read().decode("utf-8", "replace")
+    except (RuntimeError, OSError, ValueError):
+        server.close()
+        _SERVER = None
+        raise RuntimeError("fork server failed") from None
     return out, err, status, timed_out
 
 
