@@ -230,6 +230,11 @@ def explain(code: str = typer.Argument(..., help="A rule code (TM201) or name.")
     print(r.doc())
 
 
+from cli.verify import verify as _verify  # noqa: E402
+
+app.command("verify")(_verify)
+
+
 def main() -> None:  # console-script entry point
     app()
 

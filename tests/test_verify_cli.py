@@ -1,0 +1,175 @@
+"""``torchmend verify`` end to end.
+
+The real rules are written concurrently, so these tests run the engine with test-only
+rules (tests/verify_rules.py); one test uses the real registry and skips only while the
+real rule finds nothing on the fixture."""
+
+import os as _os
+
+# one torch import per test worker instead of one per executed script (see forkserver.py)
+_os.environ.setdefault("TORCHMEND_VERIFY_FORKSERVER", "1")
+
+import os
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from codemods import engine
+from tests.verify_rules import VERIFY_TEST_RULES
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exec_fixtures")
+
+
+@pytest.fixture
+def test_rules(monkeypatch):
+    codes = {c.code for c in VERIFY_TEST_RULES}
+    # honour a selection of test codes (verify selects subsets); the CLI's own selection
+    # names the real codes, which means "all test rules" here
+    monkeypatch.setattr(
+        engine, "rules_for", lambda select: [c() for c in VERIFY_TEST_RULES if not (set(select) & codes) or c.code in select]
+    )
+
+
+def _verify(*args):
+    r = CliRunner().invoke(app, ["verify", *args])
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_help_says_it_executes_code():
+    code, out, _ = _verify("--help")
+    assert code == 0 and "EXECUTING" in out and "--real-device" in out and "--max-steps" in out
+
+
+def test_device_fix_verified(test_rules):
+    code, out, err = _verify(os.path.join(HERE, "device_bug.py"), "--max-steps", "3")
+    assert code == 0, out + err
+    assert re.search(r"device_bug\.py:15:5: TM991 verified", out), out
+    assert (
+        "before: RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+        "cuda:0 and cpu! at device_bug.py:17 (TM991)" in out
+    ), out
+    assert "after: 3 steps, stopped, clean" in out
+    assert "1/1 fixes verified" in err
+
+
+def test_zero_grad_fix_verified(test_rules):
+    code, out, err = _verify(os.path.join(HERE, "zero_grad_missing.py"))
+    assert code == 0, out + err
+    assert "TM992 verified" in out
+    assert "before: TM201 at zero_grad_missing.py:15" in out
+    assert "after: 5 steps, stopped, clean" in out
+
+
+def test_useless_fix_not_verified(test_rules):
+    code, out, err = _verify(os.path.join(HERE, "device_useless_fix.py"))
+    assert code == 1, out + err
+    assert "TM993 NOT verified" in out
+    assert re.search(r"after: RuntimeError: Expected all tensors to be on the same device.* at device_useless_fix\.py:\d+", out)
+    assert "0/2 fixes verified" in err  # one "fix" per loop
+
+
+def test_nothing_to_verify(test_rules, tmp_path):
+    p = tmp_path / "ok.py"
+    p.write_text("print('hi')\n")
+    code, out, _ = _verify(str(p))
+    assert code == 0 and "nothing to verify" in out
+
+
+def test_problem_not_shown_is_not_verified(test_rules, tmp_path):
+    """The rule "fixes" something the original does not show: not verified."""
+    p = tmp_path / "cpu_only.py"
+    src = open(os.path.join(HERE, "device_fixed.py")).read().replace("        inputs, labels = inputs.to(device), labels.to(device)\n", "")
+    src = src.replace("model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3)).to(device)", "model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))")
+    p.write_text(src)
+    code, out, _ = _verify(str(p))
+    assert code == 1 and "NOT verified" in out and "did not show" in out, out
+
+
+def test_original_untouched_and_sibling_files_copied(test_rules, tmp_path):
+    """Runs happen in temporary copies of the directory: relative files work, nothing is
+    written next to the original."""
+    src = open(os.path.join(HERE, "device_bug.py")).read()
+    src = src.replace("torch.manual_seed(0)", "torch.manual_seed(int(open('seed.txt').read()))\nopen('written.txt', 'w').write('x')")
+    (tmp_path / "seed.txt").write_text("3")
+    p = tmp_path / "train.py"
+    p.write_text(src)
+    code, out, err = _verify(str(p))
+    assert code == 0, out + err
+    assert p.read_text() == src
+    assert sorted(os.listdir(tmp_path)) == ["seed.txt", "train.py"]
+
+
+def test_syntax_error_is_exit_2(test_rules, tmp_path):
+    p = tmp_path / "bad.py"
+    p.write_text("loss.backward(\n")
+    code, out, _ = _verify(str(p))
+    assert code == 2 and "error" in out
+
+
+def test_real_rules_device(tmp_path):
+    """With the real registry: skipped only while the real device rule finds nothing here."""
+    from codemods.engine import Options, process_text
+
+    path = os.path.join(HERE, "device_bug.py")
+    r = process_text(path, open(path).read(), Options())
+    if not any(f.code.startswith("TM1") and f.applied for f in r.findings):
+        pytest.skip("the real device rule (TM1xx) applies no fix to device_bug.py yet (stub)")
+    code, out, err = _verify(path)
+    assert code == 0, out + err
+    assert "Expected all tensors to be on the same device" in out
+
+
+def test_real_rules_zero_grad(tmp_path):
+    from codemods.engine import Options, process_text
+
+    path = os.path.join(HERE, "zero_grad_missing.py")
+    r = process_text(path, open(path).read(), Options())
+    if not any(f.code.startswith("TM2") and f.applied for f in r.findings):
+        pytest.skip("the real zero_grad rule (TM2xx) applies no fix to zero_grad_missing.py yet (stub)")
+    code, out, err = _verify(path)
+    assert code == 0, out + err
+    assert "before: TM201" in out
+
+
+def test_real_device_without_cuda_is_exit_2(test_rules):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a real GPU is present")
+    code, _, err = _verify("--real-device", os.path.join(HERE, "device_bug.py"))
+    assert code == 2 and "no CUDA device" in err
+
+
+def test_hidden_pitfall_is_run_with_the_other_fixes(test_rules):
+    """The device error hides the zero_grad bug in the original; verify reruns with the
+    device fix alone applied and shows TM201 there."""
+    code, out, err = _verify(os.path.join(HERE, "device_and_zero_grad_bug.py"))
+    assert code == 0, out + err
+    assert re.search(r"TM991 verified.*\n    before: RuntimeError: Expected all tensors", out), out
+    assert re.search(r"TM992 verified.*\n    before \(other fixes applied\): TM201 at device_and_zero_grad_bug\.py:14", out), out
+    assert "2/2 fixes verified" in err
+
+
+def test_copy_tree(tmp_path, monkeypatch):
+    from codemods.verify import verify as v
+
+    src = tmp_path / "src"
+    (src / "pkg").mkdir(parents=True)
+    (src / ".git").mkdir()
+    (src / "__pycache__").mkdir()
+    (src / "train.py").write_text("x = 1\n")
+    (src / "pkg" / "mod.py").write_text("y = 2\n")
+    (src / "big.bin").write_bytes(b"0" * 20)
+    (src / ".git" / "HEAD").write_text("ref")
+    monkeypatch.setattr(v, "MAX_COPY_BYTES", 10)
+    dst = tmp_path / "dst"
+    v.copy_tree(str(src), str(dst))
+    assert sorted(os.listdir(dst)) == ["big.bin", "pkg", "train.py"]
+    assert os.path.islink(dst / "big.bin") and not os.path.islink(dst / "train.py")
+    assert (dst / "pkg" / "mod.py").read_text() == "y = 2\n"
+    monkeypatch.setattr(v, "MAX_COPY_FILES", 1)
+    dst2 = tmp_path / "dst2"
+    v.copy_tree(str(src), str(dst2))
+    assert os.path.islink(dst2 / "pkg")  # over the limit: linked whole, not walked

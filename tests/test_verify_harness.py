@@ -1,0 +1,194 @@
+"""The execution oracle on the project's own fixtures (tests/exec_fixtures/): each mode
+reproduces its pitfall on the buggy script and runs the fixed one clean."""
+
+import os as _os
+
+# one torch import per test worker instead of one per executed script (see forkserver.py)
+_os.environ.setdefault("TORCHMEND_VERIFY_FORKSERVER", "1")
+
+import os
+
+import pytest
+
+from codemods.verify.harness import SIGNATURES, parse, run_script
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exec_fixtures")
+SAME = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
+
+# (fixture, mode, expected: an error substring / detector code, or None for "runs clean")
+RUNS = [
+    ("device_bug.py", "device", SAME),
+    ("device_fixed.py", "device", None),
+    ("device_embed_conv_bug.py", "device", SAME),  # embedding/conv: meta alone would not check
+    ("device_embed_conv_fixed.py", "device", None),
+    ("device_forward_bug.py", "device", SAME),  # torch.zeros in forward() without device=
+    ("device_forward_fixed.py", "device", None),
+    ("device_idioms.py", "device", None),
+    ("device_accelerator.py", "device", None),
+    ("device_dataparallel.py", "device", None),  # DataParallel scatters the CPU batch itself  # torch.accelerator idiom, pin_memory thread  # AMP, pin_memory, clip_grad_norm_, save/load, eval ...
+    ("zero_grad_missing.py", "zero_grad", "TM201"),
+    ("zero_grad_per_epoch.py", "zero_grad", "TM202"),
+    ("zero_grad_between.py", "zero_grad", "TM202"),
+    ("zero_grad_end_of_epoch.py", "zero_grad", "TM202"),  # cleared only after the first leak
+    ("zero_grad_fixed.py", "zero_grad", None),
+    ("zero_grad_accumulate.py", "zero_grad", None),  # accumulation, closures, manual clearing
+    ("zero_grad_gan.py", "zero_grad", None),  # G's backward reaches D's stale grads; D zeroed before its step
+    ("zero_grad_gan_missing_d.py", "zero_grad", "TM201"),  # D never zeroed
+    ("softmax_probs.py", "softmax", "TM501"),
+    ("softmax_logprobs.py", "softmax", "TM502"),
+    ("softmax_logits.py", "softmax", None),
+    ("softmax_logprobs_fixed.py", "softmax", None),
+    ("softmax_target_lookalike.py", "softmax", None),
+    ("spawn_unguarded.py", "spawn", "bootstrapping phase"),
+    ("spawn_guarded.py", "spawn", None),
+    ("load_head_changed.py", "load", "size mismatch"),
+    ("load_filtered.py", "load", None),
+]
+
+
+@pytest.mark.parametrize("name,mode,expected", RUNS, ids=[r[0] for r in RUNS])
+def test_fixture(name, mode, expected):
+    out = run_script(os.path.join(HERE, name), mode, timeout=90)
+    assert not out.timed_out, out.stderr[-2000:]
+    if expected is None:
+        assert out.ok, out.summary() + "\n" + out.stderr[-3000:]
+        assert out.detector_codes == [] and out.error_text == ""
+        assert out.steps > 0 or mode == "load"
+    else:
+        assert not out.ok
+        assert out.shows(expected), out.summary() + "\n" + out.stderr[-3000:]
+        assert out.location.startswith(name + ":"), out.location
+        if expected.startswith("TM"):
+            assert out.returncode == 3 and out.detector_codes == [expected]
+        else:
+            assert out.returncode == 1
+
+
+def test_device_bug_error_points_at_the_forward_call():
+    out = run_script(os.path.join(HERE, "device_bug.py"), "device")
+    assert out.error_text == "RuntimeError: " + SAME
+    assert out.location == "device_bug.py:17"  # loss = criterion(model(inputs), labels)
+    assert out.steps == 0
+
+
+def test_device_scripts_run_plain_on_cpu():
+    """Without the simulation the buggy script is consistent (all CPU) and runs."""
+    out = run_script(os.path.join(HERE, "device_bug.py"), "plain")
+    assert out.ok and out.steps == 6
+
+
+def test_max_steps_stops_cleanly():
+    out = run_script(os.path.join(HERE, "device_fixed.py"), "device", max_steps=2)
+    assert out.ok and out.stopped and out.steps == 2
+    assert out.summary() == "2 steps, stopped, clean"
+
+
+def test_max_steps_after_detector_still_reports():
+    out = run_script(os.path.join(HERE, "zero_grad_missing.py"), "zero_grad", max_steps=2)
+    assert out.stopped and out.detector_codes == ["TM201"] and out.returncode == 3 and not out.ok
+
+
+def test_modes_combine(tmp_path):
+    out = run_script(os.path.join(HERE, "zero_grad_missing.py"), {"device", "zero_grad", "softmax"})
+    assert out.detector_codes == ["TM201"]
+
+
+def test_timeout_kills_the_script(tmp_path):
+    p = tmp_path / "slow.py"
+    p.write_text("import time\nwhile True:\n    time.sleep(0.1)\n")
+    out = run_script(str(p), "plain", timeout=3)
+    assert out.timed_out and not out.ok
+    assert "timed out" in out.summary()
+
+
+def test_script_runs_like_python_script(tmp_path):
+    """cwd and sys.path[0] are the script's directory; __name__ is __main__; sys.exit works."""
+    (tmp_path / "helper.py").write_text("VALUE = 41\n")
+    (tmp_path / "data.txt").write_text("1")
+    (tmp_path / "s.py").write_text(
+        "import os, sys\nfrom helper import VALUE\n"
+        "assert __name__ == '__main__'\n"
+        "assert open('data.txt').read() == '1'\n"
+        "assert sys.argv[0].endswith('s.py')\n"
+        "print('value', VALUE + int(open('data.txt').read()))\n"
+        "sys.exit(0)\n"
+    )
+    out = run_script(str(tmp_path / "s.py"), "plain")
+    assert out.ok, out.stderr
+    assert "value 42" in out.stdout
+
+
+def test_script_exit_status_is_kept(tmp_path):
+    p = tmp_path / "s.py"
+    p.write_text("import sys\nsys.exit(7)\n")
+    out = run_script(str(p), "plain")
+    assert not out.ok and out.returncode == 7
+
+
+def test_parse_protocol():
+    err = (
+        "noise\nTORCHMEND-DETECTOR: TM502 at a.py:3: log-probs\nTORCHMEND-DETECTOR: TM502 at a.py:9: again\n"
+        "TORCHMEND-STOPPED: stopped after 4 steps\nTORCHMEND-STEPS: 4\n"
+    )
+    o = parse("", err, 3)
+    assert o.detector_codes == ["TM502"] and o.steps == 4 and o.stopped and not o.ok
+    assert o.location == "a.py:3" and o.shows("TM502") and not o.shows("TM501")
+    o = parse("", "Traceback...\nTORCHMEND-ERROR: ValueError: bad at x.py:2\nTORCHMEND-STEPS: 0\n", 1)
+    assert o.error_text == "ValueError: bad" and o.location == "x.py:2" and o.shows("bad")
+    o = parse("", "Segmentation fault\n", -11)
+    assert not o.ok and o.error_text == "Segmentation fault"
+
+
+def test_every_pitfall_has_a_signature():
+    from codemods.registry import PITFALLS
+    from codemods.verify.harness import PITFALL_MODE
+
+    assert set(PITFALLS) == set(SIGNATURES) == set(PITFALL_MODE)
+
+
+def test_real_device_skips_the_simulation():
+    """--real-device installs no simulation: on a CPU-only machine the script sees no GPU
+    and runs on the CPU."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a real GPU is present")
+    out = run_script(os.path.join(HERE, "device_bug.py"), "device", real_device=True)
+    assert out.ok and out.steps == 6
+
+
+@pytest.mark.parametrize("name,mode,expected", [RUNS[0], RUNS[1], ("zero_grad_missing.py", "zero_grad", "TM201")])
+def test_fresh_interpreter_path(monkeypatch, name, mode, expected):
+    """The default path of `torchmend verify` (no fork server) gives the same outcomes."""
+    monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "0")
+    out = run_script(os.path.join(HERE, name), mode)
+    assert out.shows(expected) if expected else out.ok, out.stderr[-2000:]
+
+
+def test_forkserver_reads_lines_arriving_together():
+    """Two protocol lines in one pipe read must both be seen (no buffered line hidden from
+    select(), which would turn a finished run into a false timeout)."""
+    import subprocess
+    import sys
+
+    from codemods.verify.forkserver import ForkServer
+
+    fs = object.__new__(ForkServer)
+    fs.buf = b""
+    fs.proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdout.write('{\"pid\": 7}\\n{\"status\": 3}\\n')"],
+        stdout=subprocess.PIPE,
+        bufsize=0,
+    )
+    fs.proc.wait()
+    assert fs._read(5) == {"pid": 7}
+    assert fs.wait(5) == 3
+    fs.close()
+
+
+def test_forkserver_matches_fresh_interpreter(monkeypatch):
+    monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "1")
+    forked = run_script(os.path.join(HERE, "zero_grad_per_epoch.py"), "zero_grad")
+    monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "0")
+    fresh = run_script(os.path.join(HERE, "zero_grad_per_epoch.py"), "zero_grad")
+    assert (forked.detectors, forked.steps, forked.returncode) == (fresh.detectors, fresh.steps, fresh.returncode)
