@@ -9,7 +9,6 @@ Exit codes (also in the README):
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import List, Optional
 

@@ -128,7 +128,6 @@ class FileContext:
     """One parsed file with its metadata, resolved once and shared by all rules."""
 
     def __init__(self, path: str, source: str, module: "cst.Module", project: "ProjectInfo | None" = None):
-        import libcst as cst
         from libcst import metadata as md
 
         self.path = path

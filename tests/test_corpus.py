@@ -27,6 +27,18 @@ def test_every_case_file_is_declared():
                 assert f"{pitfall}/{name}" in declared, f"{pitfall}/{f} has no entry in cases.toml"
 
 
+# the minimum corpus per pitfall (bug variants, look-alikes), as the rule issues ask
+MINIMUM = {"device": (10, 8), "zero_grad": (10, 8), "main_guard": (8, 6), "filtered_load": (8, 6), "softmax": (8, 6)}
+
+
+@pytest.mark.parametrize("pitfall", PITFALLS)
+def test_corpus_size(pitfall):
+    cases = [c for c in CASES if c.pitfall == pitfall]
+    bugs, lookalikes = MINIMUM[pitfall]
+    assert len([c for c in cases if c.kind == "bug"]) >= bugs
+    assert len([c for c in cases if c.kind == "lookalike"]) >= lookalikes
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_case(case):
     src = case.read()
