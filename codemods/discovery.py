@@ -106,3 +106,33 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), respect_gitignore:
                     add(os.path.normpath(os.path.join(dirpath, name)))
     out.files.sort(key=lambda p: p.replace(os.sep, "/"))
     return out
+
+
+class GitError(Exception):
+    pass
+
+
+def changed_since(rev: str, cwd: str = ".") -> set[str]:
+    """Real paths of the files changed in git since ``rev`` (committed, staged or not,
+    ``git diff --name-only REV``) plus untracked files not ignored: what a pull request
+    touches.  Raises GitError with git's one-line message."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        try:
+            p = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+        except OSError as e:
+            raise GitError(f"cannot run git: {e.strerror or e}") from None
+        if p.returncode != 0:
+            msg = (p.stderr.strip().splitlines() or [f"git {args[0]} failed"])[0]
+            raise GitError(msg)
+        return p.stdout
+
+    top = git("rev-parse", "--show-toplevel").strip()
+    try:
+        git("rev-parse", "--verify", "--quiet", rev + "^{commit}")
+    except GitError:
+        raise GitError(f"--changed-since: unknown git revision {rev!r}") from None
+    names = git("-C", top, "diff", "--name-only", "-z", "--no-renames", rev, "--").split("\0")
+    names += git("-C", top, "ls-files", "--others", "--exclude-standard", "-z").split("\0")
+    return {os.path.realpath(os.path.join(top, n)) for n in names if n}

@@ -18,6 +18,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Mapping, Optional, Union
 
 if TYPE_CHECKING:  # libcst is imported lazily so that cached runs start fast
+    import ast
+
     import libcst as cst
 
 
@@ -113,6 +115,18 @@ class Rule:
         if cls.requires_all and not all(n in text for n in cls.requires_all):
             return False
         return not cls.needles or any(n in text for n in cls.needles)
+
+    @classmethod
+    def ast_check(cls, tree: "ast.Module") -> bool:
+        """Optional second gate, after ``needles``: may this rule fire on ``tree`` (the
+        file parsed with the stdlib ``ast``, which is several times cheaper than a LibCST
+        parse plus metadata)?  The default says yes.  A rule that overrides it must only
+        answer False when it certainly finds nothing in the file (e.g. no call named
+        ``load_state_dict`` at all, no ``forward`` method creating tensors): a wrong False
+        is a missed finding.  The ``ast`` tree is parsed once per file and shared by every
+        rule; the engine calls this only when at least one rule overrides it, and when
+        ``ast`` cannot parse the file it skips the gate (LibCST then reports the error)."""
+        return True
 
     @classmethod
     def doc(cls) -> str:
@@ -222,8 +236,12 @@ class ProjectInfo:
     script is imported by another file of the tree).  Computed lazily, per process."""
 
     roots: tuple[str, ...] = ()
+    # set when a rule consulted other files: the result then depends on more than the
+    # file's own content and is not cached (the runner resets it per file)
+    used: bool = False
 
     def is_imported_elsewhere(self, path: str) -> bool:
+        self.used = True
         from .project import imported_module_names
 
         import os
