@@ -331,9 +331,9 @@ def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = 
     return findings, current, applied, first_ctx
 
 
-def process_source(src: Source, opts: Options, project: ProjectInfo | None = None) -> FileResult:
+def process_source(src: Source, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None) -> FileResult:
     res = FileResult(path=src.path)
-    trace: dict = {}
+    trace = {} if trace is None else trace
     findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace)
     res.stage = trace.get("stage", "")
     res.parsed = ctx is not None
@@ -375,11 +375,12 @@ def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -
     if project is not None:
         project.used = False
     raw = None
+    trace: dict = {}
     try:
         st = os.stat(path)
         src = read_source(path, opts.max_bytes)
         raw = src.raw
-        res = process_source(src, opts, project).stripped()
+        res = process_source(src, opts, project, trace).stripped()
     except SourceError as e:
         res = FileResult(path=path, error=str(e))
     except Skipped as e:
@@ -388,6 +389,7 @@ def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -
         res = FileResult(path=path, error="internal error: recursion limit (deeply nested code)")
     except Exception as e:  # a rule bug must not abort the batch
         res = FileResult(path=path, error=f"internal error: {type(e).__name__}: {e}".splitlines()[0])
+    res.stage = trace.get("stage", "")
     if raw is None:  # read_source raises before returning for decode errors: read again
         try:
             st = os.stat(path)

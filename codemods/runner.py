@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .discovery import discover
-from .engine import STAGE_AST, STAGE_PREFILTER, FileResult, Options, process_file
+from .engine import STAGE_AST, STAGE_PARSED, STAGE_PREFILTER, FileResult, Options, process_file
 from .rule import ProjectInfo
 
 
@@ -35,7 +35,7 @@ class RunResult:
             "cached": self.cached,
             "prefiltered": st[STAGE_PREFILTER],
             "ast_gated": st[STAGE_AST],
-            "parsed": sum(1 for r in self.results if r.parsed),
+            "parsed": st[STAGE_PARSED],  # files LibCST was run on (parse errors included)
             "changed": len(self.changed),
             "errors": len(self.errors),
         }
