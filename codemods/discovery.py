@@ -45,7 +45,12 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), respect_gitignore:
     real_roots = [os.path.realpath(p) for p in paths] + [os.path.realpath(".")]
     excludes = tuple(exclude)
 
-    def add(path: str) -> None:
+    def add(path: str, real: str | None = None) -> None:
+        if real is not None:  # a regular file of a walked directory: real path known
+            if real not in seen:
+                seen.add(real)
+                out.files.append(path)
+            return
         real = os.path.realpath(path)
         if os.path.islink(path) and not _inside(real, real_roots):
             out.errors.append((path, "symbolic link to a file outside the given paths, skipped"))
@@ -101,9 +106,15 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), respect_gitignore:
                 return False
 
             dirnames[:] = sorted(d for d in dirnames if not ignored(d, True) and not os.path.islink(os.path.join(dirpath, d)))
+            real_dir = None
             for name in sorted(filenames):
                 if name.endswith(".py") and not ignored(name, False):
-                    add(os.path.normpath(os.path.join(dirpath, name)))
+                    path = os.path.normpath(os.path.join(dirpath, name))
+                    if os.path.islink(path):
+                        add(path)
+                    else:  # one realpath per directory, not per file (it costs an lstat per component)
+                        real_dir = real_dir or os.path.realpath(dirpath)
+                        add(path, os.path.join(real_dir, name))
     out.files.sort(key=lambda p: p.replace(os.sep, "/"))
     return out
 
