@@ -28,19 +28,68 @@ def _name(node: ast.AST) -> str:
     return ""
 
 
+class _Facts:
+    """One walk of a tree, shared by every gate (the gates run on the same tree)."""
+
+    def __init__(self, tree: ast.AST):
+        self.nodes = list(ast.walk(tree))
+        self.calls = [n for n in self.nodes if isinstance(n, ast.Call)]
+        self.names = {_name(n) for n in self.nodes if isinstance(n, (ast.Name, ast.Attribute))}
+
+
+_LAST: list = [None, None]
+
+
+def _facts(tree: ast.AST) -> _Facts:
+    if _LAST[0] is not tree:
+        _LAST[0], _LAST[1] = tree, _Facts(tree)
+    return _LAST[1]
+
+
 def _calls(tree: ast.AST):
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Call):
-            yield n
+    if isinstance(tree, ast.Module):
+        return _facts(tree).calls
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
 
 
 def _names(tree: ast.AST) -> set[str]:
+    if isinstance(tree, ast.Module):
+        return _facts(tree).names
     return {_name(n) for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute))}
 
 
-def device_batch(tree: ast.Module) -> bool:  # TM101: a model moved and a loop to read batches in
-    moved = any(_name(c.func) in ("to", "cuda") for c in _calls(tree))
-    return moved and any(isinstance(n, (ast.For, ast.AsyncFor)) for n in ast.walk(tree))
+MOVES = ("to", "cuda", "to_device", "move_to_device", "batch_to_device", "cuda_transfer", "prepare")
+
+
+def _loops(tree: ast.Module):
+    return [n for n in _facts(tree).nodes if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+
+
+LOADERS = ("loader", "Loader", "batches", "dataset", "data", "dl")
+
+
+def _over_batches(loop: ast.AST, loader_vars: set[str]) -> bool:
+    it = loop.iter
+    names = {_name(n) for n in ast.walk(it) if isinstance(n, (ast.Name, ast.Attribute))}
+    return bool(names & loader_vars) or any(any(k in n for k in LOADERS) for n in names)
+
+
+def device_batch(tree: ast.Module) -> bool:
+    """TM101: a model moved somewhere, and a loop over batches whose body moves nothing
+    (any call named like a move, or any unknown call receiving a device, counts as one)."""
+    if not any(_name(c.func) in ("to", "cuda") for c in _calls(tree)):
+        return False
+    loader_vars = set()
+    for n in _facts(tree).nodes:
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and "DataLoader" in _name(n.value.func):
+            loader_vars |= {_name(t) for t in n.targets}
+    for loop in _loops(tree):
+        if isinstance(loop, ast.While) or not _over_batches(loop, loader_vars):
+            continue
+        body = ast.Interactive(body=loop.body)  # not a Module: not the shared facts
+        if not any(_name(c.func) in MOVES or any("device" in _names(x) for x in [*c.args, *c.keywords]) for c in _calls(body)):
+            return True
+    return False
 
 
 def tensor_without_device(tree: ast.Module) -> bool:  # TM102: a factory in forward() without device=
@@ -52,9 +101,26 @@ def tensor_without_device(tree: ast.Module) -> bool:  # TM102: a factory in forw
     return False
 
 
-def zero_grad(tree: ast.Module) -> bool:  # TM201/TM202: backward and a step somewhere
-    names = {_name(c.func) for c in _calls(tree)}
-    return "backward" in names and "step" in names
+ZEROS = ("zero_grad", "zero_", "zero_gradients", "accumulate")
+
+
+def zero_grad(tree: ast.Module) -> bool:
+    """TM201/TM202: a loop that calls backward and step, where either no zeroing happens
+    inside the loop (missing, or once per epoch), or a zeroing call sits between them."""
+    for loop in _loops(tree):
+        body = ast.Interactive(body=loop.body)  # not a Module: not the shared facts
+        calls = list(_calls(body))
+        names = [_name(c.func) for c in calls]
+        if "backward" not in names or "step" not in names:
+            continue
+        if not any(n in ZEROS for n in names) and not any(
+            isinstance(t, ast.Attribute) and t.attr == "grad" for n in ast.walk(body) if isinstance(n, ast.Assign) for t in n.targets
+        ):
+            return True  # no zeroing in the loop: missing or misplaced
+        lines = {n: [c.lineno for c, m in zip(calls, names) if m == n] for n in ("backward", "step", "zero_grad")}
+        if lines["zero_grad"] and min(lines["backward"]) < max(lines["zero_grad"]) < max(lines["step"]):
+            return True  # zero_grad between backward and step
+    return False
 
 
 def main_guard(tree: ast.Module) -> bool:  # TM301: workers requested, code running at import
@@ -93,9 +159,35 @@ def filtered_load(tree: ast.Module) -> bool:  # TM401: load_state_dict after an 
     return False
 
 
-def softmax(tree: ast.Module) -> bool:  # TM501/TM502: a softmax and a cross-entropy in one file
+SOFTMAX = {"softmax", "Softmax", "log_softmax", "LogSoftmax"}
+
+
+def softmax(tree: ast.Module) -> bool:
+    """TM501/TM502: a softmax result (directly, or through names assigned from it) given
+    to a cross-entropy: a call of a CE function or of a name bound to a CE module."""
     names = _names(tree)
-    return bool(names & {"softmax", "Softmax", "log_softmax", "LogSoftmax"}) and bool(names & CE_NAMES)
+    if not (names & SOFTMAX and names & CE_NAMES):
+        return False
+    ce_vars = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _name(n.value.func) in CE_NAMES:
+            ce_vars |= {_name(t) for t in n.targets}
+    tainted: set[str] = set()
+    for n in ast.walk(tree):  # names assigned from a softmax, or from an expression using one
+        if isinstance(n, ast.Assign):
+            uses = _names(n.value)
+            if any(_name(c.func) in SOFTMAX for c in _calls(n.value)) or uses & tainted:
+                tainted |= {_name(t) for t in n.targets if _name(t)}
+    for c in _calls(tree):
+        callee = _name(c.func)
+        if callee in CE_NAMES or callee in ce_vars:
+            for arg in [*c.args, *(k.value for k in c.keywords)]:
+                if any(_name(x.func) in SOFTMAX for x in _calls(arg)) or _names(arg) & tainted:
+                    return True
+        # nn.Softmax() inside nn.Sequential feeding a CE: report-only territory, keep it
+        if callee in ("Softmax", "LogSoftmax") and not isinstance(c.func, ast.Name) and "Sequential" in names:
+            return True
+    return False
 
 
 GATES = {

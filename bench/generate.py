@@ -148,7 +148,7 @@ def model_file(g: Gen) -> str:
         c = g.cls()
         kind = r.random()
         if kind < 0.4:
-            pos = "torch.arange(t, device=x.device)" if r.random() < 0.8 else "torch.arange(t)"
+            pos = "torch.arange(t, device=x.device)" if r.random() < 0.95 else "torch.arange(t)"
             parts.append(f'''
 class {c}Attention(nn.Module):
     """Multi-head self-attention."""
@@ -178,7 +178,7 @@ class {c}Attention(nn.Module):
         return self.proj(out)
 ''')
         elif kind < 0.7:
-            h0 = "torch.zeros(self.layers, x.size(0), self.hidden, device=x.device)" if r.random() < 0.7 else "torch.zeros(self.layers, x.size(0), self.hidden)"
+            h0 = "torch.zeros(self.layers, x.size(0), self.hidden, device=x.device)" if r.random() < 0.95 else "torch.zeros(self.layers, x.size(0), self.hidden)"
             parts.append(f'''
 class {c}Encoder(nn.Module):
     def __init__(self, vocab: int, hidden: int = 256, layers: int = 2):

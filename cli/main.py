@@ -105,7 +105,10 @@ class _Ctx:
             if bar:
                 bar.close()
             if executor is not None:
-                executor.shutdown(wait=False)
+                executor.shutdown(wait=True)
+                client = getattr(executor, "_client", None)  # the dask Client we opened
+                if client is not None:
+                    client.close()
         if cache is not None:
             cache.save()
         return rr

@@ -221,6 +221,16 @@ def test_dask_local_cluster_gives_the_same_patch(tree, rules):
     assert [r.path for r in remote.results] == [r.path for r in local.results]
 
 
+def test_cli_executor_dask_address_gives_the_same_patch(tree, rules):
+    distributed = pytest.importorskip("distributed")
+    rules(PrintToLog)
+    ref = cli("diff", "pkg", "-j", "1", "--no-cache")
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None, protocol="tcp") as lc:
+        host_port = lc.scheduler_address.split("://", 1)[1]
+        got = cli("diff", "pkg", "--no-cache", "--executor", f"dask://{host_port}")
+    assert got[0] == ref[0] == 2 and got[1] == ref[1] and b"+log(1)" in got[1]
+
+
 def test_unknown_executor_is_a_usage_error(tree):
     code, _, err = cli("check", "pkg", "--executor", "ftp://x")
     assert code == 2 and "unknown executor" in err
