@@ -10,7 +10,7 @@ and nothing changed (warm), ``ruff check --select ALL --no-cache``, and a bare
 smaller than the tree, extrapolated by bytes and divided by the number of jobs: an ideal
 parallel parse, stated in the row).  For each: wall time, files/s, peak RSS of the largest
 process (``wait4`` rusage) and peak RSS of the whole process tree (sampled from /proc every
-20 ms; torchmend's workers are separate processes).  The last line is the ratio
+100 ms; torchmend's workers are separate processes).  The last line is the ratio
 torchmend cold / ruff.  With ``--repeat N`` the cold and ruff rows are the best of N,
 alternating, which evens out a noisy machine.
 """
@@ -71,7 +71,7 @@ def measure(cmd: list[str], cwd: str, env: dict | None = None, stdout: bool = Fa
                 peak[0] = max(peak[0], _tree_rss_kb(p.pid))
             except Exception:
                 pass
-            done.wait(0.02)
+            done.wait(0.1)
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
@@ -154,6 +154,15 @@ def main() -> None:
     warm = measure(tm + common[:1] + ["--cache-dir", cache_dir] + common[1:], root, env)
     rows["warm"] = warm
 
+    # start-up: interpreter, CLI (typer, which builds pydantic adapters), one tiny file
+    tiny = tempfile.mkdtemp(prefix="torchmend-bench-tiny-")
+    with open(os.path.join(tiny, "t.py"), "w") as f:
+        f.write("x = 1\n")
+    startup = min(measure(tm + ["check", "--no-cache", "t.py"], tiny, env)["wall"] for _ in range(3))
+    bare = min(measure([sys.executable, "-c", "pass"], tiny)["wall"] for _ in range(3))
+    typer_imp = min(measure([sys.executable, "-c", "import typer._adapters"], tiny)["wall"] for _ in range(3))
+    shutil.rmtree(tiny, ignore_errors=True)
+
     # bare LibCST parse: one process, a seeded sample, extrapolated by bytes, ideal /jobs
     sample = files if a.libcst_sample <= 0 or a.libcst_sample >= nfiles else random.Random(a.seed).sample(files, a.libcst_sample)
     lc = measure([sys.executable, "-c", LIBCST_SCRIPT, *sample], root, stdout=True)
@@ -176,6 +185,7 @@ def main() -> None:
     for name, r in table:
         print(f"{name:52} {r['wall']:8.2f} {nfiles / r['wall']:9.0f} {r['maxrss_mb']:11.0f}MB {r['tree_mb']:7.0f}MB")
     print(f"\ncold run: {summary}")
+    print(f"start-up: `check` of a one-line file {startup:.3f}s (python alone {bare:.3f}s; python + import typer/pydantic {typer_imp:.3f}s)")
     print(f"cache populate run: {populate['wall']:.2f}s; warm run exit code {warm['rc']} (cold {rows['cold']['rc']})")
     if ruff:
         print(f"ratio torchmend cold / ruff: {rows['cold']['wall'] / rows['ruff']['wall']:.2f}x  ({nfiles} files)")
