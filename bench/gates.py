@@ -28,13 +28,63 @@ def _name(node: ast.AST) -> str:
     return ""
 
 
+class _Loop:
+    __slots__ = ("node", "calls", "grad_assign")
+
+    def __init__(self, node):
+        self.node, self.calls, self.grad_assign = node, [], False
+
+
 class _Facts:
-    """One walk of a tree, shared by every gate (the gates run on the same tree)."""
+    """One walk of a tree, shared by every gate (they all run on the same tree): calls
+    (with their callee's last name), names, loops with the calls of their body, and
+    assignments with the calls and names of their value."""
 
     def __init__(self, tree: ast.AST):
-        self.nodes = list(ast.walk(tree))
-        self.calls = [n for n in self.nodes if isinstance(n, ast.Call)]
-        self.names = {_name(n) for n in self.nodes if isinstance(n, (ast.Name, ast.Attribute))}
+        calls, names, loops, assigns, forwards = [], set(), [], [], []
+        Call, Name, Attribute, Assign = ast.Call, ast.Name, ast.Attribute, ast.Assign
+        loop_types = (ast.For, ast.AsyncFor, ast.While)
+        stack = [(tree, (), None)]
+        while stack:
+            node, encl, asg = stack.pop()
+            t = type(node)
+            if t is Call:
+                rec = (_name(node.func), node)
+                calls.append(rec)
+                for lp in encl:
+                    lp.calls.append(rec)
+                if asg is not None:
+                    asg[2].append(rec[0])
+            elif t is Name or t is Attribute:
+                nm = node.id if t is Name else node.attr
+                names.add(nm)
+                if asg is not None:
+                    asg[3].add(nm)
+            elif t is Assign:
+                rec = [node, [_name(x) for x in node.targets], [], set()]
+                assigns.append(rec)
+                for lp in encl:
+                    if any(isinstance(x, Attribute) and x.attr == "grad" for x in node.targets):
+                        lp.grad_assign = True
+                stack.append((node.value, encl, rec))
+                for x in node.targets:
+                    stack.append((x, encl, None))
+                continue
+            elif (t is ast.FunctionDef or t is ast.AsyncFunctionDef) and node.name == "forward":
+                forwards.append(node)
+            elif t in loop_types:
+                lp = _Loop(node)
+                loops.append(lp)
+                inner = encl + (lp,)
+                for child in node.body:
+                    stack.append((child, inner, asg))
+                for child in ast.iter_child_nodes(node):
+                    if child not in node.body:
+                        stack.append((child, encl, asg))
+                continue
+            for child in ast.iter_child_nodes(node):
+                stack.append((child, encl, asg))
+        self.calls, self.names, self.loops, self.assigns, self.forwards = calls, names, loops, assigns, forwards
 
 
 _LAST: list = [None, None]
@@ -46,58 +96,40 @@ def _facts(tree: ast.AST) -> _Facts:
     return _LAST[1]
 
 
-def _calls(tree: ast.AST):
-    if isinstance(tree, ast.Module):
-        return _facts(tree).calls
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
-
-
-def _names(tree: ast.AST) -> set[str]:
-    if isinstance(tree, ast.Module):
-        return _facts(tree).names
-    return {_name(n) for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute))}
+def _names(node: ast.AST) -> set[str]:
+    return {_name(n) for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
 
 
 MOVES = ("to", "cuda", "to_device", "move_to_device", "batch_to_device", "cuda_transfer", "prepare")
-
-
-def _loops(tree: ast.Module):
-    return [n for n in _facts(tree).nodes if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-
-
 LOADERS = ("loader", "Loader", "batches", "dataset", "data", "dl")
-
-
-def _over_batches(loop: ast.AST, loader_vars: set[str]) -> bool:
-    it = loop.iter
-    names = {_name(n) for n in ast.walk(it) if isinstance(n, (ast.Name, ast.Attribute))}
-    return bool(names & loader_vars) or any(any(k in n for k in LOADERS) for n in names)
 
 
 def device_batch(tree: ast.Module) -> bool:
     """TM101: a model moved somewhere, and a loop over batches whose body moves nothing
-    (any call named like a move, or any unknown call receiving a device, counts as one)."""
-    if not any(_name(c.func) in ("to", "cuda") for c in _calls(tree)):
+    (a call named like a move, or any call given something named like a device, counts)."""
+    f = _facts(tree)
+    if not any(n in ("to", "cuda") for n, _ in f.calls):
         return False
-    loader_vars = set()
-    for n in _facts(tree).nodes:
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and "DataLoader" in _name(n.value.func):
-            loader_vars |= {_name(t) for t in n.targets}
-    for loop in _loops(tree):
-        if isinstance(loop, ast.While) or not _over_batches(loop, loader_vars):
+    loader_vars = {t for rec in f.assigns for t in rec[1] if "DataLoader" in rec[2]}
+    for lp in f.loops:
+        if isinstance(lp.node, ast.While):
             continue
-        body = ast.Interactive(body=loop.body)  # not a Module: not the shared facts
-        if not any(_name(c.func) in MOVES or any("device" in _names(x) for x in [*c.args, *c.keywords]) for c in _calls(body)):
+        it = _names(lp.node.iter)
+        if not (it & loader_vars or any(k in n for n in it for k in LOADERS)):
+            continue
+        if not any(n in MOVES or any("device" in _names(x) for x in [*c.args, *(k.value for k in c.keywords)]) for n, c in lp.calls):
             return True
     return False
 
 
 def tensor_without_device(tree: ast.Module) -> bool:  # TM102: a factory in forward() without device=
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "forward":
-            for c in _calls(fn):
-                if _name(c.func) in FACTORIES and not any(k.arg == "device" for k in c.keywords):
-                    return True
+    f = _facts(tree)
+    if not f.forwards or not any(n in FACTORIES and not any(k.arg == "device" for k in c.keywords) for n, c in f.calls):
+        return False
+    for fn in f.forwards:
+        for c in ast.walk(fn):
+            if isinstance(c, ast.Call) and _name(c.func) in FACTORIES and not any(k.arg == "device" for k in c.keywords):
+                return True
     return False
 
 
@@ -107,17 +139,13 @@ ZEROS = ("zero_grad", "zero_", "zero_gradients", "accumulate")
 def zero_grad(tree: ast.Module) -> bool:
     """TM201/TM202: a loop that calls backward and step, where either no zeroing happens
     inside the loop (missing, or once per epoch), or a zeroing call sits between them."""
-    for loop in _loops(tree):
-        body = ast.Interactive(body=loop.body)  # not a Module: not the shared facts
-        calls = list(_calls(body))
-        names = [_name(c.func) for c in calls]
+    for lp in _facts(tree).loops:
+        names = [n for n, _ in lp.calls]
         if "backward" not in names or "step" not in names:
             continue
-        if not any(n in ZEROS for n in names) and not any(
-            isinstance(t, ast.Attribute) and t.attr == "grad" for n in ast.walk(body) if isinstance(n, ast.Assign) for t in n.targets
-        ):
+        if not any(n in ZEROS for n in names) and not lp.grad_assign:
             return True  # no zeroing in the loop: missing or misplaced
-        lines = {n: [c.lineno for c, m in zip(calls, names) if m == n] for n in ("backward", "step", "zero_grad")}
+        lines = {k: [c.lineno for n, c in lp.calls if n == k] for k in ("backward", "step", "zero_grad")}
         if lines["zero_grad"] and min(lines["backward"]) < max(lines["zero_grad"]) < max(lines["step"]):
             return True  # zero_grad between backward and step
     return False
@@ -126,7 +154,7 @@ def zero_grad(tree: ast.Module) -> bool:
 def main_guard(tree: ast.Module) -> bool:  # TM301: workers requested, code running at import
     workers = any(
         k.arg == "num_workers" and not (isinstance(k.value, ast.Constant) and k.value.value == 0)
-        for c in _calls(tree)
+        for _, c in _facts(tree).calls
         for k in c.keywords
     )
     if not workers:
@@ -139,7 +167,7 @@ def main_guard(tree: ast.Module) -> bool:  # TM301: workers requested, code runn
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-            called = {_name(c.func) for c in _calls(stmt.value)}
+            called = {_name(c.func) for c in ast.walk(stmt.value) if isinstance(c, ast.Call)}
             if called <= {"getLogger", "get_logger", "TypeVar", "namedtuple", "compile", "dict", "frozenset", "set", "tuple"}:
                 continue
         return True
@@ -147,15 +175,16 @@ def main_guard(tree: ast.Module) -> bool:  # TM301: workers requested, code runn
 
 
 def filtered_load(tree: ast.Module) -> bool:  # TM401: load_state_dict after an attribute was replaced
-    if not any(_name(c.func) == "load_state_dict" for c in _calls(tree)):
+    f = _facts(tree)
+    if not any(n == "load_state_dict" for n, _ in f.calls):
         return False
+    if any(n in ("setattr", "reset_classifier", "add_module") for n, _ in f.calls):
+        return True
     for n in ast.walk(tree):
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
                 return True
-        if isinstance(n, ast.Call) and _name(n.func) in ("setattr", "reset_classifier", "add_module"):
-            return True
     return False
 
 
@@ -165,27 +194,22 @@ SOFTMAX = {"softmax", "Softmax", "log_softmax", "LogSoftmax"}
 def softmax(tree: ast.Module) -> bool:
     """TM501/TM502: a softmax result (directly, or through names assigned from it) given
     to a cross-entropy: a call of a CE function or of a name bound to a CE module."""
-    names = _names(tree)
-    if not (names & SOFTMAX and names & CE_NAMES):
+    f = _facts(tree)
+    if not (f.names & SOFTMAX and f.names & CE_NAMES):
         return False
-    ce_vars = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and _name(n.value.func) in CE_NAMES:
-            ce_vars |= {_name(t) for t in n.targets}
+    ce_vars = {t for rec in f.assigns for t in rec[1] if set(rec[2]) & CE_NAMES}
     tainted: set[str] = set()
-    for n in ast.walk(tree):  # names assigned from a softmax, or from an expression using one
-        if isinstance(n, ast.Assign):
-            uses = _names(n.value)
-            if any(_name(c.func) in SOFTMAX for c in _calls(n.value)) or uses & tainted:
-                tainted |= {_name(t) for t in n.targets if _name(t)}
-    for c in _calls(tree):
-        callee = _name(c.func)
+    for rec in f.assigns:  # in source order (the walk is depth-first): good enough
+        if set(rec[2]) & SOFTMAX or rec[3] & tainted:
+            tainted |= {t for t in rec[1] if t}
+    for callee, c in f.calls:
         if callee in CE_NAMES or callee in ce_vars:
             for arg in [*c.args, *(k.value for k in c.keywords)]:
-                if any(_name(x.func) in SOFTMAX for x in _calls(arg)) or _names(arg) & tainted:
+                used = _names(arg)
+                if used & SOFTMAX or used & tainted:
                     return True
         # nn.Softmax() inside nn.Sequential feeding a CE: report-only territory, keep it
-        if callee in ("Softmax", "LogSoftmax") and not isinstance(c.func, ast.Name) and "Sequential" in names:
+        if callee in ("Softmax", "LogSoftmax") and "Sequential" in f.names:
             return True
     return False
 
