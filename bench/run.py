@@ -82,7 +82,7 @@ def measure(cmd: list[str], cwd: str, env: dict | None = None, stdout: bool = Fa
     done.set()
     th.join()
     p.returncode = os.waitstatus_to_exitcode(status)
-    return {"wall": wall, "maxrss_mb": ru.ru_maxrss / 1024, "tree_mb": max(peak[0], ru.ru_maxrss) / 1024, "rc": p.returncode, "stderr": err.decode("utf-8", "replace"), "stdout": out.decode()}
+    return {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "maxrss_mb": ru.ru_maxrss / 1024, "tree_mb": max(peak[0], ru.ru_maxrss) / 1024, "rc": p.returncode, "stderr": err.decode("utf-8", "replace"), "stdout": out.decode()}
 
 
 LIBCST_SCRIPT = r"""
@@ -169,6 +169,7 @@ def main() -> None:
     out = lc["stdout"].split()
     t_sample, b_sample = float(out[0]), int(out[1])
     lc["wall"] = t_sample * (nbytes / max(1, b_sample)) / a.jobs
+    lc["cpu"] = t_sample * (nbytes / max(1, b_sample))
     lc_label = f"LibCST parse_module ({'all' if len(sample) == nfiles else f'{len(sample)} sampled, extrapolated'}, /{a.jobs} jobs)"
 
     summary = next((ln for ln in rows["cold"]["stderr"].splitlines() if ln.startswith("torchmend:")), "")
@@ -181,13 +182,14 @@ def main() -> None:
         table.append(("ruff check --select ALL --no-cache", rows["ruff"]))
     table.append((lc_label, lc))
     print()
-    print(f"{'':52} {'wall s':>8} {'files/s':>9} {'RSS max proc':>13} {'RSS tree':>9}")
+    print(f"{'':56} {'wall s':>8} {'files/s':>8} {'CPU s':>8} {'RSS max proc':>13} {'RSS tree':>9}")
     for name, r in table:
-        print(f"{name:52} {r['wall']:8.2f} {nfiles / r['wall']:9.0f} {r['maxrss_mb']:11.0f}MB {r['tree_mb']:7.0f}MB")
+        print(f"{name:56} {r['wall']:8.2f} {nfiles / r['wall']:8.0f} {r['cpu']:8.2f} {r['maxrss_mb']:11.0f}MB {r['tree_mb']:7.0f}MB")
     print(f"\ncold run: {summary}")
     print(f"start-up: `check` of a one-line file {startup:.3f}s (python alone {bare:.3f}s; python + import typer/pydantic {typer_imp:.3f}s)")
     print(f"cache populate run: {populate['wall']:.2f}s; warm run exit code {warm['rc']} (cold {rows['cold']['rc']})")
     if ruff:
+        print(f"CPU time (user+sys, all processes) torchmend cold / ruff: {rows['cold']['cpu'] / rows['ruff']['cpu']:.2f}x")
         print(f"ratio torchmend cold / ruff: {rows['cold']['wall'] / rows['ruff']['wall']:.2f}x  ({nfiles} files)")
     shutil.rmtree(cache_dir, ignore_errors=True)
     if tmp:
