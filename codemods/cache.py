@@ -138,6 +138,8 @@ class Cache:
     def save(self) -> None:
         if not self.dirty:
             return
+        # forget files that no longer exist (one stat each, only when something changed)
+        self.entries = {k: v for k, v in self.entries.items() if os.path.exists(k)}
         try:
             os.makedirs(self.dir, exist_ok=True)
             ignore = os.path.join(self.dir, ".gitignore")

@@ -116,6 +116,22 @@ def test_apply_never_trusts_a_cache_entry_for_a_changed_file(tree, rules):
     assert any(r.path.endswith("b.py") and r.written for r in applied.results)
 
 
+def test_deleted_files_leave_the_cache(tree, rules):
+    rules(PrintToLog)
+    opts = Options()
+    cache = Cache(opts, ".c")
+    run(["pkg"], opts, jobs=1, cache=cache)
+    cache.save()
+    assert "pkg/c.py" in Cache(opts, ".c").entries
+    os.unlink("pkg/c.py")
+    with open("pkg/b.py", "w") as f:
+        f.write("print(5)\n")
+    cache = Cache(opts, ".c")
+    run(["pkg"], opts, jobs=1, cache=cache)
+    cache.save()
+    assert set(Cache(opts, ".c").entries) == {"pkg/a.py", "pkg/b.py", "pkg/bad.py"}
+
+
 def test_cache_key_covers_the_configuration(tree, rules):
     rules(UnsafeRename)
     assert cli("diff", "pkg", "-j", "1")[1] == b""  # the rename is unsafe: not applied
