@@ -30,6 +30,10 @@ UnsafeOpt = typer.Option(None, "--unsafe-fixes/--no-unsafe-fixes", help="Also ap
 ExcludeOpt = typer.Option(None, "--exclude", help="Glob of paths to skip (repeatable).")
 JobsOpt = typer.Option(None, "--jobs", "-j", help="Worker processes (default: all cores).")
 QuietOpt = typer.Option(False, "--quiet", "-q", help="Print only diffs, findings and errors.")
+NoCacheOpt = typer.Option(False, "--no-cache", help="Neither read nor write the result cache (.torchmend_cache/).")
+CacheDirOpt = typer.Option(None, "--cache-dir", help="Cache directory (default: .torchmend_cache/ in the project root).")
+ChangedOpt = typer.Option(None, "--changed-since", metavar="REV", help="Only files changed in git since REV (plus untracked files), e.g. origin/main.")
+ExecutorOpt = typer.Option(None, "--executor", metavar="dask://HOST:PORT", help="Run on a dask.distributed cluster (pip install 'torchmend[dask]') instead of local processes.")
 
 
 def _split(values: Optional[List[str]]) -> list[str]:
@@ -41,7 +45,8 @@ def _err(msg: str) -> None:
 
 
 class _Ctx:
-    def __init__(self, paths, select, ignore, unsafe, exclude, jobs, quiet, fix, write):
+    def __init__(self, paths, select, ignore, unsafe, exclude, jobs, quiet, fix, write,
+                 no_cache=False, cache_dir=None, changed_since=None, executor=None):
         from codemods.config import ConfigError, load_config
         from codemods.engine import Options
         from codemods.registry import all_rules, resolve
@@ -64,16 +69,48 @@ class _Ctx:
         self.exclude = tuple(_split(exclude) + cfg.exclude)
         self.jobs = jobs
         self.quiet = quiet
+        self.no_cache, self.cache_dir = no_cache, cache_dir
+        self.changed_since, self.executor = changed_since, executor
 
     def run(self, paths):
         from codemods.runner import run
 
+        only = executor = cache = None
+        try:
+            if self.changed_since:
+                from codemods.discovery import GitError, changed_since
+
+                try:
+                    only = changed_since(self.changed_since)
+                except GitError as e:
+                    raise ValueError(str(e)) from None
+            if self.executor:
+                from codemods.runner import make_executor
+
+                executor = make_executor(self.executor)
+        except ValueError as e:
+            _err(f"torchmend: error: {e}")
+            raise typer.Exit(EXIT_ERROR)
+        if not self.no_cache:
+            from codemods.cache import Cache
+
+            # apply re-hashes every file it trusts the cache for
+            cache = Cache(self.opts, self.cache_dir, verify=self.opts.write)
         bar = _progress(self.quiet)
         try:
-            return run(list(paths), self.opts, exclude=self.exclude, jobs=self.jobs, progress=bar)
+            rr = run(list(paths), self.opts, exclude=self.exclude, jobs=self.jobs, progress=bar,
+                     cache=cache, only=only, executor=executor)
         finally:
             if bar:
                 bar.close()
+            if executor is not None:
+                executor.shutdown(wait=True)
+                client = getattr(executor, "_client", None)  # the dask Client we opened
+                if client is not None:
+                    client.close()
+        if cache is not None:
+            cache.save()
+        return rr
 
 
 class _progress:
@@ -120,14 +157,21 @@ def _report(rr, show_suggestions: bool) -> None:
             _err(f"{display_path(r.path)}: skipped: {r.skipped}")
 
 
-def _summary(rr, verb: str) -> str:
+def _summary(rr, verb: Optional[str]) -> str:
+    """One line: files scanned / from cache / skipped by the pre-filter and ast gate /
+    parsed / changed, fixes and findings per rule, errors, elapsed (verb None: check)."""
+    st = rr.stats()
     applied = rr.applied()
     per_rule = ", ".join(f"{c} x{n}" for c, n in sorted(applied.items())) or "none"
-    left = len(rr.unfixed())
+    left = rr.findings_by_code()
+    n_left = sum(left.values())
+    left_s = (" (" + ", ".join(f"{c} x{n}" for c, n in sorted(left.items())) + ")") if left else ""
     return (
-        f"torchmend: {len(rr.results)} files scanned, {len(rr.changed)} {verb}, fixes: {per_rule}; "
-        f"{left} finding{'s' if left != 1 else ''} left for a human; {len(rr.errors)} error{'s' if len(rr.errors) != 1 else ''} "
-        f"({rr.elapsed:.1f}s)"
+        f"torchmend: {st['scanned']} files scanned ({st['cached']} from cache, {st['prefiltered']} skipped by pre-filter, "
+        f"{st['ast_gated']} by the ast gate, {st['parsed']} parsed)"
+        + (f", {st['changed']} {verb}; fixes: {per_rule}; " if verb else "; ")
+        + f"{n_left} finding{'s' if n_left != 1 else ''}{' left for a human' if verb else ''}{left_s}; "
+        f"{st['errors']} error{'s' if st['errors'] != 1 else ''} ({rr.elapsed:.2f}s)"
     )
 
 
@@ -140,12 +184,19 @@ def diff(
     exclude: Optional[List[str]] = ExcludeOpt,
     jobs: Optional[int] = JobsOpt,
     quiet: bool = QuietOpt,
+    no_cache: bool = NoCacheOpt,
+    cache_dir: Optional[str] = CacheDirOpt,
+    changed_since: Optional[str] = ChangedOpt,
+    executor: Optional[str] = ExecutorOpt,
 ) -> None:
     """Dry run: print one unified diff of the fixes (stdout); other findings go to stderr.
 
+    The diff is sorted by path and does not depend on --jobs or the executor: redirect it
+    to a file, review it, and apply it with `torchmend apply --patch FILE`.
     Exit 0 when nothing would change, 1 when something would, 2 on a file error.
     """
-    c = _Ctx(paths, select, ignore, unsafe_fixes, exclude, jobs, quiet, fix=True, write=False)
+    c = _Ctx(paths, select, ignore, unsafe_fixes, exclude, jobs, quiet, fix=True, write=False,
+             no_cache=no_cache, cache_dir=cache_dir, changed_since=changed_since, executor=executor)
     rr = c.run(paths)
     out = sys.stdout.buffer
     out.write(rr.patch())
@@ -156,21 +207,62 @@ def diff(
     raise typer.Exit(EXIT_ERROR if rr.errors else EXIT_FOUND if rr.changed else EXIT_CLEAN)
 
 
+def _apply_patch(patch: str, quiet: bool) -> None:
+    from codemods.patch import PatchError, apply_patch
+
+    try:
+        if patch == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(patch, "rb") as f:
+                data = f.read()
+    except OSError as e:
+        _err(f"torchmend: error: {patch}: cannot read the patch: {e.strerror or e}")
+        raise typer.Exit(EXIT_ERROR)
+    try:
+        done = apply_patch(data, ".")
+    except PatchError as e:
+        _err(f"torchmend: error: {e}; nothing written")
+        raise typer.Exit(EXIT_ERROR)
+    if not quiet:
+        for fp in done:
+            _err(f"patched {fp.path}")
+        _err(f"torchmend: {len(done)} file{'s' if len(done) != 1 else ''} patched")
+    raise typer.Exit(EXIT_CLEAN)
+
+
 @app.command()
 def apply(
-    paths: List[str] = PathsArg,
+    paths: Optional[List[str]] = typer.Argument(None, help="Files or directories (directories: their *.py files)."),
     select: Optional[List[str]] = SelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
     unsafe_fixes: Optional[bool] = UnsafeOpt,
     exclude: Optional[List[str]] = ExcludeOpt,
     jobs: Optional[int] = JobsOpt,
     quiet: bool = QuietOpt,
+    no_cache: bool = NoCacheOpt,
+    cache_dir: Optional[str] = CacheDirOpt,
+    changed_since: Optional[str] = ChangedOpt,
+    executor: Optional[str] = ExecutorOpt,
+    patch: Optional[str] = typer.Option(None, "--patch", metavar="FILE", help="Apply this reviewed patch (from `torchmend diff`; '-' for stdin), all or nothing, instead of running the rules."),
 ) -> None:
     """Write the fixes in place (atomically) and print a summary.
 
+    With --patch: apply a reviewed patch made by `torchmend diff`, paths relative to the
+    current directory; nothing is written unless every file applies cleanly and is
+    unchanged since the patch was made.
     Exit 0 when nothing is left to do, 1 when findings remain for a human, 2 on a file error.
     """
-    c = _Ctx(paths, select, ignore, unsafe_fixes, exclude, jobs, quiet, fix=True, write=True)
+    if patch is not None:
+        if paths:
+            _err("torchmend: error: --patch takes no paths (the patch names its files)")
+            raise typer.Exit(EXIT_ERROR)
+        _apply_patch(patch, quiet)
+    if not paths:
+        _err("torchmend: error: give files or directories to fix, or --patch FILE")
+        raise typer.Exit(EXIT_ERROR)
+    c = _Ctx(paths, select, ignore, unsafe_fixes, exclude, jobs, quiet, fix=True, write=True,
+             no_cache=no_cache, cache_dir=cache_dir, changed_since=changed_since, executor=executor)
     rr = c.run(paths)
     _report(rr, show_suggestions=True)
     if not quiet:
@@ -190,14 +282,19 @@ def check(
     exclude: Optional[List[str]] = ExcludeOpt,
     jobs: Optional[int] = JobsOpt,
     quiet: bool = QuietOpt,
+    no_cache: bool = NoCacheOpt,
+    cache_dir: Optional[str] = CacheDirOpt,
+    changed_since: Optional[str] = ChangedOpt,
+    executor: Optional[str] = ExecutorOpt,
 ) -> None:
     """Lint only: print findings.  Exit 1 if any, 2 on a file error."""
-    c = _Ctx(paths, select, ignore, False, exclude, jobs, quiet, fix=False, write=False)
+    c = _Ctx(paths, select, ignore, False, exclude, jobs, quiet, fix=False, write=False,
+             no_cache=no_cache, cache_dir=cache_dir, changed_since=changed_since, executor=executor)
     rr = c.run(paths)
     _report(rr, show_suggestions=False)
     n = len(rr.unfixed())
     if not quiet:
-        _err(f"torchmend: {len(rr.results)} files checked, {n} finding{'s' if n != 1 else ''}, {len(rr.errors)} error{'s' if len(rr.errors) != 1 else ''} ({rr.elapsed:.1f}s)")
+        _err(_summary(rr, None))
     raise typer.Exit(EXIT_ERROR if rr.errors else EXIT_FOUND if n else EXIT_CLEAN)
 
 

@@ -45,7 +45,12 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), respect_gitignore:
     real_roots = [os.path.realpath(p) for p in paths] + [os.path.realpath(".")]
     excludes = tuple(exclude)
 
-    def add(path: str) -> None:
+    def add(path: str, real: str | None = None) -> None:
+        if real is not None:  # a regular file of a walked directory: real path known
+            if real not in seen:
+                seen.add(real)
+                out.files.append(path)
+            return
         real = os.path.realpath(path)
         if os.path.islink(path) and not _inside(real, real_roots):
             out.errors.append((path, "symbolic link to a file outside the given paths, skipped"))
@@ -101,8 +106,44 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), respect_gitignore:
                 return False
 
             dirnames[:] = sorted(d for d in dirnames if not ignored(d, True) and not os.path.islink(os.path.join(dirpath, d)))
+            real_dir = None
             for name in sorted(filenames):
                 if name.endswith(".py") and not ignored(name, False):
-                    add(os.path.normpath(os.path.join(dirpath, name)))
+                    path = os.path.normpath(os.path.join(dirpath, name))
+                    if os.path.islink(path):
+                        add(path)
+                    else:  # one realpath per directory, not per file (it costs an lstat per component)
+                        real_dir = real_dir or os.path.realpath(dirpath)
+                        add(path, os.path.join(real_dir, name))
     out.files.sort(key=lambda p: p.replace(os.sep, "/"))
     return out
+
+
+class GitError(Exception):
+    pass
+
+
+def changed_since(rev: str, cwd: str = ".") -> set[str]:
+    """Real paths of the files changed in git since ``rev`` (committed, staged or not,
+    ``git diff --name-only REV``) plus untracked files not ignored: what a pull request
+    touches.  Raises GitError with git's one-line message."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        try:
+            p = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+        except OSError as e:
+            raise GitError(f"cannot run git: {e.strerror or e}") from None
+        if p.returncode != 0:
+            msg = (p.stderr.strip().splitlines() or [f"git {args[0]} failed"])[0]
+            raise GitError(msg)
+        return p.stdout
+
+    top = git("rev-parse", "--show-toplevel").strip()
+    try:
+        git("rev-parse", "--verify", "--quiet", rev + "^{commit}")
+    except GitError:
+        raise GitError(f"--changed-since: unknown git revision {rev!r}") from None
+    names = git("-C", top, "diff", "--name-only", "-z", "--no-renames", rev, "--").split("\0")
+    names += git("-C", top, "ls-files", "--others", "--exclude-standard", "-z").split("\0")
+    return {os.path.realpath(os.path.join(top, n)) for n in names if n}

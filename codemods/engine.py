@@ -53,6 +53,13 @@ class FileResult:
     skipped: Optional[str] = None
     parsed: bool = False  # False: the pre-filter ruled it out
     written: bool = False
+    stage: str = ""  # STAGE_*: where the analysis stopped ("" when it never started)
+    # for the cache: what was read (set by process_file), and whether the result depends
+    # on other files (ProjectInfo was consulted) or on something else than the content
+    digest: str = ""
+    size: int = -1
+    mtime_ns: int = -1
+    cacheable: bool = False
 
     @property
     def changed(self) -> bool:
@@ -96,13 +103,44 @@ def _suppressed(f: Finding, lines: Sequence[str]) -> bool:
     return f.code.upper() in wanted or any(f.code.startswith(c) for c in wanted if c)
 
 
-def run_rules(path: str, text: str, rules: Iterable[Rule], project: ProjectInfo | None = None):
-    """Parse once, run every rule that may match; returns (ctx, findings) or (None, [])."""
-    import libcst as cst
+# Stages a file can stop at, cheapest first (FileResult.stage): no rule's needles in the
+# text; the stdlib-ast gate (Rule.ast_check) ruled every remaining rule out; LibCST parse.
+STAGE_PREFILTER, STAGE_AST, STAGE_PARSED = "prefilter", "ast", "parsed"
 
+
+def _overrides_ast_check(rule: Rule) -> bool:
+    return getattr(type(rule).ast_check, "__func__", None) is not Rule.ast_check.__func__
+
+
+def select_rules(text: str, rules: Iterable[Rule], trace: dict | None = None) -> list[Rule]:
+    """The rules worth a LibCST parse of ``text``: textual pre-filter (needles), then,
+    if some of them define one, the stdlib-``ast`` gate (one ``ast.parse`` shared by all)."""
     active = [r for r in rules if r.may_match(text)]
     if not active:
+        if trace is not None:
+            trace["stage"] = STAGE_PREFILTER
+        return active
+    if any(_overrides_ast_check(r) for r in active):
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None  # LibCST parses it and reports the error in its own words
+        if tree is not None:
+            active = [r for r in active if not _overrides_ast_check(r) or r.ast_check(tree)]
+            if not active and trace is not None:
+                trace["stage"] = STAGE_AST
+    return active
+
+
+def run_rules(path: str, text: str, rules: Iterable[Rule], project: ProjectInfo | None = None, trace: dict | None = None):
+    """Parse once, run every rule that may match; returns (ctx, findings) or (None, [])."""
+    active = select_rules(text, rules, trace)
+    if not active:
         return None, []
+    import libcst as cst
+
+    if trace is not None:
+        trace["stage"] = STAGE_PARSED
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as e:
@@ -249,14 +287,14 @@ def _is_docstring(stmt) -> bool:
 
 
 # --------------------------------------------------------------------------- one file
-def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = None):
+def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None):
     """Run the rules and apply eligible fixes to a fixpoint.
 
     Returns ``(findings, new_text, applied, original_ctx)``; raises SourceError when the
     fixes do not converge or produce invalid Python.
     """
     rules = rules_for(opts.select)
-    ctx, findings = run_rules(path, text, rules, project)
+    ctx, findings = run_rules(path, text, rules, project, trace)
     first_ctx = ctx
     applied: Counter = Counter()
     if not opts.fix or ctx is None:
@@ -293,9 +331,11 @@ def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = 
     return findings, current, applied, first_ctx
 
 
-def process_source(src: Source, opts: Options, project: ProjectInfo | None = None) -> FileResult:
+def process_source(src: Source, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None) -> FileResult:
     res = FileResult(path=src.path)
-    findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project)
+    trace = {} if trace is None else trace
+    findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace)
+    res.stage = trace.get("stage", "")
     res.parsed = ctx is not None
     res.findings = findings
     res.applied = applied
@@ -317,18 +357,54 @@ def process_source(src: Source, opts: Options, project: ProjectInfo | None = Non
     return res
 
 
+# errors that depend only on the file's bytes (and the options): safe to cache
+_CONTENT_ERRORS = ("syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested", "the fix cannot be encoded")
+
+
+def content_digest(raw: bytes) -> str:
+    import hashlib
+
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
 def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -> FileResult:
+    """Process one file; never raises.  The result says what was read (size, mtime,
+    content digest) and whether it may be cached (it depends on the content only)."""
+    import os
+
+    if project is not None:
+        project.used = False
+    raw = None
+    trace: dict = {}
     try:
+        st = os.stat(path)
         src = read_source(path, opts.max_bytes)
-        return process_source(src, opts, project).stripped()
+        raw = src.raw
+        res = process_source(src, opts, project, trace).stripped()
     except SourceError as e:
-        return FileResult(path=path, error=str(e))
+        res = FileResult(path=path, error=str(e))
     except Skipped as e:
-        return FileResult(path=path, skipped=str(e))
+        res = FileResult(path=path, skipped=str(e))
     except RecursionError:
-        return FileResult(path=path, error="internal error: recursion limit (deeply nested code)")
+        res = FileResult(path=path, error="internal error: recursion limit (deeply nested code)")
     except Exception as e:  # a rule bug must not abort the batch
-        return FileResult(path=path, error=f"internal error: {type(e).__name__}: {e}".splitlines()[0])
+        res = FileResult(path=path, error=f"internal error: {type(e).__name__}: {e}".splitlines()[0])
+    res.stage = trace.get("stage", "")
+    if raw is None:  # read_source raises before returning for decode errors: read again
+        try:
+            st = os.stat(path)
+            with open(path, "rb") as f:
+                raw = f.read(opts.max_bytes + 1)
+        except OSError:
+            raw = None
+    if raw is not None and len(raw) == st.st_size:  # not changing under our feet
+        res.digest, res.size, res.mtime_ns = content_digest(raw), st.st_size, st.st_mtime_ns
+        res.cacheable = (
+            not res.written
+            and not (project is not None and project.used)
+            and (res.error is None or res.error.startswith(_CONTENT_ERRORS))
+        )
+    return res
 
 
 def process_text(path: str, text: str, opts: Options) -> FileResult:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .discovery import discover
-from .engine import FileResult, Options, process_file
+from .engine import STAGE_AST, STAGE_PARSED, STAGE_PREFILTER, FileResult, Options, process_file
 from .rule import ProjectInfo
 
 
@@ -25,6 +25,24 @@ class RunResult:
     results: list[FileResult] = field(default_factory=list)  # sorted by path
     discovery_errors: list[tuple[str, str]] = field(default_factory=list)
     elapsed: float = 0.0
+    cached: int = 0  # results taken from the cache (files not read again)
+
+    def stats(self) -> dict:
+        """Counts for the summary line: how far each file went."""
+        st = Counter(r.stage for r in self.results)
+        return {
+            "scanned": len(self.results),
+            "cached": self.cached,
+            "prefiltered": st[STAGE_PREFILTER],
+            "ast_gated": st[STAGE_AST],
+            "parsed": st[STAGE_PARSED],  # files LibCST was run on (parse errors included)
+            "changed": len(self.changed),
+            "errors": len(self.errors),
+        }
+
+    def findings_by_code(self) -> Counter:
+        """Findings left for a human, per rule."""
+        return Counter(f.code for f in self.unfixed())
 
     @property
     def errors(self) -> list[tuple[str, str]]:
@@ -57,6 +75,24 @@ def _chunks(files: list[str], jobs: int) -> list[list[str]]:
     return [files[i : i + size] for i in range(0, len(files), size)]
 
 
+def make_executor(spec: str) -> Executor:
+    """An executor from a command-line spec: ``dask://HOST:PORT`` (or ``tcp://...``) is
+    a dask.distributed scheduler (``pip install torchmend[dask]``).  The workers must see
+    the files at the same paths (shared file system or the same checkout)."""
+    if spec.startswith(("dask://", "tcp://", "tls://")):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ValueError("--executor dask://... needs dask.distributed: pip install 'torchmend[dask]'") from None
+        address = "tcp://" + spec[len("dask://"):] if spec.startswith("dask://") else spec
+        try:
+            client = Client(address, timeout="10s")
+        except (OSError, TimeoutError) as e:
+            raise ValueError(f"cannot reach the dask scheduler at {address}: {e}".splitlines()[0]) from None
+        return client.get_executor()
+    raise ValueError(f"unknown executor {spec!r} (expected dask://HOST:PORT)")
+
+
 def run(
     paths: list[str],
     opts: Options,
@@ -66,33 +102,63 @@ def run(
     executor: Optional[Executor] = None,
     files: Optional[list[str]] = None,
     progress: Optional[Callable[[int, int], None]] = None,
+    cache=None,
+    only: Optional[set[str]] = None,
 ) -> RunResult:
+    """Run the engine over ``paths`` (or exactly ``files``).
+
+    ``cache``: a :class:`codemods.cache.Cache`; files it vouches for are not read again,
+    new cacheable results are stored (the caller saves it).  ``only``: real paths to keep
+    of the discovered files (``--changed-since``).  Work is sent in chunks of paths and
+    results are taken as they complete; the output is sorted by path whatever the order
+    of completion, so it does not depend on ``jobs`` or the executor.
+    """
     t0 = time.perf_counter()
+    seen_ns = time.time_ns()
     out = RunResult()
     if files is None:
         disc = discover(paths, exclude)
         files, out.discovery_errors = disc.files, disc.errors
+    if only is not None:
+        files = [p for p in files if os.path.realpath(p) in only]
     jobs = jobs or os.cpu_count() or 1
     results: list[FileResult] = []
-    if executor is None and (jobs == 1 or len(files) < 4):
-        for i, p in enumerate(files):
-            results.extend(process_chunk([p], opts))
-            if progress:
-                progress(i + 1, len(files))
-    else:
+    todo = files
+    if cache is not None:
+        todo = []
+        for p in files:
+            r = cache.get(p)
+            # apply (write=True) re-processes every file that needs a change: the cache
+            # only vouches for files with nothing to write, and only after hashing them
+            if r is None or (opts.write and r.changed):
+                todo.append(p)
+            else:
+                results.append(r)
+        out.cached = len(results)
+        if progress and results:
+            progress(len(results), len(files))
+
+    def take(batch: list[FileResult]) -> None:
+        results.extend(batch)
+        if cache is not None:
+            for r in batch:
+                cache.put(r, seen_ns)
+        if progress:
+            progress(len(results), len(files))
+
+    if executor is None and (jobs == 1 or len(todo) < 4):
+        for p in todo:
+            take(process_chunk([p], opts))
+    elif todo:
         own = executor is None
         if own:
             from concurrent.futures import ProcessPoolExecutor
 
             executor = ProcessPoolExecutor(max_workers=jobs)
         try:
-            futures = {executor.submit(process_chunk, c, opts): len(c) for c in _chunks(files, jobs)}
-            done = 0
+            futures = [executor.submit(process_chunk, c, opts) for c in _chunks(todo, jobs)]
             for fut in as_completed(futures):
-                results.extend(fut.result())
-                done += futures[fut]
-                if progress:
-                    progress(done, len(files))
+                take(fut.result())
         finally:
             if own:
                 executor.shutdown()
