@@ -30,6 +30,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
+from .cstutil import dotted as _dotted, method_name as _method, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
 # ----------------------------------------------------------------------------- basics
@@ -66,14 +67,6 @@ def _qn(ctx: FileContext, node: cst.CSTNode) -> set[str]:
     if not isinstance(node, (cst.Name, cst.Attribute)):
         return set()
     return ctx.qualnames(node)
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
 
 
 def _walk_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -157,19 +150,6 @@ def _target_names(t: cst.BaseExpression) -> Optional[list[str]]:
             out.extend(sub)
         return out
     return None
-
-
-def _dotted(e: cst.BaseExpression) -> Optional[str]:
-    if isinstance(e, cst.Name):
-        return e.value
-    if isinstance(e, cst.Attribute):
-        base = _dotted(e.value)
-        return None if base is None else f"{base}.{e.attr.value}"
-    return None
-
-
-def _method(call: cst.Call) -> Optional[str]:
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
 def _kw(call: cst.Call, name: str) -> Optional[cst.Arg]:

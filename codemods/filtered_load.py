@@ -16,10 +16,11 @@ the fix is offered as unsafe.
 from __future__ import annotations
 
 import re
-from typing import Iterator, Optional
+from typing import Optional
 
 import libcst as cst
 
+from .cstutil import dotted as _dotted, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
 HELPER = "load_matching_state_dict"
@@ -59,33 +60,6 @@ _FOREIGN = re.compile(
 _OWN = re.compile(r"fine-?tun|fine_tun|best|epoch|resume|last|finetun", re.I)
 # methods that read a dict without changing it
 _READ_ONLY = ("keys", "items", "values", "get", "copy", "__contains__")
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
-
-def _nodes(ctx: FileContext, *types) -> list:
-    """Every node of the given types in the file, from the metadata already resolved
-    (much cheaper than walking the tree with ``children``); cached on the context."""
-    cache = ctx.__dict__.setdefault("_tm_nodes_" + __name__, {})
-    got = cache.get(types)
-    if got is None:
-        got = cache[types] = [n for n in ctx._parent if isinstance(n, types)]
-    return got
-
-
-def _dotted(node: cst.CSTNode) -> Optional[str]:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
-    return None
 
 
 def _string_index(node: cst.Subscript) -> Optional[str]:
@@ -145,7 +119,7 @@ class StrictLoadAfterHeadChange(Rule):
     needles = ("load_state_dict",)
 
     def check(self, ctx: FileContext):
-        for call in _nodes(ctx, cst.Call):
+        for call in ctx.nodes(cst.Call):
             if (
                 isinstance(call.func, cst.Attribute)
                 and call.func.attr.value == "load_state_dict"
@@ -322,7 +296,7 @@ def _head_assignment(ctx: FileContext, recv: str, load: cst.Call, scope) -> Opti
     unless ``recv`` itself is rebound after it."""
     pos = ctx.position(load)
     head, rebound_at = None, None
-    for node in _nodes(ctx, cst.Assign):
+    for node in ctx.nodes(cst.Assign):
         if ctx.scope(node) is not scope:
             continue
         p = ctx.position(node)

@@ -22,6 +22,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from .cstutil import walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
 DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
@@ -39,24 +40,6 @@ _DATASET_BASES = ("torch.utils.data.Dataset", "torch.utils.data.IterableDataset"
 # state that an import placed after it may depend on: imports are not hoisted past it
 _IMPORT_STATE = {"sys.path", "sys.modules", "os.chdir", "os.environ", "os.putenv", "importlib.import_module"}
 _WORKER_CALLABLE_KW = ("collate_fn", "worker_init_fn")
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(reversed(n.children))
-
-
-def _nodes(ctx: FileContext, *types) -> list:
-    """Every node of the given types in the file, from the metadata already resolved
-    (much cheaper than walking the tree with ``children``); cached on the context."""
-    cache = ctx.__dict__.setdefault("_tm_nodes_" + __name__, {})
-    got = cache.get(types)
-    if got is None:
-        got = cache[types] = [n for n in ctx._parent if isinstance(n, types)]
-    return got
 
 
 def _walk_no_defs(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -281,7 +264,7 @@ class _Analysis:
     def loaders(self) -> list[_Loader]:
         ctx = self.ctx
         out = []
-        for call in _nodes(ctx, cst.Call):
+        for call in ctx.nodes(cst.Call):
             if not ctx.is_qualname(call.func, *DATALOADER):
                 continue
             value = None
@@ -437,7 +420,7 @@ class _Analysis:
         )
 
     def _moves_to_cuda(self) -> bool:
-        for n in _nodes(self.ctx, cst.Attribute, cst.SimpleString):
+        for n in self.ctx.nodes(cst.Attribute, cst.SimpleString):
             if isinstance(n, cst.Attribute) and n.attr.value == "cuda" and isinstance(self.ctx.parent(n), cst.Call):
                 return True
             if isinstance(n, cst.SimpleString) and n.evaluated_value.startswith("cuda"):
@@ -537,7 +520,7 @@ class _Analysis:
         ctx = self.ctx
         out = []
         names = set()
-        for n in _nodes(ctx, cst.Call):
+        for n in ctx.nodes(cst.Call):
             if ctx.is_qualname(n.func, *DATALOADER):
                 for a in n.args:
                     if a.keyword is not None and a.keyword.value in _WORKER_CALLABLE_KW and isinstance(a.value, cst.Name):
@@ -614,7 +597,7 @@ class _Analysis:
 
     def _quote(self) -> str:
         single = double = 0
-        for n in _nodes(self.ctx, cst.SimpleString):
+        for n in self.ctx.nodes(cst.SimpleString):
             if isinstance(n, cst.SimpleString):
                 q = n.value.lstrip("rbuRBUfF")[:1]
                 single += q == "'"

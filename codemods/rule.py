@@ -209,6 +209,15 @@ class FileContext:
         return parent
 
     # --- metadata helpers -------------------------------------------------------------
+    def nodes(self, *types: type) -> list:
+        """Every node of the given types in the file, from the parent map (much cheaper
+        than walking the tree with LibCST's ``children``); cached per set of types."""
+        cache = self.__dict__.setdefault("_nodes_by_type", {})
+        got = cache.get(types)
+        if got is None:
+            got = cache[types] = [n for n in self._parent if isinstance(n, types)]
+        return got
+
     def qualnames(self, node: "cst.CSTNode") -> set[str]:
         """Qualified names of an expression (``{"torch.nn.CrossEntropyLoss"}``), through
         imports and aliases; empty when it cannot be resolved."""

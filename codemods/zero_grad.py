@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .cstutil import dotted as _dotted, method_name as _method
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
 # --------------------------------------------------------------------------- helpers
@@ -133,20 +134,6 @@ def _index_children(ctx: FileContext) -> dict[int, list]:
         kids.setdefault(id(child), [])
         kids.setdefault(id(parent), []).append(child)
     return kids
-
-
-def _dotted(node: cst.CSTNode) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr.value}"
-    return None
-
-
-def _method(call: cst.Call) -> str | None:
-    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression | None:
