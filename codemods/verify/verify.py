@@ -151,6 +151,12 @@ def verify_script(
         kw = dict(mode=modes, timeout=timeout, max_steps=max_steps, real_device=real_device)
         rep.before = run_script(os.path.join(before_dir, name), **kw)
         rep.after = run_script(os.path.join(after_dir, name), **kw)
+        if "device" in modes and len(modes) > 1 and not real_device and rep.after.ok:
+            # the simulated GPU computes no values, so the value detectors (softmax) see
+            # nothing there: the fixed script must also run clean on the CPU with them on
+            cpu = run_script(os.path.join(after_dir, name), **dict(kw, mode=modes - {"device"}))
+            if not cpu.ok:
+                rep.after = cpu
         # One pitfall's failure can hide another's (a device error stops the script before
         # the zero_grad detector sees a step): a pitfall the original did not show is run
         # again with every *other* pitfall's fixes applied.
@@ -176,7 +182,9 @@ def verify_script(
                 os.unlink(p)
             with open(p, "wb") as fh:
                 fh.write(src.encode(text_p))
-            befores[pit] = (_map_lines(run_script(p, **kw), name, text_p, src.text), True)
+            # only this pitfall's mode: the others are fixed (and the simulated GPU would
+            # hide the values that the softmax detector reads)
+            befores[pit] = (_map_lines(run_script(p, **dict(kw, mode=modes_for({pit}))), name, text_p, src.text), True)
     for f in applied:
         pit = pitfall_of.get(f.code, "")
         before, isolated = befores.get(pit, (rep.before, False))
@@ -190,13 +198,35 @@ def verify_script(
 def _map_lines(out: RunOutcome, name: str, new: str, orig: str) -> RunOutcome:
     """Locations of a run of ``new`` (a partly fixed copy), as lines of the original."""
     import dataclasses
-    import difflib
 
-    a, b = orig.splitlines(), new.splitlines()
+    import pygit2
+
+    # line numbers of ``new`` -> ``orig`` through the diff (libgit2's, as everywhere else)
     back: dict[int, int] = {}
-    for blk in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks():
-        for i in range(blk.size):
-            back[blk.b + i + 1] = blk.a + i + 1
+    old_no = new_no = 0
+    patch = pygit2.Patch.create_from(orig.encode(), new.encode(), context_lines=0)
+    for hunk in patch.hunks:
+        # unchanged lines before this hunk map one to one
+        while new_no < hunk.new_start - (0 if hunk.new_lines == 0 else 1):
+            old_no, new_no = old_no + 1, new_no + 1
+            back[new_no] = old_no
+        # inside it, lines that only changed indentation (a main guard) map in order
+        olds = [(ln.old_lineno, ln.content.strip()) for ln in hunk.lines if ln.origin == "-"]
+        i = 0
+        for ln in hunk.lines:
+            if ln.origin != "+":
+                continue
+            j = i
+            while j < len(olds) and olds[j][1] != ln.content.strip():
+                j += 1
+            if j < len(olds):
+                back[ln.new_lineno] = olds[j][0]
+                i = j + 1
+        old_no += hunk.old_lines
+        new_no += hunk.new_lines
+    for _ in range(len(new.splitlines()) - new_no):
+        old_no, new_no = old_no + 1, new_no + 1
+        back[new_no] = old_no
 
     def fix(loc: str) -> str:
         file, _, line = loc.rpartition(":")
