@@ -61,18 +61,25 @@ def test_apply_then_nothing_left_to_do(corpus_copy):
 
 
 def test_syntax_error_and_crlf_files(tmp_path):
+    from tests.corpus_cases import load_cases
+
     (tmp_path / "bad.py").write_bytes(b"import torch\nfor x, y in loader:\n    loss.backward(\n")
-    crlf_src = open(os.path.join(CORPUS, "zero_grad", os.listdir(os.path.join(CORPUS, "zero_grad"))[0]), "rb").read() if os.path.isdir(os.path.join(CORPUS, "zero_grad")) else b""
-    (tmp_path / "crlf.py").write_bytes(crlf_src.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
-    r = tm("diff", ".", cwd=tmp_path)
-    assert r.returncode == 2
+    case = next(c for c in load_cases() if c.kind == "bug" and c.read(".expected.py") is not None)
+    (tmp_path / "crlf.py").write_bytes(case.read().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    r = tm("diff", ".", "--no-cache", cwd=tmp_path)
+    assert r.returncode == 2  # an error beats "would change"
     lines = [ln for ln in r.stderr.decode().splitlines() if "bad.py" in ln]
     assert len(lines) == 1 and re.match(r"bad\.py: error: syntax error", lines[0]), r.stderr.decode()
     assert (tmp_path / "bad.py").read_bytes().startswith(b"import torch")
-    # the CRLF file's diff keeps CRLF on every added line
-    for ln in r.stdout.split(b"\n"):
-        if ln.startswith(b"+") and not ln.startswith(b"+++"):
-            assert ln.endswith(b"\r"), ln
+    # the CRLF file is fixed, and every added line keeps CRLF
+    added = [ln for ln in r.stdout.split(b"\n") if ln.startswith(b"+") and not ln.startswith(b"+++")]
+    assert added, r.stdout.decode()
+    assert all(ln.endswith(b"\r") for ln in added), added
+    # apply writes CRLF too, and leaves the broken file alone
+    a = tm("apply", ".", "--no-cache", cwd=tmp_path)
+    assert a.returncode == 2
+    out = (tmp_path / "crlf.py").read_bytes()
+    assert out == case.expected().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
 
 
 def test_check_exit_codes_and_select(tmp_path):
