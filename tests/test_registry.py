@@ -32,3 +32,10 @@ def test_selectors():
     with pytest.raises(ValueError):
         resolve(["TM9"])
     assert by_code("tm101").code == "TM101"
+
+
+def test_every_rule_is_documented_like_ruff():
+    for r in all_rules():
+        doc = r.doc()
+        for part in ("## What it does", "## Why is this bad?", "## Example", "## Use instead"):
+            assert part in doc, f"{r.code} lacks {part!r}"
