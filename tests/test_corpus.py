@@ -64,3 +64,21 @@ def test_case(case):
         # idempotent: the fixed text is a fixed point
         again = _run(case, want, unsafe_fixes=unsafe)
         assert not again.changed, again.diff.decode()
+
+
+def test_readme_corpus_table_is_current():
+    import re
+
+    from tests.corpus_cases import ROOT
+
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    for pitfall in PITFALLS:
+        cases = [c for c in CASES if c.pitfall == pitfall]
+        bugs = [c for c in cases if c.kind == "bug"]
+        safe = sum(1 for c in bugs if c.read(".expected.py") is not None)
+        unsafe = sum(1 for c in bugs if c.read(".expected.py") is None and c.read(".unsafe.py") is not None)
+        row = f"| {pitfall} | {safe} / {unsafe} / {len(bugs) - safe - unsafe} | {len(cases) - len(bugs)} |"
+        assert row in readme, row
+    n_bugs = sum(1 for c in CASES if c.kind == "bug")
+    n_look = sum(1 for c in CASES if c.kind == "lookalike")
+    assert re.search(rf"the {n_bugs} bug originals show their failure, the\s+fixed versions and all {n_look} look-alikes", readme)
