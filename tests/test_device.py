@@ -40,10 +40,10 @@ def fixable(findings):
 
 def added(src: str, out: str) -> list[str]:
     """Lines the fix inserted or rewrote (stripped), in order."""
-    import difflib
+    from codemods.gitdiff import unified_diff
 
-    diff = difflib.ndiff(src.splitlines(), out.splitlines())
-    return [ln[2:].strip() for ln in diff if ln.startswith("+ ")]
+    diff = unified_diff(src.encode(), out.encode(), "t.py").decode()
+    return [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
 
 
 # ----------------------------------------------------------------------------- TM101 bugs
