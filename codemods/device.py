@@ -30,6 +30,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
+from .astfacts import facts as _ast_facts
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
 # ----------------------------------------------------------------------------- basics
@@ -954,7 +955,19 @@ class DeviceBatchNotMoved(Rule):
     pitfall = "device"
     summary = "the model is moved to a device but the batch from the DataLoader is not"
     severity = Severity.BUG
-    needles = ("DataLoader", "loader", ".to(", ".cuda(")
+    # a dropped ``t.to(...)``/``t.cuda(...)``, or a loop over a torch DataLoader (resolved
+    # by qualified name, so the file spells ``DataLoader`` somewhere, if only in an import)
+    needles = ("DataLoader", ".to(", ".cuda(")
+
+    @classmethod
+    def ast_check(cls, tree) -> bool:
+        f = _ast_facts(tree)
+        # `N.to(...)` as a statement, N assigned in the file (a loop target or a value)
+        if not f.noop_names.isdisjoint(f.stored):
+            return True
+        # `for ... in N` (through enumerate/tqdm/iter) where N is a DataLoader(...) call's
+        # value, possibly through a parameter: the file calls DataLoader
+        return f.for_over_name and "DataLoader" in f.callee_names(f.called)
 
     def check(self, ctx: FileContext):
         facts = _facts(ctx)
@@ -1156,7 +1169,21 @@ class TensorCreatedWithoutDevice(Rule):
     pitfall = "device"
     summary = "a tensor created in forward() without device= lands on the CPU"
     severity = Severity.BUG
-    needles = ("forward",)
+    # a class defining forward(), in a file that mentions a device at all (``check``
+    # skips files matching none of ``cuda|device|\.to\(``)
+    needles = ("cuda", "device", ".to(")
+    requires_all = ("forward",)
+
+    @classmethod
+    def ast_check(cls, tree) -> bool:
+        f = _ast_facts(tree)
+        if not f.forward_class:
+            return False
+        # findings are torch.<factory>(...) calls without a device= keyword and
+        # torch.nn.<Layer>(...) instantiations, in the methods of a class defining forward()
+        if not f.callee_names(f.fc_calls_nodevice).isdisjoint(_FACTORIES):
+            return True
+        return any(_PARAM_LAYERS.fullmatch(n) for n in f.callee_names(f.fc_calls))
 
     def check(self, ctx: FileContext):
         facts = _facts(ctx)
