@@ -48,7 +48,8 @@ class AstFacts:
     __slots__ = (
         "names", "methods", "loop_backward_step", "nested_backward_step", "noop_move", "sync_for",
         "forward_class", "head_assign", "num_workers", "six_positional", "main_guard", "import_from",
-        "stored", "noop_names", "for_over_name", "fc_calls", "fc_calls_nodevice", "aliases", "called",
+        "stored", "noop_names", "for_over_name", "fc_calls", "fc_calls_nodevice", "fc_init_calls", "aliases", "called", "for_names",
+        "assigned_calls", "params",
     )
 
     def __init__(self, tree: ast.AST):
@@ -60,10 +61,15 @@ class AstFacts:
         num_workers = six_positional = import_from = for_over_name = False
         stored: set[str] = set()  # names assigned anywhere (Store context)
         noop_names: set[str] = set()  # N of a statement `N.to(...)` / `N.cuda(...)`
-        fc_calls: set[str] = set()  # callee names called inside a class defining forward()
+        fc_calls: set[str] = set()  # callee names called in a class defining forward() (not in __init__)
+        fc_init_calls: set[str] = set()  # ... in its __init__
         fc_calls_nodevice: set[str] = set()  # ... without a device= keyword
         aliases: dict[str, str] = {}  # import ... as NAME -> last part of what it imports
         Store, Starred = ast.Store, ast.Starred
+        for_names: set[str] = set()  # N of `for ... in N` (through enumerate/tqdm/iter)
+        assigned_calls: list[tuple[str, str]] = []  # (N, callee) of `N = callee(...)`
+        params: set[str] = set()  # every parameter name of every function
+        arguments = ast.arguments
 
         Call, Name, Attribute, Expr, Assign = ast.Call, ast.Name, ast.Attribute, ast.Expr, ast.Assign
         For, AsyncFor, While, ClassDef, Constant = ast.For, ast.AsyncFor, ast.While, ast.ClassDef, ast.Constant
@@ -101,7 +107,7 @@ class AstFacts:
                 if fc:
                     callee = f.attr if type(f) is Attribute else f.id if type(f) is Name else None
                     if callee is not None:
-                        fc_calls.add(callee)
+                        (fc_init_calls if fc == "init" else fc_calls).add(callee)
                         if not any(k.arg == "device" for k in node.keywords):
                             fc_calls_nodevice.add(callee)
             elif t is Constant:
@@ -122,6 +128,14 @@ class AstFacts:
                     noop_move = True
                     noop_names.add(v.func.value.id)
             elif t is Assign:
+                v = node.value
+                if type(v) is Call:
+                    f = v.func
+                    callee = f.attr if type(f) is Attribute else f.id if type(f) is Name else None
+                    if callee is not None:
+                        for tg in node.targets:
+                            if type(tg) is Name:
+                                assigned_calls.append((tg.id, callee))
                 if len(node.targets) == 1:
                     tg = node.targets[0]
                     if type(tg) is Subscript:
@@ -139,6 +153,7 @@ class AstFacts:
                             it = it.value
                     if type(it) is Name:
                         for_over_name = True
+                        for_names.add(it.id)
                 lp = [False, False, bool(encl)]
                 loops.append(lp)
                 inner = encl + (lp,)
@@ -153,7 +168,8 @@ class AstFacts:
                 if node.bases and any(type(s) in defs and s.name == "forward" for s in node.body):
                     forward_class = True
                     for child in iter_children(node):
-                        push((child, encl, True))
+                        init = type(child) in defs and child.name == "__init__" and child in node.body
+                        push((child, encl, "init" if init else True))
                     continue
             elif t is alias:
                 parts = node.name.split(".")
@@ -162,6 +178,9 @@ class AstFacts:
                     names.add(node.asname)
                     aliases[node.asname] = parts[-1]
                 continue
+            elif t is arguments:
+                for a in (*node.posonlyargs, *node.args, *node.kwonlyargs):
+                    params.add(a.arg)
             elif t is ImportFrom:
                 if node.module is not None and not (len(node.names) == 1 and node.names[0].name == "*"):
                     import_from = True
@@ -185,8 +204,12 @@ class AstFacts:
         self.for_over_name = for_over_name
         self.fc_calls = fc_calls
         self.fc_calls_nodevice = fc_calls_nodevice
+        self.fc_init_calls = fc_init_calls
         self.aliases = aliases
         self.called = called
+        self.for_names = for_names
+        self.assigned_calls = assigned_calls
+        self.params = params
 
     def spelled(self, name: str) -> set[str]:
         """The names under which ``name`` may be called here: itself and its ``as`` aliases."""

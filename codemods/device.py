@@ -965,9 +965,12 @@ class DeviceBatchNotMoved(Rule):
         # `N.to(...)` as a statement, N assigned in the file (a loop target or a value)
         if not f.noop_names.isdisjoint(f.stored):
             return True
-        # `for ... in N` (through enumerate/tqdm/iter) where N is a DataLoader(...) call's
-        # value, possibly through a parameter: the file calls DataLoader
-        return f.for_over_name and "DataLoader" in f.callee_names(f.called)
+        # `for ... in N` (through enumerate/tqdm/iter) where N is bound by `N = DataLoader(...)`
+        # or is a parameter (then the call sites pass such names: Facts.is_loader)
+        if not f.for_over_name:
+            return False
+        loaders = {n for n, callee in f.assigned_calls if "DataLoader" in f.callee_names({callee})}
+        return bool(loaders) and not f.for_names.isdisjoint(loaders | f.params)
 
     def check(self, ctx: FileContext):
         facts = _facts(ctx)
@@ -1179,11 +1182,14 @@ class TensorCreatedWithoutDevice(Rule):
         f = _ast_facts(tree)
         if not f.forward_class:
             return False
-        # findings are torch.<factory>(...) calls without a device= keyword and
-        # torch.nn.<Layer>(...) instantiations, in the methods of a class defining forward()
+        # findings are torch.<factory>(...) calls without a device= keyword (in the methods
+        # of a class defining forward(), __init__ included: plain tensor attributes) and
+        # torch.nn.<Layer>(...) instantiations in the methods forward() reaches (never
+        # __init__, unless something calls it explicitly)
         if not f.callee_names(f.fc_calls_nodevice).isdisjoint(_FACTORIES):
             return True
-        return any(_PARAM_LAYERS.fullmatch(n) for n in f.callee_names(f.fc_calls))
+        layers = f.fc_calls | f.fc_init_calls if "__init__" in f.fc_calls else f.fc_calls
+        return any(_PARAM_LAYERS.fullmatch(n) for n in f.callee_names(layers))
 
     def check(self, ctx: FileContext):
         facts = _facts(ctx)
