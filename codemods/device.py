@@ -956,8 +956,9 @@ class DeviceBatchNotMoved(Rule):
     summary = "the model is moved to a device but the batch from the DataLoader is not"
     severity = Severity.BUG
     # a dropped ``t.to(...)``/``t.cuda(...)``, or a loop over a torch DataLoader (resolved
-    # by qualified name, so the file spells ``DataLoader`` somewhere, if only in an import)
-    needles = ("DataLoader", ".to(", ".cuda(")
+    # by qualified name, so the file spells ``DataLoader`` somewhere, if only in an import);
+    # "loader" is not needed for soundness but keeps unparsable training scripts reported
+    needles = ("DataLoader", "loader", ".to(", ".cuda(")
 
     @classmethod
     def ast_check(cls, tree) -> bool:
