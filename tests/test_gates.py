@@ -1,8 +1,8 @@
 """The cheap gates (``Rule.needles``/``requires_all`` and ``Rule.ast_check``) are sound:
 on every corpus case and on a generated monorepo sample, running with the gates gives
 exactly what running every rule on every file gives (needles ignored, every ast_check
-forced to True), in check, diff and unsafe-diff modes.  A wrong False would be a missed
-finding."""
+forced to True): the same findings, the same diff of the safe fixes and the same suggested
+diff of every unsafe fix.  A wrong False would be a missed finding."""
 
 from __future__ import annotations
 
@@ -75,7 +75,8 @@ def test_gates_are_sound_on_the_corpus(monkeypatch):
     cases = load_cases()
     assert cases
     paths = [c.path() for c in cases]
-    gated, _ = _compare(paths, monkeypatch, modes=("diff", "unsafe"))
+    # diff mode: every finding, the safe fixes' diff and each unsafe fix's suggested diff
+    gated, _ = _compare(paths, monkeypatch, modes=("diff",))
     # the gates matter: some look-alikes stop before LibCST, every bug case goes through
     stages = {r.path: r.stage for r in gated["diff"].results}
     for c in cases:
@@ -85,7 +86,7 @@ def test_gates_are_sound_on_the_corpus(monkeypatch):
 
 def test_gates_are_sound_on_a_generated_tree(tmp_path, monkeypatch):
     # diff mode: every finding, the safe fixes' diff and the unsafe fixes' suggested diffs
-    generate.generate(str(tmp_path / "mono"), 60, seed=7)
+    generate.generate(str(tmp_path / "mono"), 40, seed=7)
     gated, ungated = _compare([str(tmp_path / "mono")], monkeypatch, modes=("diff",))
     g, u = gated["diff"].stats(), ungated["diff"].stats()
     assert g["parsed"] < u["parsed"]  # the gates rule files out...
