@@ -2,7 +2,6 @@
 
     PYTHONPATH=. python bench/run.py --files 5000            # generates the tree in a temp dir
     PYTHONPATH=. python bench/run.py --dir /tmp/mono5k       # an existing tree (kept)
-    PYTHONPATH=. python bench/run.py --files 5000 --gates    # rules with bench/gates.py installed
 
 Rows: ``torchmend check --no-cache`` (cold), ``torchmend check`` with the cache populated
 and nothing changed (warm), ``ruff check --select ALL --no-cache``, and a bare
@@ -105,7 +104,6 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dir", help="benchmark this tree (generated there if missing)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--gates", action="store_true", help="install the proposed ast gates (bench/gates.py)")
     ap.add_argument("--libcst-sample", type=int, default=300, help="files to parse with LibCST (0: all)")
     ap.add_argument("--repeat", type=int, default=1)
     a = ap.parse_args()
@@ -133,7 +131,7 @@ def main() -> None:
     print(f"tree: {nfiles} files, {nlines} lines ({nlines / max(1, nfiles):.0f}/file), {nbytes / 1e6:.1f} MB; jobs={a.jobs}; cpus={os.cpu_count()}", flush=True)
 
     env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    tm = [sys.executable, os.path.join(REPO, "bench", "gates.py")] if a.gates else [sys.executable, "-m", "cli"]
+    tm = [sys.executable, "-m", "cli"]
     cache_dir = tempfile.mkdtemp(prefix="torchmend-bench-cache-")  # outside the tree
     common = ["check", "--jobs", str(a.jobs), "."]
     ruff = find_ruff()
@@ -173,7 +171,7 @@ def main() -> None:
     lc_label = f"LibCST parse_module ({'all' if len(sample) == nfiles else f'{len(sample)} sampled, extrapolated'}, /{a.jobs} jobs)"
 
     summary = next((ln for ln in rows["cold"]["stderr"].splitlines() if ln.startswith("torchmend:")), "")
-    label = "torchmend" + (" +gates" if a.gates else "")
+    label = "torchmend"
     table = [
         (f"{label} check --no-cache (cold)", rows["cold"]),
         (f"{label} check (warm cache, no change)", rows["warm"]),

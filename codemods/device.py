@@ -30,6 +30,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
+from .astfacts import facts as _ast_facts
 from .cstutil import dotted as _dotted, method_name as _method, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
@@ -934,7 +935,23 @@ class DeviceBatchNotMoved(Rule):
     pitfall = "device"
     summary = "the model is moved to a device but the batch from the DataLoader is not"
     severity = Severity.BUG
+    # a dropped ``t.to(...)``/``t.cuda(...)``, or a loop over a torch DataLoader (resolved
+    # by qualified name, so the file spells ``DataLoader`` somewhere, if only in an import);
+    # "loader" is not needed for soundness but keeps unparsable training scripts reported
     needles = ("DataLoader", "loader", ".to(", ".cuda(")
+
+    @classmethod
+    def ast_check(cls, tree) -> bool:
+        f = _ast_facts(tree)
+        # `N.to(...)` as a statement, N assigned in the file (a loop target or a value)
+        if not f.noop_names.isdisjoint(f.stored):
+            return True
+        # `for ... in N` (through enumerate/tqdm/iter) where N is bound by `N = DataLoader(...)`
+        # or is a parameter (then the call sites pass such names: Facts.is_loader)
+        if not f.for_over_name:
+            return False
+        loaders = {n for n, callee in f.assigned_calls if "DataLoader" in f.callee_names({callee})}
+        return bool(loaders) and not f.for_names.isdisjoint(loaders | f.params)
 
     def check(self, ctx: FileContext):
         facts = _facts(ctx)
@@ -1136,7 +1153,24 @@ class TensorCreatedWithoutDevice(Rule):
     pitfall = "device"
     summary = "a tensor created in forward() without device= lands on the CPU"
     severity = Severity.BUG
-    needles = ("forward",)
+    # a class defining forward(), in a file that mentions a device at all (``check``
+    # skips files matching none of ``cuda|device|\.to\(``)
+    needles = ("cuda", "device", ".to(")
+    requires_all = ("forward",)
+
+    @classmethod
+    def ast_check(cls, tree) -> bool:
+        f = _ast_facts(tree)
+        if not f.forward_class:
+            return False
+        # findings are torch.<factory>(...) calls without a device= keyword (in the methods
+        # of a class defining forward(), __init__ included: plain tensor attributes) and
+        # torch.nn.<Layer>(...) instantiations in the methods forward() reaches (never
+        # __init__, unless something calls it explicitly)
+        if not f.callee_names(f.fc_calls_nodevice).isdisjoint(_FACTORIES):
+            return True
+        layers = f.fc_calls | f.fc_init_calls if "__init__" in f.fc_calls else f.fc_calls
+        return any(_PARAM_LAYERS.fullmatch(n) for n in f.callee_names(layers))
 
     def check(self, ctx: FileContext):
         facts = _facts(ctx)

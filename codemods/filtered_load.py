@@ -20,6 +20,7 @@ from typing import Optional
 
 import libcst as cst
 
+from .astfacts import facts as _ast_facts
 from .cstutil import dotted as _dotted, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
@@ -116,7 +117,18 @@ class StrictLoadAfterHeadChange(Rule):
     pitfall = "filtered_load"
     summary = "strict load_state_dict(torch.load(...)) after the model's head was replaced"
     severity = Severity.BUG
-    needles = ("load_state_dict",)
+    needles = HEADS
+    requires_all = ("load_state_dict",)
+
+    @classmethod
+    def ast_check(cls, tree) -> bool:
+        # x.load_state_dict(...) of a torch.load / hub checkpoint, after `x.<head> = ...`
+        f = _ast_facts(tree)
+        return (
+            f.head_assign
+            and "load_state_dict" in f.methods
+            and not f.names.isdisjoint(("load", "load_state_dict_from_url", "load_url"))
+        )
 
     def check(self, ctx: FileContext):
         for call in ctx.nodes(cst.Call):

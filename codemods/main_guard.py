@@ -22,6 +22,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from .astfacts import facts as _ast_facts
 from .cstutil import walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
@@ -140,7 +141,14 @@ class DataLoaderWithoutMainGuard(Rule):
     pitfall = "main_guard"
     summary = 'a DataLoader with workers is iterated at module level without `if __name__ == "__main__":`'
     severity = Severity.BUG
-    needles = ("num_workers",)
+    # num_workers= (or a "num_workers" key of a **kwargs dict), or DataLoader's 6th
+    # positional argument
+    needles = ("num_workers", "DataLoader")
+
+    @classmethod
+    def ast_check(cls, tree) -> bool:
+        f = _ast_facts(tree)
+        return not f.main_guard and (f.num_workers or (f.six_positional and "DataLoader" in f.names))
 
     def check(self, ctx: FileContext):
         body = list(ctx.module.body)

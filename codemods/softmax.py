@@ -37,6 +37,7 @@ from typing import Optional
 import libcst as cst
 from libcst import metadata as md
 
+from . import astfacts
 from .rule import FileContext, Finding, Fix, Rule, Safety, Severity
 
 # --------------------------------------------------------------------------- names
@@ -1362,6 +1363,16 @@ def _findings(ctx: FileContext) -> list[Finding]:
     return got
 
 
+def _may_fire(tree) -> bool:
+    """The ``ast`` gate of both rules: a cross-entropy (function or module) is named, and
+    a softmax-like name is spelled in the file, or a model may come from a sibling file
+    (``from module import Net``, read by ``foreign_finding``)."""
+    f = astfacts.facts(tree)
+    if f.names.isdisjoint(("cross_entropy", "CrossEntropyLoss")):
+        return False
+    return f.import_from or any("softmax" in n.lower() for n in f.names)
+
+
 # --------------------------------------------------------------------------- rules
 class SoftmaxBeforeCrossEntropy(Rule):
     """## What it does
@@ -1398,7 +1409,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     summary = "softmax output fed into CrossEntropyLoss / F.cross_entropy, which expects logits"
     severity = Severity.BUG
     # "cross_entropy"/"CrossEntropyLoss": the model may come from another file (5.8)
-    needles = ("softmax", "Softmax", "cross_entropy", "CrossEntropyLoss")
+    needles = ("cross_entropy", "CrossEntropyLoss")
+    ast_check = classmethod(lambda cls, tree: _may_fire(tree))
 
     def check(self, ctx: FileContext):
         return [f for f in _findings(ctx) if f.code == self.code]
@@ -1437,7 +1449,8 @@ class LogSoftmaxBeforeCrossEntropy(Rule):
     pitfall = "softmax"
     summary = "log_softmax output fed into cross-entropy: redundant (use NLLLoss)"
     severity = Severity.WARNING
-    needles = ("log_softmax", "LogSoftmax", "cross_entropy", "CrossEntropyLoss")
+    needles = ("cross_entropy", "CrossEntropyLoss")
+    ast_check = classmethod(lambda cls, tree: _may_fire(tree))
 
     def check(self, ctx: FileContext):
         return [f for f in _findings(ctx) if f.code == self.code]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .astfacts import facts as _ast_facts
 from .cstutil import dotted as _dotted, method_name as _method
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
@@ -704,6 +705,11 @@ class MissingZeroGrad(Rule):
     needles = ("backward",)
     requires_all = ("step",)
 
+    @classmethod
+    def ast_check(cls, tree) -> bool:
+        # a loop whose body calls ``.backward(...)`` and ``.step(...)``
+        return _ast_facts(tree).loop_backward_step
+
     def check(self, ctx: FileContext):
         an = _analysis(ctx)
         for loop in an.loops:
@@ -829,8 +835,16 @@ class MisplacedZeroGrad(Rule):
     pitfall = "zero_grad"
     summary = "zero_grad() outside the loop that steps, or between backward() and step()"
     severity = Severity.BUG
-    needles = ("zero_grad",)
+    # clearing operations: zero_grad(), p.grad = None, p.grad.zero_(), zero_gradients(...)
+    needles = ("grad", "zero", "Zero", "ZERO")
     requires_all = ("step", "backward")
+
+    @classmethod
+    def ast_check(cls, tree) -> bool:
+        f = _ast_facts(tree)
+        # once per epoch: a backward/step loop inside another loop; between backward and
+        # step: method calls zero_grad, step and backward in one block
+        return f.nested_backward_step or {"zero_grad", "step", "backward"} <= f.methods
 
     def check(self, ctx: FileContext):
         an = _analysis(ctx)

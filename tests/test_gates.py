@@ -1,0 +1,146 @@
+"""The cheap gates (``Rule.needles``/``requires_all`` and ``Rule.ast_check``) are sound:
+on every corpus case and on a generated monorepo sample, running with the gates gives
+exactly what running every rule on every file gives (needles ignored, every ast_check
+forced to True): the same findings, the same diff of the safe fixes and the same suggested
+diff of every unsafe fix.  A wrong False would be a missed finding."""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+
+import pytest
+
+from codemods import engine, registry, runner
+from codemods.astfacts import facts
+from codemods.engine import Options
+from codemods.rule import Rule
+from tests.corpus_cases import CORPUS, load_cases
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import generate  # noqa: E402
+
+MODES = {
+    "check": Options(fix=False),
+    "diff": Options(fix=True),
+    "unsafe": Options(fix=True, unsafe_fixes=True),
+}
+
+
+def _summary(res: runner.RunResult):
+    out = {}
+    for r in res.results:
+        out[r.path] = (
+            [(f.code, f.line, f.col, f.message, f.applied, f.safety) for f in r.findings],
+            r.diff,
+            [(s.finding.code, s.finding.line, s.diff) for s in r.suggestions],
+        )
+    return out
+
+
+def _errors(res: runner.RunResult):
+    return {r.path: r.error for r in res.results if r.error}
+
+
+def _ungated(monkeypatch):
+    monkeypatch.setattr(Rule, "may_match", classmethod(lambda cls, text: True))
+    monkeypatch.setattr(engine, "_overrides_ast_check", lambda rule: False)
+    for rule in registry.all_rules():
+        assert "may_match" not in vars(rule), rule  # the patch above covers every rule
+
+
+def _compare(paths, monkeypatch, modes=tuple(MODES)):
+    gated = {m: runner.run(paths, MODES[m], jobs=1) for m in modes}
+    with monkeypatch.context() as mp:
+        _ungated(mp)
+        ungated = {m: runner.run(paths, MODES[m], jobs=1) for m in modes}
+    for m in modes:
+        g, u = gated[m], ungated[m]
+        assert [r.path for r in g.results] == [r.path for r in u.results]
+        # without the pre-filter, unparsable files reach LibCST and are reported; the
+        # gates may skip them (they would find nothing there anyway)
+        ge, ue = _errors(g), _errors(u)
+        assert all(e.startswith("syntax error") for p, e in ue.items() if p not in ge), ue
+        assert all(ue.get(p) == e for p, e in ge.items())
+        gs, us = _summary(g), _summary(u)
+        diff = {p: (gs[p], us[p]) for p in gs if gs[p] != us[p]}
+        assert not diff, (m, diff)
+    return gated, ungated
+
+
+def test_gates_are_sound_on_the_corpus(monkeypatch):
+    cases = load_cases()
+    assert cases
+    paths = [c.path() for c in cases]
+    # diff mode: every finding, the safe fixes' diff and each unsafe fix's suggested diff
+    gated, _ = _compare(paths, monkeypatch, modes=("diff",))
+    # the gates matter: some look-alikes stop before LibCST, every bug case goes through
+    stages = {r.path: r.stage for r in gated["diff"].results}
+    for c in cases:
+        if c.kind == "bug":
+            assert stages[c.path()] == engine.STAGE_PARSED, c.id
+
+
+def test_gates_are_sound_on_a_generated_tree(tmp_path, monkeypatch):
+    # diff mode: every finding, the safe fixes' diff and the unsafe fixes' suggested diffs
+    generate.generate(str(tmp_path / "mono"), 40, seed=7)
+    gated, ungated = _compare([str(tmp_path / "mono")], monkeypatch, modes=("diff",))
+    g, u = gated["diff"].stats(), ungated["diff"].stats()
+    assert g["parsed"] < u["parsed"]  # the gates rule files out...
+    assert sum(len(r.findings) for r in gated["diff"].results) > 0  # ...and findings remain
+
+
+def _f(src: str):
+    return facts(ast.parse(src))
+
+
+def test_main_guard_fact_matches_libcst_spelling():
+    assert _f('if __name__ == "__main__":\n    pass\n').main_guard
+    assert _f("if '__main__' == __name__:\n    pass\n").main_guard
+    # implicit concatenation is not a guard for main_guard.is_main_guard: the gate says no guard
+    assert not _f('if __name__ == "__ma" "in__":\n    pass\n').main_guard
+    assert not _f('if __name__ != "__main__":\n    pass\n').main_guard
+    assert not _f('def f():\n    if __name__ == "__main__":\n        pass\n').main_guard
+
+
+def test_loop_facts():
+    f = _f("for x in d:\n    loss.backward()\n    opt.step()\n")
+    assert f.loop_backward_step and not f.nested_backward_step
+    f = _f("while True:\n    for x in d:\n        loss.backward()\n        if k:\n            opt.step()\n")
+    assert f.loop_backward_step and f.nested_backward_step
+    # backward and step in different loops, or outside any loop body
+    f = _f("for x in d:\n    loss.backward()\nfor x in d:\n    opt.step()\nfor s in opt.step():\n    loss.backward()\n")
+    assert not f.loop_backward_step
+
+
+def test_names_include_import_aliases():
+    f = _f("from torch.utils.data import DataLoader as DL\nimport torch.nn.functional as F\n")
+    assert {"DataLoader", "DL", "torch", "nn", "functional", "F"} <= f.names
+
+
+@pytest.mark.parametrize(
+    "code, src, fires",
+    [
+        ("TM101", "t = torch.zeros(3)\nt.to(device)\n", True),
+        ("TM101", "for x in loader:\n    pass\n", False),
+        ("TM102", "class N(nn.Module):\n    def forward(self, x):\n        return x\n", False),
+        ("TM102", "class N(nn.Module):\n    def forward(self, x):\n        return x + torch.ones(2)\n", True),
+        ("TM301", "loader = DataLoader(ds, num_workers=2)\nif __name__ == '__main__':\n    pass\n", False),
+        ("TM301", "loader = DataLoader(ds, 4, True, None, None, 2)\n", True),
+        ("TM401", "m.load_state_dict(torch.load(p))\n", False),
+        ("TM401", "m.fc = nn.Linear(2, 3)\nm.load_state_dict(torch.load(p))\n", True),
+        ("TM501", "loss = F.cross_entropy(out, y)\n", False),
+        ("TM501", "from models import Net\nloss = F.cross_entropy(Net()(x), y)\n", True),
+    ],
+)
+def test_gate_examples(code, src, fires):
+    rule = next(r for r in registry.all_rules() if r.code == code)
+    assert rule.ast_check(ast.parse(src)) is fires
+
+
+def test_every_rule_has_a_gate():
+    for rule in registry.all_rules():
+        assert engine._overrides_ast_check(rule()), rule.code
