@@ -16,7 +16,7 @@ from codemods import engine, registry, runner
 from codemods.astfacts import facts
 from codemods.engine import Options
 from codemods.rule import Rule
-from tests.corpus_cases import CORPUS, load_cases
+from tests.corpus_cases import load_cases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
