@@ -12,9 +12,12 @@ that ignores itself (it holds a ``.gitignore`` containing ``*``).  An entry maps
   and hashed, and the entry is used only if the digest matches;
 * ``verify=True`` (``apply``) always hashes: a write is never based on stat data alone.
 
-Only results that depend on the file's bytes alone are stored (see
-``FileResult.cacheable``): no I/O errors, no internal errors, no result of a rule that
-looked at other files.  Writes are atomic; a corrupt or foreign cache file is ignored.
+Only results that depend on the file's bytes are stored (see ``FileResult.cacheable``):
+no I/O errors, no internal errors.  A result for which a rule looked at other files
+(``FileResult.tree_dependent``: is this script imported elsewhere? which model does a
+sibling module define?) is stored with what it read: the *tree fingerprint* (every
+discovered file's path, size and mtime) for the import index, the size and mtime of each
+single file read; it is used only while those are unchanged.  Writes are atomic; a corrupt or foreign cache file is ignored.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Optional
 from .engine import FileResult, Options, content_digest
 
 CACHE_DIRNAME = ".torchmend_cache"
-FORMAT = 1
+FORMAT = 2
 RACY_NS = 2_000_000_000  # mtimes within 2 s of the read are not trusted
 
 
@@ -99,12 +102,19 @@ class Cache:
         # the path as given (results name it so); the current directory is in the config key
         return path
 
-    def get(self, path: str) -> Optional[FileResult]:
-        """The stored result for ``path`` if the file is unchanged, else None."""
+    def get(self, path: str, tree: Optional[str] = None) -> Optional[FileResult]:
+        """The stored result for ``path`` if the file (and, for a result that depends on
+        other files, the tree fingerprint ``tree``) is unchanged, else None."""
         e = self.entries.get(self._key(path))
         if e is None:
             return None
-        size, mtime_ns, digest, seen_ns, result = e
+        size, mtime_ns, digest, seen_ns, result, entry_tree = e
+        if entry_tree is not None and entry_tree != tree:
+            return None
+        from .engine import _stat
+
+        if any(_stat(d) != (dsize, dmtime) for d, dsize, dmtime in result.deps):
+            return None
         try:
             st = os.stat(path)
         except OSError:
@@ -120,20 +130,22 @@ class Cache:
             if len(raw) != size or content_digest(raw) != digest:
                 return None
             if st.st_mtime_ns != mtime_ns:  # touched but same content: refresh the stat
-                self.entries[self._key(path)] = (size, st.st_mtime_ns, digest, seen_ns, result)
+                self.entries[self._key(path)] = (size, st.st_mtime_ns, digest, seen_ns, result, entry_tree)
                 self.dirty = True
         self.hits += 1
         return result
 
-    def put(self, r: FileResult, seen_ns: int) -> None:
+    def put(self, r: FileResult, seen_ns: int, tree: Optional[str] = None) -> None:
         if not r.cacheable or not r.digest:
             return
         k = self._key(r.path)
+        entry_tree = tree if r.tree_dependent else None
         old = self.entries.get(k)
-        if old is not None and old[:3] == (r.size, r.mtime_ns, r.digest):
+        if old is not None and old[:3] == (r.size, r.mtime_ns, r.digest) and old[5] == entry_tree:
             return
-        self.entries[k] = (r.size, r.mtime_ns, r.digest, seen_ns, r)
+        self.entries[k] = (r.size, r.mtime_ns, r.digest, seen_ns, r, entry_tree)
         self.dirty = True
+
 
     def save(self) -> None:
         if not self.dirty:
@@ -153,3 +165,16 @@ class Cache:
             self.dirty = False
         except OSError:
             pass  # a read-only tree: run without a cache
+
+
+def tree_fingerprint(files: list[str]) -> str:
+    """Every file's path, size and mtime: what a result that read other files of the
+    tree depends on (a change anywhere invalidates those results, and only those)."""
+    h = hashlib.blake2b(digest_size=16)
+    for p in sorted(files):
+        try:
+            st = os.stat(p)
+            h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        except OSError:
+            h.update(f"{p}\0-\n".encode())
+    return h.hexdigest()

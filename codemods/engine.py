@@ -60,6 +60,8 @@ class FileResult:
     size: int = -1
     mtime_ns: int = -1
     cacheable: bool = False
+    tree_dependent: bool = False  # a rule consulted the whole tree (see codemods.cache)
+    deps: tuple = ()  # (path, size, mtime_ns) of other files a rule read
 
     @property
     def changed(self) -> bool:
@@ -367,6 +369,16 @@ def content_digest(raw: bytes) -> str:
     return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
+def _stat(path: str) -> tuple[int, int]:
+    import os
+
+    try:
+        st = os.stat(path)
+        return st.st_size, st.st_mtime_ns
+    except OSError:
+        return -1, -1
+
+
 def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -> FileResult:
     """Process one file; never raises.  The result says what was read (size, mtime,
     content digest) and whether it may be cached (it depends on the content only)."""
@@ -374,6 +386,7 @@ def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -
 
     if project is not None:
         project.used = False
+        project.deps = set()
     raw = None
     trace: dict = {}
     try:
@@ -399,11 +412,11 @@ def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -
             raw = None
     if raw is not None and len(raw) == st.st_size:  # not changing under our feet
         res.digest, res.size, res.mtime_ns = content_digest(raw), st.st_size, st.st_mtime_ns
-        res.cacheable = (
-            not res.written
-            and not (project is not None and project.used)
-            and (res.error is None or res.error.startswith(_CONTENT_ERRORS))
-        )
+        res.cacheable = not res.written and (res.error is None or res.error.startswith(_CONTENT_ERRORS))
+        # a rule looked at other files: the result holds only while the tree is unchanged
+        res.tree_dependent = project is not None and project.used
+        if project is not None and project.deps:
+            res.deps = tuple(sorted((d, *_stat(d)) for d in project.deps))
     return res
 
 

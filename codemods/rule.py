@@ -297,9 +297,15 @@ class ProjectInfo:
     script is imported by another file of the tree).  Computed lazily, per process."""
 
     roots: tuple[str, ...] = ()
-    # set when a rule consulted other files: the result then depends on more than the
-    # file's own content and is not cached (the runner resets it per file)
+    # what a rule consulted beyond the file itself (the engine resets both per file):
+    # ``used``, the whole tree (the import index); ``deps``, single files it read.  The
+    # cache keeps such a result only while those are unchanged.
     used: bool = False
+    deps: set = field(default_factory=set)
+
+    def read_dependency(self, path: str) -> None:
+        """Declare that the current file's result depends on the file at ``path``."""
+        self.deps.add(path)
 
     def is_imported_elsewhere(self, path: str) -> bool:
         self.used = True

@@ -119,6 +119,11 @@ def run(
     if files is None:
         disc = discover(paths, exclude)
         files, out.discovery_errors = disc.files, disc.errors
+    tree = None
+    if cache is not None:
+        from .cache import tree_fingerprint
+
+        tree = tree_fingerprint(files)  # of the whole tree, before --changed-since narrows it
     if only is not None:
         files = [p for p in files if os.path.realpath(p) in only]
     jobs = jobs or os.cpu_count() or 1
@@ -127,7 +132,7 @@ def run(
     if cache is not None:
         todo = []
         for p in files:
-            r = cache.get(p)
+            r = cache.get(p, tree)
             # apply (write=True) re-processes every file that needs a change: the cache
             # only vouches for files with nothing to write, and only after hashing them
             if r is None or (opts.write and r.changed):
@@ -142,7 +147,7 @@ def run(
         results.extend(batch)
         if cache is not None:
             for r in batch:
-                cache.put(r, seen_ns)
+                cache.put(r, seen_ns, tree)
         if progress:
             progress(len(results), len(files))
 

@@ -1002,6 +1002,7 @@ class _Analysis:
         for _ in range(max(len(node.relative) - 1, 0)):
             base = os.path.dirname(base)
         path = os.path.join(base, *mod.split(".")) + ".py"
+        self.ctx.project.read_dependency(path)  # the result now depends on that file (see the cache)
         if not os.path.isfile(path) or os.path.getsize(path) > 1_000_000:
             return None
         try:

@@ -139,19 +139,38 @@ def test_cache_key_covers_the_configuration(tree, rules):
     assert b"+bar = 2" in out and "0 from cache" in err
 
 
-def test_results_depending_on_other_files_are_not_cached(tree, rules):
+def test_results_depending_on_other_files_hold_only_while_those_are_unchanged(tree, rules):
+    calls = []
+
     class AsksProject(Rule):
         code, name, pitfall, summary, needles = "TM905", "asks", "test", "asks", ()
 
         def check(self, ctx):
-            ctx.project.is_imported_elsewhere(ctx.path)
+            calls.append(ctx.path)
+            ctx.project.is_imported_elsewhere(ctx.path)  # depends on the whole tree
+            if ctx.path.endswith("a.py"):
+                ctx.project.read_dependency("side.txt")  # and on one file outside it
             return ()
 
     rules(AsksProject)
+    open("side.txt", "w").write("v1")
     opts = Options(roots=("pkg",))
-    cache = Cache(opts, ".c")
-    run(["pkg"], opts, jobs=1, cache=cache)
-    assert set(cache.entries) == {"pkg/bad.py"}  # the syntax error is the file's own
+
+    def again():
+        calls.clear()
+        cache = Cache(opts, ".c")
+        run(["pkg"], opts, jobs=1, cache=cache)
+        cache.save()
+        return sorted(calls)
+
+    assert again() == ["pkg/a.py", "pkg/b.py", "pkg/c.py"]  # bad.py fails to parse
+    assert again() == []  # nothing changed: everything from the cache
+    os.utime("pkg/b.py", ns=(1, 1))  # a change anywhere in the tree: the index may differ
+    assert again() == ["pkg/a.py", "pkg/b.py", "pkg/c.py"]
+    assert again() == []
+    with open("side.txt", "w") as f:  # a single file one result read
+        f.write("v2, longer")
+    assert again() == ["pkg/a.py"]
 
 
 # --------------------------------------------------------------------------- patches
