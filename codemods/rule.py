@@ -286,10 +286,6 @@ class FileContext:
 
         return {stmt: cst.FlattenSentinel([stmt, *new])}
 
-    @cached_property
-    def newline(self) -> str:
-        return self.module.default_newline
-
 
 @dataclass
 class ProjectInfo:
