@@ -31,7 +31,7 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from .astfacts import facts as _ast_facts
-from .cstutil import dotted as _dotted, method_name as _method, walk as _walk
+from .cstutil import children as _children, dotted as _dotted, method_name as _method, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
 # ----------------------------------------------------------------------------- basics
@@ -72,13 +72,13 @@ def _qn(ctx: FileContext, node: cst.CSTNode) -> set[str]:
 
 def _walk_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Like _walk but does not enter nested functions, classes or lambdas."""
-    stack = list(reversed(node.children))
+    stack = list(reversed(_children(node)))
     while stack:
         n = stack.pop()
         yield n
         if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(reversed(n.children))
+        stack.extend(reversed(_children(n)))
 
 
 def _names(expr: cst.CSTNode) -> list[str]:
@@ -98,7 +98,7 @@ def _names(expr: cst.CSTNode) -> list[str]:
             continue
         if isinstance(n, cst.Lambda):
             continue
-        stack.extend(n.children)
+        stack.extend(_children(n))
     return out
 
 
@@ -129,7 +129,7 @@ def _flow_nodes(expr: cst.CSTNode) -> Iterator[cst.CSTNode]:
         elif isinstance(n, cst.Arg):
             stack.append(n.value)
         else:
-            stack.extend(reversed(n.children))
+            stack.extend(reversed(_children(n)))
 
 
 def _flow_names(expr: cst.CSTNode) -> list[str]:

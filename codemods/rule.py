@@ -142,8 +142,8 @@ class FileContext:
     """One parsed file with its metadata, shared by all rules.
 
     Metadata is resolved lazily, once per file and provider, on first use: positions
-    when a finding is made, parents on the first ``parent``/``ancestors``, scopes and
-    qualified names on the first ``qualnames``/``scope``.  A rule that looks at the tree
+    when a finding is made, parents on the first ``parent``/``ancestors``, scopes on the
+    first ``qualnames``/``scope`` (qualified names then per node asked about).  A rule that looks at the tree
     and finds no candidate pays for the parse only (metadata costs several parses).
     """
 
@@ -157,6 +157,9 @@ class FileContext:
         self.wrapper = md.MetadataWrapper(module, unsafe_skip_copy=True)
         self.module: cst.Module = self.wrapper.module
         self._resolved: dict = {}
+        # True when ``source`` is the file with unreachable definitions elided
+        # (codemods/focus.py): enough to find, never used to fix
+        self.focused = False
 
     def _resolve(self, provider):
         got = self._resolved.get(provider)
@@ -177,17 +180,15 @@ class FileContext:
 
         return _Lazy()
 
-    @property
+    @cached_property
     def _pos(self):
-        from libcst import metadata as md
+        """Node -> ``CodeRange``, what LibCST's ``PositionProvider`` computes (syntactic
+        positions), from one plain code generation that records character offsets; the
+        provider tracks line and column on every token instead, which costs ~3x more.
+        tests/test_rule_positions.py compares the two on every node of the corpus."""
+        from .positions import positions
 
-        return self._resolve(md.PositionProvider)
-
-    @property
-    def _qn(self):
-        from libcst import metadata as md
-
-        return self._resolve(md.QualifiedNameProvider)
+        return positions(self.module)
 
     @property
     def _scope(self):
@@ -198,12 +199,14 @@ class FileContext:
     @cached_property
     def _parent(self) -> dict:
         # what ParentNodeProvider computes (each node's parent through ``children``),
-        # with an explicit stack: about 3x faster than the provider's visitor
+        # with an explicit stack and cstutil's field reader: ~10x faster than the provider
+        from .cstutil import children
+
         parent: dict = {}
         stack = [self.module]
         while stack:
             node = stack.pop()
-            for child in node.children:
+            for child in children(node):
                 parent[child] = node
                 stack.append(child)
         return parent
@@ -211,7 +214,7 @@ class FileContext:
     # --- metadata helpers -------------------------------------------------------------
     def nodes(self, *types: type) -> list:
         """Every node of the given types in the file, from the parent map (much cheaper
-        than walking the tree with LibCST's ``children``); cached per set of types."""
+        than walking the tree); cached per set of types."""
         cache = self.__dict__.setdefault("_nodes_by_type", {})
         got = cache.get(types)
         if got is None:
@@ -220,11 +223,18 @@ class FileContext:
 
     def qualnames(self, node: "cst.CSTNode") -> set[str]:
         """Qualified names of an expression (``{"torch.nn.CrossEntropyLoss"}``), through
-        imports and aliases; empty when it cannot be resolved."""
-        found = self._qn.get(node, ())
-        if callable(found):  # libcst >= 1.x stores a LazyValue, resolved on first use
-            found = found()
-        return {q.name for q in found}
+        imports and aliases; empty when it cannot be resolved.
+
+        What LibCST's ``QualifiedNameProvider`` gives (``Scope.get_qualified_names_for``
+        of the node's scope), asked only for the nodes a rule looks at: the provider
+        itself walks the whole tree to attach a lazy value to every node, which cost
+        as much as the scope analysis."""
+        cache = self.__dict__.setdefault("_qn_cache", {})
+        got = cache.get(node)
+        if got is None:
+            scope = self._scope.get(node)
+            got = cache[node] = frozenset(q.name for q in scope.get_qualified_names_for(node)) if scope else frozenset()
+        return set(got)
 
     def is_qualname(self, node: "cst.CSTNode", *names: str) -> bool:
         return bool(self.qualnames(node) & set(names))

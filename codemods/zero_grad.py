@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .astfacts import facts as _ast_facts
-from .cstutil import dotted as _dotted, method_name as _method
+from .cstutil import dotted as _dotted, method_name as _method, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
 # --------------------------------------------------------------------------- helpers
@@ -113,28 +113,6 @@ _SUSPECT_WORDS = ("zero", "grad", "step", "optim", "backward", "update", "reset"
 
 def _qn(ctx: FileContext, node: cst.CSTNode) -> set[str]:
     return ctx.qualnames(node)
-
-
-# children of every node of the tree being analysed, by id (LibCST's ``.children`` runs a
-# visitor on each access, far too slow for repeated walks); set by ``_analysis``
-_KIDS: dict[int, list] = {}
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        kids = _KIDS.get(id(n))
-        stack.extend(reversed(n.children if kids is None else kids))
-
-
-def _index_children(ctx: FileContext) -> dict[int, list]:
-    kids: dict[int, list] = {id(ctx.module): []}
-    for child, parent in ctx._parent.items():
-        kids.setdefault(id(child), [])
-        kids.setdefault(id(parent), []).append(child)
-    return kids
 
 
 def _receiver(call: cst.Call) -> cst.BaseExpression | None:
@@ -615,14 +593,9 @@ class _Analysis:
 
 
 def _analysis(ctx: FileContext) -> _Analysis:
-    global _KIDS
     a = getattr(ctx, "_zero_grad_analysis", None)
     if a is None:
-        _KIDS = _index_children(ctx)
-        a = _Analysis(ctx)
-        a.kids = _KIDS
-        ctx._zero_grad_analysis = a
-    _KIDS = a.kids
+        a = ctx._zero_grad_analysis = _Analysis(ctx)
     return a
 
 
