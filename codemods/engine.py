@@ -117,39 +117,59 @@ def _overrides_ast_check(rule: Rule) -> bool:
 def select_rules(text: str, rules: Iterable[Rule], trace: dict | None = None) -> list[Rule]:
     """The rules worth a LibCST parse of ``text``: textual pre-filter (needles), then,
     if some of them define one, the stdlib-``ast`` gate (one ``ast.parse`` shared by all)."""
+    return _gate(text, rules, trace)[0]
+
+
+def _gate(text: str, rules: Iterable[Rule], trace: dict | None):
+    """(rules that may match, the ``ast`` tree or None)."""
     active = [r for r in rules if r.may_match(text)]
     if not active:
         if trace is not None:
             trace["stage"] = STAGE_PREFILTER
-        return active
+        return active, None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return active, None  # LibCST parses it and reports the error in its own words
     if any(_overrides_ast_check(r) for r in active):
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = None  # LibCST parses it and reports the error in its own words
-        if tree is not None:
-            active = [r for r in active if not _overrides_ast_check(r) or r.ast_check(tree)]
-            if not active and trace is not None:
-                trace["stage"] = STAGE_AST
-    return active
+        active = [r for r in active if not _overrides_ast_check(r) or r.ast_check(tree)]
+        if not active and trace is not None:
+            trace["stage"] = STAGE_AST
+    return active, tree
 
 
-def run_rules(path: str, text: str, rules: Iterable[Rule], project: ProjectInfo | None = None, trace: dict | None = None):
-    """Parse once, run every rule that may match; returns (ctx, findings) or (None, [])."""
-    active = select_rules(text, rules, trace)
+# Elide the code no rule can reach before the LibCST parse (codemods/focus.py); the
+# tests switch it off to check that it changes no finding.
+FOCUS = True
+
+
+def run_rules(
+    path: str, text: str, rules: Iterable[Rule], project: ProjectInfo | None = None, trace: dict | None = None,
+    focused: bool = True,
+):
+    """Parse once, run every rule that may match; returns (ctx, findings) or (None, []).
+    With ``focused`` the rules see ``text`` with unreachable definitions elided
+    (``ctx.focused`` says whether anything was): findings only, never fixes to apply."""
+    active, tree = _gate(text, rules, trace)
     if not active:
         return None, []
     import libcst as cst
 
     if trace is not None:
         trace["stage"] = STAGE_PARSED
+    seen = None
+    if focused and FOCUS and tree is not None:
+        from .focus import focus
+
+        seen = focus(text, tree)
     try:
-        module = cst.parse_module(text)
+        module = cst.parse_module(text if seen is None else seen)
     except cst.ParserSyntaxError as e:
         raise SourceError(f"syntax error at {e.raw_line}:{e.raw_column + 1}: {e.message.splitlines()[0]}") from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
-    ctx = FileContext(path, text, module, project)
+    ctx = FileContext(path, text if seen is None else seen, module, project)
+    ctx.focused = seen is not None
     findings: list[Finding] = []
     for rule in active:
         for f in rule.check(ctx):
@@ -297,6 +317,8 @@ def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = 
     """
     rules = rules_for(opts.select)
     ctx, findings = run_rules(path, text, rules, project, trace)
+    if opts.fix and ctx is not None and ctx.focused and any(f.fix is not None for f in findings):
+        ctx, findings = run_rules(path, text, rules, project, focused=False)  # fixes edit the whole text
     first_ctx = ctx
     applied: Counter = Counter()
     if not opts.fix or ctx is None:
@@ -319,7 +341,7 @@ def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = 
         if new == current:
             raise SourceError(f"internal error: fix by {', '.join(sorted(applied))} changed nothing; nothing written")
         current = new
-        ctx, cur_findings = run_rules(path, current, rules, project)
+        ctx, cur_findings = run_rules(path, current, rules, project, focused=False)
         if ctx is None:
             break
     else:

@@ -1,0 +1,189 @@
+"""Elide code that no rule can need before paying for LibCST ("focus").
+
+LibCST's parse, and above all its scope analysis, cost time in proportion to the number
+of nodes in the file, and a training script or a model file is often mostly code that
+has nothing to do with torch (config parsing, logging, metrics, string handling).
+Before the LibCST parse the engine replaces the *body* of each top-level ``def`` /
+``class`` that provably cannot matter to any rule by ``...`` and blank lines.  Every
+other byte stays where it was (headers, decorators, every top-level statement, the line
+count), so line and column numbers in findings are unchanged.
+
+A top-level definition ``D`` is elided only when all of these hold (``_Top.elidable``):
+
+* its text (decorators and header included) contains none of ``WORDS``: every rule's
+  needles plus the vocabulary of the pitfalls (torch, device, model, loss, optimizer,
+  loader, softmax, forward, state_dict, ...) and of the escape hatches the rules look
+  for (``global``, ``exec``/``eval``, ``globals``/``vars``/``locals``, ``import``, ``sys``);
+* no name spelled in ``D`` is bound at module level by a statement other than an
+  import or a ``def``/``class`` (module variables: the rules follow them across scopes),
+  and none is the name of a definition that is kept;
+* ``D``'s own name is not spelled anywhere in the code that is kept (a kept caller
+  could make a rule read its body).  Kept code grows to a fixpoint.
+
+Hence an elided body reads only builtins, imports, its own locals and other elided
+definitions, and nothing kept refers to it: the rules, which follow names from the
+kept code, cannot reach it.  ``tests/test_gates.py`` checks the claim the way it checks
+the gates: on every corpus case and on a generated tree, ``check`` gives the same
+findings with and without focus.  Fixes are never computed on focused text: in
+``diff``/``apply`` mode a file with a fixable finding is analysed again in full.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Optional
+
+__all__ = ["PARTS", "RAW", "focus", "relevant"]
+
+# What makes a definition relevant.  Identifiers (also inside strings and comments) are
+# split at underscores and camel-case humps and lower-cased (``CrossEntropyLoss`` ->
+# cross, entropy, loss); a definition is kept if one part is in ``PARTS`` or its text
+# contains one of ``RAW``.  Everyday ML words that are not entry points of a rule (step,
+# grad, head, state, batch, input, label, output) are deliberately absent: what a rule
+# starts from is a call spelled with one of these (``.backward()``, ``.to(device)``,
+# ``cross_entropy``, ``load_state_dict``, ``DataLoader``, ``forward``), and from there it
+# follows names, which the reference criteria below cover.  tests/test_focus.py checks
+# that every rule's needles and ``requires_all`` strings make a definition relevant.
+PARTS = frozenset(
+    """
+    torch tensor cuda device model module forward backward nn functional loss criterion
+    optim optimizer sgd adam adamw scaler autocast loader dataloader dataset sampler collate
+    worker workers spawn multiprocessing pickle load checkpoint ckpt pretrained linear
+    classifier softmax logsoftmax entropy nll sequential accelerator accelerate lightning
+    deepspeed trainer distributed ddp rank exec eval globals vars locals setattr sys importlib
+    """.split()
+)
+RAW = (".to(", ".cuda(", "zero_grad", "state_dict", "num_workers", "last_linear", "__import__", "__dict__", "__globals__", "__builtins__")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HUMP = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# physical lines as ``ast`` numbers them (str.splitlines also splits at \f, \v, \x1c...)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def relevant(text: str) -> bool:
+    """Does ``text`` mention anything a rule starts from (see ``PARTS``/``RAW``)?"""
+    if any(r in text for r in RAW):
+        return True
+    for ident in set(_IDENT.findall(text)):
+        if ident.lower() in PARTS:
+            return True
+        for piece in ident.split("_"):
+            if piece.lower() in PARTS or any(h.lower() in PARTS for h in _HUMP.findall(piece)):
+                return True
+    return False
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPORTS = (ast.Import, ast.ImportFrom)
+
+
+def _module_variables(tree: ast.Module, lines: list[str]) -> set[str]:
+    """Names bound by relevant module-level code other than imports and definitions
+    (targets of assignments, loops, ``with``, ``except``, walrus, ``match`` captures,
+    ``del``, in top-level blocks too): the variables a rule may follow.  A name bound
+    only by statements that mention nothing relevant (``logger = logging.getLogger()``,
+    ``SEED = 0``) is not one: reading it from an elided body changes nothing a rule
+    looks at, and no elided body can rebind it (no ``global`` there)."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, _DEFS + _IMPORTS):
+            continue
+        if not relevant("".join(lines[stmt.lineno - 1 : stmt.end_lineno])):
+            continue
+        stack: list[ast.AST] = [stmt]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _DEFS + _IMPORTS + (ast.Lambda,)):
+                continue
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                out.add(node.id)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                out.add(node.name)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                out.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                out.add(node.rest)
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _spelled(*nodes: ast.AST) -> set[str]:
+    """Every identifier spelled as a name in ``nodes`` (loads and stores alike)."""
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _header(node) -> list:
+    """The parts of a definition that stay when its body is elided."""
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *node.keywords]
+    return [*node.decorator_list, node.args, *([node.returns] if node.returns else [])]
+
+
+def focus(text: str, tree: ast.Module) -> Optional[str]:
+    """``text`` with the bodies of the elidable top-level definitions replaced by
+    ``...`` (same line count, kept lines byte-identical); None when nothing is elided."""
+    lines = _LINE.findall(text)
+    if sum(map(len, lines)) != len(text):  # cannot happen; never risk a wrong text
+        return None
+    cands = []  # (index in tree.body, node, first body line, last line)
+    for i, node in enumerate(tree.body):
+        if not isinstance(node, _DEFS) or not node.body:
+            continue
+        first = node.body[0]
+        start, end = first.lineno, node.end_lineno
+        if end is None or start <= node.lineno or end - start < 2 or end > len(lines):
+            continue  # one-line or short bodies: nothing worth eliding
+        indent = lines[start - 1][: first.col_offset]
+        if indent.strip(" \t") or not indent:
+            continue  # the body shares its first line with the header
+        head = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        if relevant("".join(lines[head - 1 : end])) or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(node)):
+            continue
+        cands.append((i, node, start, end, indent))
+    if not cands:
+        return None
+    cand_ids = {id(c[1]) for c in cands}
+    module_vars = _module_variables(tree, lines)
+    spelled = {id(c[1]): _spelled(c[1]) for c in cands}
+    # kept code: every top-level statement that is not a candidate
+    kept_names: set[str] = set()  # names spelled in kept code
+    kept_defs: set[str] = set()  # names of kept top-level definitions
+    for _, node, *_rest in cands:  # an elided definition's header stays: it is kept code
+        kept_names |= _spelled(*_header(node))
+    for node in tree.body:
+        if id(node) not in cand_ids:
+            kept_names |= _spelled(node)
+            if isinstance(node, _DEFS):
+                kept_defs.add(node.name)
+            # a name bound by a kept ``def``/``class``/import is spelled by ast as a
+            # statement attribute, not a Name: add imports' and definitions' names
+            if isinstance(node, _IMPORTS):
+                kept_names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    elided = {id(c[1]): c for c in cands}
+    changed = True
+    while changed:
+        changed = False
+        for key, (_, node, *_rest) in list(elided.items()):
+            names = spelled[key]
+            if node.name in kept_names or names & module_vars or names & kept_defs:
+                del elided[key]
+                kept_names |= names
+                kept_defs.add(node.name)
+                changed = True
+    if not elided:
+        return None
+    for _, node, start, end, indent in elided.values():
+        nl = _newline(lines[start - 1])
+        lines[start - 1] = f"{indent}...{nl}"
+        for k in range(start, end):
+            lines[k] = _newline(lines[k])
+    return "".join(lines)
+
+
+def _newline(line: str) -> str:
+    if line.endswith("\r\n"):
+        return "\r\n"
+    if line.endswith(("\n", "\r")):
+        return line[-1]
+    return ""
