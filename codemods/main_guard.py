@@ -23,7 +23,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from .astfacts import facts as _ast_facts
-from .cstutil import walk as _walk
+from .cstutil import children as _children, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
 DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
@@ -51,7 +51,7 @@ def _walk_no_defs(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield n
         if n is not node and isinstance(n, (cst.FunctionDef, cst.Lambda)):
             continue
-        stack.extend(reversed(n.children))
+        stack.extend(reversed(_children(n)))
 
 
 def is_main_guard(stmt: cst.CSTNode) -> bool:
@@ -148,7 +148,9 @@ class DataLoaderWithoutMainGuard(Rule):
     @classmethod
     def ast_check(cls, tree) -> bool:
         f = _ast_facts(tree)
-        return not f.main_guard and (f.num_workers or (f.six_positional and "DataLoader" in f.names))
+        if f.main_guard or not (f.num_workers or (f.six_positional and "DataLoader" in f.names)):
+            return False
+        return _module_level_may_iterate(tree, f)
 
     def check(self, ctx: FileContext):
         body = list(ctx.module.body)
@@ -175,6 +177,45 @@ class DataLoaderWithoutMainGuard(Rule):
             yield ctx.finding(self, first.call, msg, Fix({ctx.module: a.guarded(i_start)}, Safety.SAFE, whole_module=True))
         for ld in loaders:
             yield from a.advice(self, ld)
+
+
+def _module_level_may_iterate(tree, f) -> bool:
+    """The ``ast`` side of ``_Analysis``: a finding needs code that runs at import time
+    (outside any def, class or lambda) and either iterates something (a ``for``, a
+    comprehension, a call of a consuming builtin such as ``list``/``next``: the loader
+    itself, or through ``enumerate``/``tqdm``), calls a top-level function of the file
+    (which may iterate the loader: ``_note_use`` follows such calls), or passes
+    ``num_workers`` to a call whose result it drops (``library_calls``).  Spelling stands in for qualified names;
+    an ``as`` alias counts as what it imports."""
+    import ast
+
+    defs = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    eager = {q.split(".", 1)[1] for q in _CONSUMERS}
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    for stmt in tree.body:
+        if isinstance(stmt, scopes):
+            continue
+        stack = [stmt]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, scopes):
+                continue
+            if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                return True
+            if isinstance(n, ast.Call):
+                fn = n.func
+                name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else None
+                if name is not None and (name in defs or f.aliases.get(name, name) in eager):
+                    return True
+            elif isinstance(n, ast.Expr) and isinstance(n.value, ast.Call):
+                call = n.value  # a call whose result is dropped: library_calls
+                if any(k.arg == "num_workers" for k in call.keywords) or any(
+                    isinstance(a, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "num_workers" for k in a.keys)
+                    for a in (*call.args, *(k.value for k in call.keywords))
+                ):
+                    return True
+            stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 class _Analysis:

@@ -1365,13 +1365,130 @@ def _findings(ctx: FileContext) -> list[Finding]:
 
 
 def _may_fire(tree) -> bool:
-    """The ``ast`` gate of both rules: a cross-entropy (function or module) is named, and
-    a softmax-like name is spelled in the file, or a model may come from a sibling file
-    (``from module import Net``, read by ``foreign_finding``)."""
+    """The ``ast`` gate of both rules: a cross-entropy (function or module) is named, a
+    softmax-like name is spelled (or a model may come from a sibling file), and then
+    ``_flow_may_fire``: one of the three shapes the analysis knows can be there."""
     f = astfacts.facts(tree)
     if f.names.isdisjoint(("cross_entropy", "CrossEntropyLoss")):
         return False
-    return f.import_from or any("softmax" in n.lower() for n in f.names)
+    if not (f.import_from or any("softmax" in n.lower() for n in f.names)):
+        return False
+    got = getattr(tree, "_torchmend_softmax_gate", None)
+    if got is None:
+        got = tree._torchmend_softmax_gate = _flow_may_fire(tree, f)
+    return got
+
+
+def _tokens(node) -> set[str]:
+    """Name ids and attribute names spelled in ``node``."""
+    import ast
+
+    out = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+    return out
+
+
+def _last_name(func) -> Optional[str]:
+    import ast
+
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _flow_may_fire(tree, f) -> bool:
+    """Over-approximates, on the stdlib ``ast``, what ``_Analysis.run`` needs to find
+    anything; spelling stands in for qualified names (an ``as`` alias counts as what it
+    imports), and every binding the analysis follows is taken as possible:
+
+    * a cross-entropy call: the callee spells ``cross_entropy``/``CrossEntropyLoss``, or
+      is a name or attribute assigned from such a spelling, or a parameter;
+    * and one of: (direct) its input, peeled of ``.view()``-like calls, is a softmax-like
+      call or a name assigned from one; (model) a ``forward`` whose last statement
+      returns a softmax-like call (also through the assignment right above it, or
+      ``self.X(...)`` with a ``Sequential`` ending in a softmax in the file), or such a
+      ``Sequential``; (foreign) a name imported ``from`` a non-torch module is called.
+
+    A softmax-like call: the callee spells a name containing ``softmax``, or, when the
+    file spells ``Softmax``/``LogSoftmax``, is a name or attribute assigned from such a
+    spelling, or a parameter (``values`` follows parameters to their call sites)."""
+    import ast
+
+    def orig(t):
+        return f.aliases.get(t, t)
+
+    sm_tokens = {t for t in f.names if "softmax" in orig(t).lower()}
+    mod_tokens = {t for t in f.names if orig(t) in ("Softmax", "LogSoftmax")}
+    ce_tokens = {t for t in f.names if orig(t) in ("cross_entropy", "CrossEntropyLoss")}
+    seq_tokens = {t for t in f.names if orig(t) == "Sequential"}
+    nodes = list(ast.walk(tree))
+    holders_sm, holders_ce = set(), set()
+    for n in nodes:
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+            toks = _tokens(n.value)
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            names = {_last_name(t) for t in targets} - {None}
+            if toks & mod_tokens:
+                holders_sm |= names
+            if toks & ce_tokens:
+                holders_ce |= names
+    params = f.params
+
+    def softish(e) -> bool:
+        if not isinstance(e, ast.Call):
+            return False
+        if _tokens(e.func) & sm_tokens:
+            return True
+        return bool(mod_tokens) and _last_name(e.func) in (holders_sm | params)
+
+    def ce_call(c) -> bool:
+        return bool(_tokens(c.func) & ce_tokens) or _last_name(c.func) in (holders_ce | params)
+
+    soft_assigned = {
+        n.targets[0].id
+        for n in nodes
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and softish(n.value)
+    }
+    calls = [n for n in nodes if isinstance(n, ast.Call)]
+    ce_calls = [c for c in calls if ce_call(c)]
+    if not ce_calls:
+        return False
+    for c in ce_calls:
+        arg = next((k.value for k in c.keywords if k.arg == "input"), None)
+        if arg is None and c.args and not isinstance(c.args[0], ast.Starred):
+            arg = c.args[0]
+        while arg is not None and isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _VIEW and not softish(arg):
+            arg = arg.func.value
+        if arg is not None and (softish(arg) or (isinstance(arg, ast.Name) and arg.id in soft_assigned)):
+            return True
+    seq_soft = any(
+        _tokens(c.func) & seq_tokens and len(c.args) >= 2 and _tokens(c.args[-1]) & sm_tokens for c in calls
+    )
+    if seq_soft:
+        return True
+    for n in nodes:
+        if isinstance(n, ast.ClassDef) and n.bases:
+            for fn in n.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "forward" and fn.body:
+                    last = fn.body[-1]
+                    if not isinstance(last, ast.Return) or last.value is None:
+                        continue
+                    v = last.value
+                    if softish(v):
+                        return True
+                    if isinstance(v, ast.Name) and len(fn.body) >= 2:
+                        prev = fn.body[-2]
+                        if isinstance(prev, ast.Assign) and softish(prev.value):
+                            return True
+    imported = {
+        (a.asname or a.name)
+        for n in nodes
+        if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").split(".")[0] not in ("torch", "__future__"))
+        for a in n.names
+    }
+    return any(isinstance(c.func, ast.Name) and c.func.id in imported for c in calls)
 
 
 # --------------------------------------------------------------------------- rules

@@ -1,8 +1,10 @@
-"""The cheap gates (``Rule.needles``/``requires_all`` and ``Rule.ast_check``) are sound:
-on every corpus case and on a generated monorepo sample, running with the gates gives
-exactly what running every rule on every file gives (needles ignored, every ast_check
-forced to True): the same findings, the same diff of the safe fixes and the same suggested
-diff of every unsafe fix.  A wrong False would be a missed finding."""
+"""The cheap gates (``Rule.needles``/``requires_all`` and ``Rule.ast_check``) and the
+focus (codemods/focus.py: unreachable definitions elided before LibCST) are sound: on
+every corpus case and on a generated monorepo sample, running with them gives exactly
+what running every rule on every whole file gives (needles ignored, every ast_check
+forced to True, nothing elided): the same findings in ``check`` mode, the same diff of the
+safe fixes and the same suggested diff of every unsafe fix in ``diff`` mode.  A wrong
+False would be a missed finding."""
 
 from __future__ import annotations
 
@@ -46,6 +48,7 @@ def _errors(res: runner.RunResult):
 
 
 def _ungated(monkeypatch):
+    monkeypatch.setattr(engine, "FOCUS", False)
     monkeypatch.setattr(Rule, "may_match", classmethod(lambda cls, text: True))
     monkeypatch.setattr(engine, "_overrides_ast_check", lambda rule: False)
     for rule in registry.all_rules():
@@ -75,8 +78,9 @@ def test_gates_are_sound_on_the_corpus(monkeypatch):
     cases = load_cases()
     assert cases
     paths = [c.path() for c in cases]
-    # diff mode: every finding, the safe fixes' diff and each unsafe fix's suggested diff
-    gated, _ = _compare(paths, monkeypatch, modes=("diff",))
+    # check mode: the findings (the focus applies); diff mode: every finding, the safe
+    # fixes' diff and each unsafe fix's suggested diff
+    gated, _ = _compare(paths, monkeypatch, modes=("check", "diff"))
     # the gates matter: some look-alikes stop before LibCST, every bug case goes through
     stages = {r.path: r.stage for r in gated["diff"].results}
     for c in cases:
@@ -86,8 +90,8 @@ def test_gates_are_sound_on_the_corpus(monkeypatch):
 
 def test_gates_are_sound_on_a_generated_tree(tmp_path, monkeypatch):
     # diff mode: every finding, the safe fixes' diff and the unsafe fixes' suggested diffs
-    generate.generate(str(tmp_path / "mono"), 40, seed=7)
-    gated, ungated = _compare([str(tmp_path / "mono")], monkeypatch, modes=("diff",))
+    generate.generate(str(tmp_path / "mono"), 60, seed=7)
+    gated, ungated = _compare([str(tmp_path / "mono")], monkeypatch, modes=("check", "diff"))
     g, u = gated["diff"].stats(), ungated["diff"].stats()
     assert g["parsed"] < u["parsed"]  # the gates rule files out...
     assert sum(len(r.findings) for r in gated["diff"].results) > 0  # ...and findings remain
@@ -129,10 +133,28 @@ def test_names_include_import_aliases():
         ("TM102", "class N(nn.Module):\n    def forward(self, x):\n        return x\n", False),
         ("TM102", "class N(nn.Module):\n    def forward(self, x):\n        return x + torch.ones(2)\n", True),
         ("TM301", "loader = DataLoader(ds, num_workers=2)\nif __name__ == '__main__':\n    pass\n", False),
-        ("TM301", "loader = DataLoader(ds, 4, True, None, None, 2)\n", True),
+        ("TM301", "loader = DataLoader(ds, 4, True, None, None, 2)\nfor b in loader:\n    pass\n", True),
+        # built at import time but iterated only inside functions nobody calls there
+        ("TM301", "loader = DataLoader(ds, num_workers=2)\nlog = logging.getLogger()\ndef f():\n    for b in loader:\n        pass\n", False),
+        ("TM301", "def make():\n    return DataLoader(ds, num_workers=4)\n", False),
+        ("TM301", "def main():\n    for b in DataLoader(ds, num_workers=4):\n        pass\nmain()\n", True),
+        ("TM301", "loader = DataLoader(ds, num_workers=2)\nfirst = next(iter(loader))\n", True),
+        ("TM301", "trainer.fit(model, num_workers=4)\n", True),
+        ("TM301", "trainer.fit(model, {'num_workers': 4})\n", True),
+        ("TM301", "model.fit(s, dataloader_kwargs={'num_workers': 8})\n", True),
         ("TM401", "m.load_state_dict(torch.load(p))\n", False),
         ("TM401", "m.fc = nn.Linear(2, 3)\nm.load_state_dict(torch.load(p))\n", True),
         ("TM501", "loss = F.cross_entropy(out, y)\n", False),
+        # a softmax inside a forward, a cross-entropy elsewhere: no shape the rule knows
+        ("TM501", "class A(nn.Module):\n    def forward(self, s):\n        a = F.softmax(s, -1)\n        return self.proj(a)\n"
+         "def loss(logits, t):\n    return F.cross_entropy(logits, t)\n", False),
+        ("TM501", "p = F.softmax(out, 1)\nloss = criterion(p, y)\ncriterion = nn.CrossEntropyLoss()\n", True),
+        ("TM501", "loss = F.cross_entropy(x.softmax(1).view(-1, 3), y)\n", True),
+        ("TM501", "from torch.nn.functional import softmax as sm, cross_entropy as ce\nl = ce(sm(x, 1), y)\n", True),
+        ("TM501", "sm = nn.Softmax(1)\ndef f(c):\n    return c(sm(x), y)\nce = F.cross_entropy\n", True),
+        ("TM501", "net = nn.Sequential(nn.Linear(2, 2), nn.Softmax(1))\nl = nn.CrossEntropyLoss()(net(x), y)\n", True),
+        ("TM501", "class N(nn.Module):\n    def forward(self, x):\n        x = F.log_softmax(x, 1)\n        return x\n"
+         "l = F.cross_entropy(N()(x), y)\n", True),
         ("TM501", "from models import Net\nloss = F.cross_entropy(Net()(x), y)\n", True),
     ],
 )
