@@ -164,7 +164,10 @@ class FileContext:
     def _resolve(self, provider):
         got = self._resolved.get(provider)
         if got is None:
-            got = self._resolved[provider] = self.wrapper.resolve(provider)
+            from .cstutil import fast_visits
+
+            with fast_visits():  # the providers only read the tree (see cstutil)
+                got = self._resolved[provider] = self.wrapper.resolve(provider)
         return got
 
     @property
