@@ -8,24 +8,26 @@ Before the LibCST parse the engine replaces the *body* of each top-level ``def``
 other byte stays where it was (headers, decorators, every top-level statement, the line
 count), so line and column numbers in findings are unchanged.
 
-A top-level definition ``D`` is elided only when all of these hold (``_Top.elidable``):
+A top-level definition ``D`` is elided only when all of these hold:
 
-* its text (decorators and header included) contains none of ``WORDS``: every rule's
-  needles plus the vocabulary of the pitfalls (torch, device, model, loss, optimizer,
-  loader, softmax, forward, state_dict, ...) and of the escape hatches the rules look
-  for (``global``, ``exec``/``eval``, ``globals``/``vars``/``locals``, ``import``, ``sys``);
-* no name spelled in ``D`` is bound at module level by a statement other than an
-  import or a ``def``/``class`` (module variables: the rules follow them across scopes),
-  and none is the name of a definition that is kept;
-* ``D``'s own name is not spelled anywhere in the code that is kept (a kept caller
-  could make a rule read its body).  Kept code grows to a fixpoint.
+* its text (decorators and header included) mentions nothing a rule starts from
+  (``relevant``: torch, device, model, loss, optimizer, loader, softmax, forward,
+  state_dict, ... and the escape hatches ``exec``/``eval``/``globals``/``sys``/``setattr``)
+  and it has no ``global``/``nonlocal`` statement;
+* the module-level names its body reads (from the compiler's symbol tables, see
+  ``_global_references``) include no variable bound by relevant module-level code
+  (``_module_variables``: the rules follow those across scopes) and no kept definition;
+* its own name is not read by kept code: module-level statements, every definition's
+  header, the bodies of kept definitions (a kept caller could make a rule read it).
+  Kept code grows to a fixpoint.
 
-Hence an elided body reads only builtins, imports, its own locals and other elided
-definitions, and nothing kept refers to it: the rules, which follow names from the
-kept code, cannot reach it.  ``tests/test_gates.py`` checks the claim the way it checks
-the gates: on every corpus case and on a generated tree, ``check`` gives the same
-findings with and without focus.  Fixes are never computed on focused text: in
-``diff``/``apply`` mode a file with a fixable finding is analysed again in full.
+Hence an elided body reads only builtins, imports, harmless module constants, its own
+locals and other elided definitions, and nothing kept refers to it: the rules, which
+follow names from the kept code, cannot reach it.  ``tests/test_gates.py`` checks the
+claim the way it checks the gates: on every corpus case and on a generated tree,
+``check`` gives the same findings with and without focus.  Fixes are never computed on
+focused text: in ``diff``/``apply`` mode a file with a fixable finding is analysed again
+in full.
 """
 
 from __future__ import annotations
@@ -120,6 +122,42 @@ def _header(node) -> list:
     return [*node.decorator_list, node.args, *([node.returns] if node.returns else [])]
 
 
+def _global_references(text: str, tree: ast.Module) -> Optional[dict[int, set[str]]]:
+    """For each top-level definition (by ``id`` of its ``ast`` node), the module-level
+    names its body may read or call, from the compiler's own symbol tables (``symtable``:
+    a local that happens to share a name with a function is not a reference to it).
+    Class bodies count every name they read (a class body may read a global before
+    binding the same name).  None when the symbol tables cannot be built."""
+    import symtable
+
+    try:
+        top = symtable.symtable(text, "<focus>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    tables = {}
+    for t in top.get_children():
+        tables.setdefault((t.get_name(), t.get_lineno()), []).append(t)
+    out: dict[int, set[str]] = {}
+    for node in tree.body:
+        if not isinstance(node, _DEFS):
+            continue
+        found = tables.get((node.name, node.lineno))
+        if not found or len(found) != 1:
+            out[id(node)] = _spelled(node)  # cannot tell which table: every name spelled
+            continue
+        names: set[str] = set()
+        stack = [found[0]]
+        while stack:
+            t = stack.pop()
+            is_class = t.get_type() == "class"  # a str, or a StrEnum from Python 3.13
+            for sym in t.get_symbols():
+                if sym.is_global() or (is_class and sym.is_referenced()):
+                    names.add(sym.get_name())
+            stack.extend(t.get_children())
+        out[id(node)] = names
+    return out
+
+
 def focus(text: str, tree: ast.Module) -> Optional[str]:
     """``text`` with the bodies of the elidable top-level definitions replaced by
     ``...`` (same line count, kept lines byte-identical); None when nothing is elided."""
@@ -145,30 +183,32 @@ def focus(text: str, tree: ast.Module) -> Optional[str]:
         return None
     cand_ids = {id(c[1]) for c in cands}
     module_vars = _module_variables(tree, lines)
-    spelled = {id(c[1]): _spelled(c[1]) for c in cands}
-    # kept code: every top-level statement that is not a candidate
-    kept_names: set[str] = set()  # names spelled in kept code
+    refs = _global_references(text, tree)
+    if refs is None:
+        return None
+    # what kept code refers to at module level: every name spelled in kept top-level
+    # statements that are not definitions, in every definition's header (decorators,
+    # defaults, annotations, bases run at module level), and the global names the
+    # bodies of kept definitions read
+    kept_refs: set[str] = set()
     kept_defs: set[str] = set()  # names of kept top-level definitions
-    for _, node, *_rest in cands:  # an elided definition's header stays: it is kept code
-        kept_names |= _spelled(*_header(node))
     for node in tree.body:
-        if id(node) not in cand_ids:
-            kept_names |= _spelled(node)
-            if isinstance(node, _DEFS):
+        if isinstance(node, _DEFS):
+            kept_refs |= _spelled(*_header(node))
+            if id(node) not in cand_ids:
+                kept_refs |= refs[id(node)]
                 kept_defs.add(node.name)
-            # a name bound by a kept ``def``/``class``/import is spelled by ast as a
-            # statement attribute, not a Name: add imports' and definitions' names
-            if isinstance(node, _IMPORTS):
-                kept_names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        else:
+            kept_refs |= _spelled(node)
     elided = {id(c[1]): c for c in cands}
     changed = True
     while changed:
         changed = False
         for key, (_, node, *_rest) in list(elided.items()):
-            names = spelled[key]
-            if node.name in kept_names or names & module_vars or names & kept_defs:
+            names = refs[key]
+            if node.name in kept_refs or names & module_vars or names & kept_defs:
                 del elided[key]
-                kept_names |= names
+                kept_refs |= names
                 kept_defs.add(node.name)
                 changed = True
     if not elided:

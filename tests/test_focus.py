@@ -48,14 +48,27 @@ def test_elides_an_unreferenced_plain_function_keeping_lines():
     [
         "print(summarize([1, 2]))\n",  # called from kept code
         "def train():\n    return summarize\n",  # named by a kept definition
-        "rows = [torch.zeros(1)]\n",  # reads a module variable bound by relevant code
+        "@summarize\ndef f():\n    pass\n",  # a decorator runs at module level
+        "SEEN = [torch.zeros(1)]\n",  # the body reads a module variable bound by relevant code
     ],
 )
 def test_keeps_what_kept_code_can_reach(extra):
-    src = "import torch\n" + FILLER + extra
-    if extra.startswith("rows"):
-        src = src.replace("for r in rows", "for r in rows + globals_rows").replace("globals_rows", "rows")
+    src = "import torch\n" + FILLER.replace("out = []", "out = list(SEEN)") + extra
     assert _focus(src) is None
+
+
+def test_a_local_that_shares_a_function_name_is_not_a_reference():
+    src = "import torch\n" + FILLER + "def train(model):\n    for summarize in model:\n        pass\n"
+    got = _focus(src)
+    assert got is not None and "out.append" not in got
+    # but a global read of the same name is
+    src2 = "import torch\n" + FILLER + "def train(model):\n    return [summarize for x in model]\n"
+    assert _focus(src2) is None
+
+
+def test_plain_module_constants_do_not_keep_a_reader():
+    src = "import torch\nSEEN = [1, 2]\n" + FILLER.replace("out = []", "out = list(SEEN)")
+    assert _focus(src) is not None
 
 
 @pytest.mark.parametrize(
