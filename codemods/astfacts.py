@@ -49,7 +49,7 @@ class AstFacts:
         "names", "methods", "loop_backward_step", "nested_backward_step", "noop_move", "sync_for",
         "forward_class", "head_assign", "num_workers", "six_positional", "main_guard", "import_from",
         "stored", "noop_names", "for_over_name", "fc_calls", "fc_calls_nodevice", "fc_init_calls", "aliases", "called", "for_names",
-        "assigned_calls", "params",
+        "assigned_calls", "params", "calls", "assigns", "classes", "from_imports", "fors", "loops", "functions",
     )
 
     def __init__(self, tree: ast.AST):
@@ -70,6 +70,14 @@ class AstFacts:
         assigned_calls: list[tuple[str, str]] = []  # (N, callee) of `N = callee(...)`
         params: set[str] = set()  # every parameter name of every function
         arguments = ast.arguments
+        calls: list = []  # every Call node
+        assigns: list = []  # every Assign / AnnAssign node
+        classes: list = []  # every ClassDef node
+        from_imports: list = []  # every ImportFrom node
+        fors: list = []  # every (non-async) For node
+        loop_nodes: list = []  # every For / AsyncFor / While node
+        functions: list = []  # every FunctionDef / AsyncFunctionDef node
+        AnnAssign = ast.AnnAssign
 
         Call, Name, Attribute, Expr, Assign = ast.Call, ast.Name, ast.Attribute, ast.Expr, ast.Assign
         For, AsyncFor, While, ClassDef, Constant = ast.For, ast.AsyncFor, ast.While, ast.ClassDef, ast.Constant
@@ -91,6 +99,7 @@ class AstFacts:
             if t is Attribute:
                 names.add(node.attr)
             elif t is Call:
+                calls.append(node)
                 f = node.func
                 if type(f) is Name:
                     called.add(f.id)
@@ -127,7 +136,10 @@ class AstFacts:
                 ):
                     noop_move = True
                     noop_names.add(v.func.value.id)
+            elif t is AnnAssign:
+                assigns.append(node)
             elif t is Assign:
+                assigns.append(node)
                 v = node.value
                 if type(v) is Call:
                     f = v.func
@@ -145,6 +157,7 @@ class AstFacts:
             elif t is For or t is AsyncFor or t is While:
                 if t is For:
                     sync_for = True
+                    fors.append(node)
                     # device.py _loop_targets: peel enumerate/tqdm/iter, then a plain name
                     it = node.iter
                     while type(it) is Call and it.args and _dotted(it.func) in _WRAPPERS:
@@ -156,6 +169,7 @@ class AstFacts:
                         for_names.add(it.id)
                 lp = [False, False, bool(encl)]
                 loops.append(lp)
+                loop_nodes.append((node, bool(encl)))
                 inner = encl + (lp,)
                 body = node.body
                 for child in body:
@@ -164,7 +178,10 @@ class AstFacts:
                     if child not in body:
                         push((child, encl, fc))
                 continue
+            elif t in defs:
+                functions.append(node)
             elif t is ClassDef:
+                classes.append(node)
                 if node.bases and any(type(s) in defs and s.name == "forward" for s in node.body):
                     forward_class = True
                     for child in iter_children(node):
@@ -182,6 +199,7 @@ class AstFacts:
                 for a in (*node.posonlyargs, *node.args, *node.kwonlyargs):
                     params.add(a.arg)
             elif t is ImportFrom:
+                from_imports.append(node)
                 if node.module is not None and not (len(node.names) == 1 and node.names[0].name == "*"):
                     import_from = True
             for child in iter_children(node):
@@ -210,6 +228,13 @@ class AstFacts:
         self.for_names = for_names
         self.assigned_calls = assigned_calls
         self.params = params
+        self.calls = calls
+        self.assigns = assigns
+        self.classes = classes
+        self.from_imports = from_imports
+        self.fors = fors
+        self.loops = loop_nodes  # (node, nested in another loop)
+        self.functions = functions
 
     def spelled(self, name: str) -> set[str]:
         """The names under which ``name`` may be called here: itself and its ``as`` aliases."""

@@ -888,6 +888,53 @@ def _loop_targets(loop: cst.For, facts: Facts, scope: Scope) -> Optional[tuple[l
     return names, None
 
 
+def _loader_loops(f, names: set[str]):
+    """``for`` loops (stdlib ``ast``) over one of ``names``, through enumerate/tqdm/iter,
+    as ``(loop, batch names)``: what ``_loop_targets`` may accept."""
+    import ast
+
+    for loop in f.fors:
+        it, target = loop.iter, loop.target
+        while isinstance(it, ast.Call) and it.args and _ast_dotted(it.func) in _WRAPPERS:
+            if _ast_dotted(it.func) == "enumerate":
+                if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
+                    break
+                target = target.elts[1]
+            it = it.args[0]
+            if isinstance(it, ast.Starred):
+                it = it.value
+        if isinstance(it, ast.Name) and it.id in names:
+            yield loop, {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+
+
+def _moves_batch_first(item) -> bool:
+    """The loop's first statement is a simple statement calling ``N.to(...)`` (or another
+    of ``_MOVE_METHODS``) on a batch name ``N``: ``_LoopFlow.call`` then sets ``skip``
+    before anything else in the loop runs, and the loop is silent whatever follows."""
+    import ast
+
+    loop, names = item
+    first = loop.body[0]
+    if isinstance(first, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+                          ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)):
+        return False
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr in _MOVE_METHODS
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id in names
+        for n in ast.walk(first)
+        if not isinstance(n, ast.Lambda)
+    )
+
+
+def _ast_dotted(node):
+    from .astfacts import _dotted
+
+    return _dotted(node)
+
+
 def _move_expr(name: str, info: ModelInfo, nb: Optional[str]) -> str:
     nbs = f"non_blocking={nb}" if nb else ""
     if info.style == "cuda":
@@ -951,7 +998,18 @@ class DeviceBatchNotMoved(Rule):
         if not f.for_over_name:
             return False
         loaders = {n for n, callee in f.assigned_calls if "DataLoader" in f.callee_names({callee})}
-        return bool(loaders) and not f.for_names.isdisjoint(loaders | f.params)
+        if not loaders or f.for_names.isdisjoint(loaders | f.params):
+            return False
+        # ... and one such loop does not move the batch in its first statement; a
+        # parameter counts only if its function is called somewhere (Facts.is_loader
+        # follows a parameter to the call sites)
+        called_params = {
+            a.arg
+            for fn in f.functions
+            if fn.name in f.called
+            for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)
+        }
+        return any(not _moves_batch_first(loop) for loop in _loader_loops(f, loaders | called_params))
 
     def check(self, ctx: FileContext):
         facts = _facts(ctx)

@@ -1383,12 +1383,23 @@ def _tokens(node) -> set[str]:
     """Name ids and attribute names spelled in ``node``."""
     import ast
 
+    Name, Attribute, Call, iter_children = ast.Name, ast.Attribute, ast.Call, ast.iter_child_nodes
     out = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.Name):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is Name:
             out.add(n.id)
-        elif isinstance(n, ast.Attribute):
+        elif t is Attribute:
             out.add(n.attr)
+            stack.append(n.value)
+        elif t is Call:
+            stack.append(n.func)
+            stack.extend(n.args)
+            stack.extend(k.value for k in n.keywords)
+        else:
+            stack.extend(iter_children(n))
     return out
 
 
@@ -1423,10 +1434,9 @@ def _flow_may_fire(tree, f) -> bool:
     mod_tokens = {t for t in f.names if orig(t) in ("Softmax", "LogSoftmax")}
     ce_tokens = {t for t in f.names if orig(t) in ("cross_entropy", "CrossEntropyLoss")}
     seq_tokens = {t for t in f.names if orig(t) == "Sequential"}
-    nodes = list(ast.walk(tree))
     holders_sm, holders_ce = set(), set()
-    for n in nodes:
-        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None:
+    for n in f.assigns:
+        if n.value is not None:
             toks = _tokens(n.value)
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             names = {_last_name(t) for t in targets} - {None}
@@ -1446,15 +1456,15 @@ def _flow_may_fire(tree, f) -> bool:
     def ce_call(c) -> bool:
         return bool(_tokens(c.func) & ce_tokens) or _last_name(c.func) in (holders_ce | params)
 
-    soft_assigned = {
-        n.targets[0].id
-        for n in nodes
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and softish(n.value)
-    }
-    calls = [n for n in nodes if isinstance(n, ast.Call)]
+    calls = f.calls
     ce_calls = [c for c in calls if ce_call(c)]
     if not ce_calls:
         return False
+    soft_assigned = {
+        n.targets[0].id
+        for n in f.assigns
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and softish(n.value)
+    }
     for c in ce_calls:
         arg = next((k.value for k in c.keywords if k.arg == "input"), None)
         if arg is None and c.args and not isinstance(c.args[0], ast.Starred):
@@ -1468,8 +1478,8 @@ def _flow_may_fire(tree, f) -> bool:
     )
     if seq_soft:
         return True
-    for n in nodes:
-        if isinstance(n, ast.ClassDef) and n.bases:
+    for n in f.classes:
+        if n.bases:
             for fn in n.body:
                 if isinstance(fn, ast.FunctionDef) and fn.name == "forward" and fn.body:
                     last = fn.body[-1]
@@ -1484,8 +1494,8 @@ def _flow_may_fire(tree, f) -> bool:
                             return True
     imported = {
         (a.asname or a.name)
-        for n in nodes
-        if isinstance(n, ast.ImportFrom) and (n.level or (n.module or "").split(".")[0] not in ("torch", "__future__"))
+        for n in f.from_imports
+        if (n.level or (n.module or "").split(".")[0] not in ("torch", "__future__"))
         for a in n.names
     }
     return any(isinstance(c.func, ast.Name) and c.func.id in imported for c in calls)

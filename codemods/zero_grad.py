@@ -592,6 +592,86 @@ class _Analysis:
         return False
 
 
+# --------------------------------------------------------------------------- ast gates
+def _calls_in(node) -> list:
+    import ast
+
+    return [n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+
+
+def _train_loops(f):
+    """Loops (stdlib ``ast``) whose body calls ``.backward()`` and ``.step()``, with
+    whether they sit in another loop."""
+    import ast
+
+    for loop, nested in f.loops:
+        calls = [c for stmt in loop.body for c in _calls_in(stmt)]
+        names = {c.func.attr for c in calls}
+        if "backward" in names and "step" in names:
+            yield loop, nested
+
+
+def _zeroes_each_stepper(loop) -> bool:
+    """Every ``X.step()`` / ``X.step(opt)`` in the loop body has ``X.zero_grad()`` /
+    ``opt.zero_grad()`` (same spelling) somewhere in the body, or some ``zero_grad()``
+    has a receiver that is not a plain name chain: ``_Analysis.zero_ops`` then finds a
+    clearing operation for each stepped optimizer and ``may_clear`` answers yes, so
+    neither rule reports this loop (nor TM202 its enclosing loop)."""
+    import ast
+
+    from .astfacts import _dotted as dotted
+
+    zeroed, any_zero, steps = set(), False, []
+    for stmt in loop.body:
+        for c in _calls_in(stmt):
+            if c.func.attr == "zero_grad":
+                r = dotted(c.func.value)
+                if r is None:
+                    any_zero = True
+                else:
+                    zeroed.add(r)
+            elif c.func.attr == "step":
+                steps.append(c)
+    for c in steps:
+        if c.keywords or len(c.args) > 1 or (c.args and isinstance(c.args[0], ast.Starred)):
+            return False
+        need = dotted(c.args[0]) if c.args else dotted(c.func.value)
+        if need is None or not (any_zero or need in zeroed):
+            return False
+    return True
+
+
+def _zero_grad_after_backward(tree, f) -> bool:
+    """Some simple statement calling ``.zero_grad()`` follows, in the same block, a
+    statement that calls ``.backward()``: what ``MisplacedZeroGrad._between`` needs."""
+    import ast
+
+    def span(n):
+        return (n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)
+
+    bw = [span(c) for c in f.calls if isinstance(c.func, ast.Attribute) and c.func.attr == "backward"]
+    zg = [span(c) for c in f.calls if isinstance(c.func, ast.Attribute) and c.func.attr == "zero_grad"]
+
+    def holds(stmt, spans):
+        a, b = span(stmt)
+        return any(a <= s and e <= b for s, e in spans)
+
+    compound = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+                ast.AsyncFunctionDef, ast.ClassDef, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):
+                continue
+            seen_bw = False
+            for stmt in block:
+                if seen_bw and not isinstance(stmt, compound) and holds(stmt, zg):
+                    return True
+                if holds(stmt, bw):
+                    seen_bw = True
+    return False
+
+
 def _analysis(ctx: FileContext) -> _Analysis:
     a = getattr(ctx, "_zero_grad_analysis", None)
     if a is None:
@@ -680,8 +760,10 @@ class MissingZeroGrad(Rule):
 
     @classmethod
     def ast_check(cls, tree) -> bool:
-        # a loop whose body calls ``.backward(...)`` and ``.step(...)``
-        return _ast_facts(tree).loop_backward_step
+        # a loop whose body calls ``.backward(...)`` and ``.step(...)`` and does not
+        # visibly zero every object it steps (``may_clear`` would then be true)
+        f = _ast_facts(tree)
+        return f.loop_backward_step and any(not _zeroes_each_stepper(loop) for loop, _ in _train_loops(f))
 
     def check(self, ctx: FileContext):
         an = _analysis(ctx)
@@ -815,9 +897,12 @@ class MisplacedZeroGrad(Rule):
     @classmethod
     def ast_check(cls, tree) -> bool:
         f = _ast_facts(tree)
-        # once per epoch: a backward/step loop inside another loop; between backward and
-        # step: method calls zero_grad, step and backward in one block
-        return f.nested_backward_step or {"zero_grad", "step", "backward"} <= f.methods
+        # once per epoch: a backward/step loop inside another loop that does not visibly
+        # zero what it steps; between backward and step: a zero_grad() statement after a
+        # statement calling backward() in the same block
+        if f.nested_backward_step and any(nested and not _zeroes_each_stepper(loop) for loop, nested in _train_loops(f)):
+            return True
+        return {"zero_grad", "step", "backward"} <= f.methods and _zero_grad_after_backward(tree, f)
 
     def check(self, ctx: FileContext):
         an = _analysis(ctx)

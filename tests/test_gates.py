@@ -130,6 +130,20 @@ def test_names_include_import_aliases():
     [
         ("TM101", "t = torch.zeros(3)\nt.to(device)\n", True),
         ("TM101", "for x in loader:\n    pass\n", False),
+        # the loop's first statement moves the batch: _LoopFlow skips the loop
+        ("TM101", "loader = DataLoader(ds)\nfor x, y in loader:\n    x, y = x.to(d), y.to(d)\n    out = model(x)\n", False),
+        ("TM101", "loader = DataLoader(ds)\nfor i, b in enumerate(loader):\n    b = b.cuda()\n    out = model(b)\n", False),
+        ("TM101", "loader = DataLoader(ds)\nfor x, y in loader:\n    out = model(x)\n    x = x.to(d)\n", True),
+        ("TM101", "loader = DataLoader(ds)\nfor i, b in enumerate(loader):\n    i = i.to(d)\n    out = model(b)\n", True),
+        # every stepped optimizer is zeroed in the loop: may_clear
+        ("TM201", "for x in d:\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n", False),
+        ("TM201", "for x in d:\n    loss.backward()\n    opt.step()\n", True),
+        ("TM201", "for x in d:\n    g.zero_grad()\n    loss.backward()\n    g.step()\n    dis.step()\n", True),
+        ("TM201", "for x in d:\n    opt.zero_grad()\n    loss.backward()\n    scaler.step(opt)\n", False),
+        ("TM202", "for e in r:\n    for x in d:\n        opt.zero_grad()\n        loss.backward()\n        opt.step()\n", False),
+        ("TM202", "for e in r:\n    opt.zero_grad()\n    for x in d:\n        loss.backward()\n        opt.step()\n", True),
+        ("TM202", "for x in d:\n    loss.backward()\n    opt.zero_grad()\n    opt.step()\n", True),
+        ("TM202", "for x in d:\n    opt.zero_grad()\n    loss.backward()\n    opt.step()\n", False),
         ("TM102", "class N(nn.Module):\n    def forward(self, x):\n        return x\n", False),
         ("TM102", "class N(nn.Module):\n    def forward(self, x):\n        return x + torch.ones(2)\n", True),
         ("TM301", "loader = DataLoader(ds, num_workers=2)\nif __name__ == '__main__':\n    pass\n", False),
