@@ -888,6 +888,26 @@ def _loop_targets(loop: cst.For, facts: Facts, scope: Scope) -> Optional[tuple[l
     return names, None
 
 
+def _ast():
+    import ast
+
+    return ast
+
+
+def _factory_classes_may_fire(f) -> bool:
+    """TM102's gate on AstFacts (of a file or of one top-level definition)."""
+    if not f.forward_class:
+        return False
+    # findings are torch.<factory>(...) calls without a device= keyword (in the methods
+    # of a class defining forward(), __init__ included: plain tensor attributes) and
+    # torch.nn.<Layer>(...) instantiations in the methods forward() reaches (never
+    # __init__, unless something calls it explicitly)
+    if not f.callee_names(f.fc_calls_nodevice).isdisjoint(_FACTORIES):
+        return True
+    layers = f.fc_calls | f.fc_init_calls if "__init__" in f.fc_calls else f.fc_calls
+    return any(_PARAM_LAYERS.fullmatch(n) for n in f.callee_names(layers))
+
+
 def _loader_loops(f, names: set[str]):
     """``for`` loops (stdlib ``ast``) over one of ``names``, through enumerate/tqdm/iter,
     as ``(loop, batch names)``: what ``_loop_targets`` may accept."""
@@ -1218,23 +1238,29 @@ class TensorCreatedWithoutDevice(Rule):
 
     @classmethod
     def ast_check(cls, tree) -> bool:
-        f = _ast_facts(tree)
-        if not f.forward_class:
-            return False
-        # findings are torch.<factory>(...) calls without a device= keyword (in the methods
-        # of a class defining forward(), __init__ included: plain tensor attributes) and
-        # torch.nn.<Layer>(...) instantiations in the methods forward() reaches (never
-        # __init__, unless something calls it explicitly)
-        if not f.callee_names(f.fc_calls_nodevice).isdisjoint(_FACTORIES):
-            return True
-        layers = f.fc_calls | f.fc_init_calls if "__init__" in f.fc_calls else f.fc_calls
-        return any(_PARAM_LAYERS.fullmatch(n) for n in f.callee_names(layers))
+        return _factory_classes_may_fire(_ast_facts(tree))
+
+    @classmethod
+    def ast_focus(cls, tree) -> frozenset[str]:
+        # each class is analysed on its own (its methods, its header's bases): the rule
+        # reads only the top-level definitions where it may fire
+        from .astfacts import AstFacts
+
+        aliases = _ast_facts(tree).aliases
+        out = set()
+        for node in tree.body:
+            if isinstance(node, (_ast().ClassDef, _ast().FunctionDef, _ast().AsyncFunctionDef)):
+                f = AstFacts(node)
+                f.aliases = aliases
+                if _factory_classes_may_fire(f):
+                    out.add(node.name)
+        return frozenset(out)
 
     def check(self, ctx: FileContext):
         facts = _facts(ctx)
         if not facts.module_classes:
             return
-        cpu_only = not re.search(r"cuda|device|\.to\(", ctx.source)
+        cpu_only = not re.search(r"cuda|device|\.to\(", ctx.full_source)
         for cname in sorted(facts.module_classes, key=lambda n: ctx.position(facts.classes[n])):
             cls = facts.classes[cname]
             if cpu_only:

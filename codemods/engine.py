@@ -161,7 +161,8 @@ def run_rules(
     if focused and FOCUS and tree is not None:
         from .focus import focus
 
-        seen = focus(text, tree)
+        needs = [r.ast_focus(tree) for r in active]
+        seen = focus(text, tree, None if any(n is None for n in needs) else frozenset().union(*needs))
     try:
         module = cst.parse_module(text if seen is None else seen)
     except cst.ParserSyntaxError as e:
@@ -169,7 +170,7 @@ def run_rules(
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     ctx = FileContext(path, text if seen is None else seen, module, project)
-    ctx.focused = seen is not None
+    ctx.focused, ctx.full_source = seen is not None, text
     findings: list[Finding] = []
     for rule in active:
         for f in rule.check(ctx):

@@ -4,7 +4,8 @@ LibCST's parse, and above all its scope analysis, cost time in proportion to the
 of nodes in the file, and a training script or a model file is often mostly code that
 has nothing to do with torch (config parsing, logging, metrics, string handling).
 Before the LibCST parse the engine replaces the *body* of each top-level ``def`` /
-``class`` that provably cannot matter to any rule by ``...`` and blank lines.  Every
+``class`` that provably cannot matter to any rule by an empty string literal spanning
+the same lines.  Every
 other byte stays where it was (headers, decorators, every top-level statement, the line
 count), so line and column numbers in findings are unchanged.
 
@@ -158,9 +159,12 @@ def _global_references(text: str, tree: ast.Module) -> Optional[dict[int, set[st
     return out
 
 
-def focus(text: str, tree: ast.Module) -> Optional[str]:
-    """``text`` with the bodies of the elidable top-level definitions replaced by
-    ``...`` (same line count, kept lines byte-identical); None when nothing is elided."""
+def focus(text: str, tree: ast.Module, needed: Optional[frozenset[str]] = None) -> Optional[str]:
+    """``text`` with the bodies of the elidable top-level definitions replaced by an
+    empty string literal over the same lines (same line count, kept lines
+    byte-identical); None when nothing is elided.  ``needed``: the definitions the
+    rules declared they read (``Rule.ast_focus``); then any other definition is a
+    candidate, relevant words or not (the reference criteria still apply)."""
     lines = _LINE.findall(text)
     if sum(map(len, lines)) != len(text):  # cannot happen; never risk a wrong text
         return None
@@ -175,8 +179,12 @@ def focus(text: str, tree: ast.Module) -> Optional[str]:
         indent = lines[start - 1][: first.col_offset]
         if indent.strip(" \t") or not indent:
             continue  # the body shares its first line with the header
-        head = min([node.lineno] + [d.lineno for d in node.decorator_list])
-        if relevant("".join(lines[head - 1 : end])) or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(node)):
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(node)):
+            continue
+        if needed is not None:  # the rules said which definitions they read
+            if node.name in needed:
+                continue
+        elif relevant("".join(lines[min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1 : end])):
             continue
         cands.append((i, node, start, end, indent))
     if not cands:
@@ -213,11 +221,13 @@ def focus(text: str, tree: ast.Module) -> Optional[str]:
                 changed = True
     if not elided:
         return None
+    # The body becomes one string literal spanning the same lines: one node for LibCST
+    # where blank lines would each be an ``EmptyLine`` with its own children.
     for _, node, start, end, indent in elided.values():
-        nl = _newline(lines[start - 1])
-        lines[start - 1] = f"{indent}...{nl}"
-        for k in range(start, end):
+        lines[start - 1] = f'{indent}"""{_newline(lines[start - 1])}'
+        for k in range(start, end - 1):
             lines[k] = _newline(lines[k])
+        lines[end - 1] = f'"""{_newline(lines[end - 1])}'
     return "".join(lines)
 
 

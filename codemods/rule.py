@@ -129,6 +129,16 @@ class Rule:
         return True
 
     @classmethod
+    def ast_focus(cls, tree: "ast.Module") -> Optional[frozenset[str]]:
+        """Optional: the names of the top-level definitions this rule reads in ``tree``
+        (``None``, the default: any definition that mentions something relevant, see
+        codemods/focus.py).  When every rule that runs on a file declares its set, the
+        engine elides the bodies of all other top-level definitions before the LibCST
+        parse (still keeping whatever the kept code refers to).  A rule that declares a
+        set must find exactly the same with the other bodies elided."""
+        return None
+
+    @classmethod
     def doc(cls) -> str:
         import inspect
 
@@ -158,8 +168,10 @@ class FileContext:
         self.module: cst.Module = self.wrapper.module
         self._resolved: dict = {}
         # True when ``source`` is the file with unreachable definitions elided
-        # (codemods/focus.py): enough to find, never used to fix
+        # (codemods/focus.py): enough to find, never used to fix; ``full_source`` is
+        # the file as it is
         self.focused = False
+        self.full_source = source
 
     def _resolve(self, provider):
         got = self._resolved.get(provider)
