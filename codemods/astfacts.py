@@ -49,7 +49,7 @@ class AstFacts:
         "names", "methods", "loop_backward_step", "nested_backward_step", "noop_move", "sync_for",
         "forward_class", "head_assign", "num_workers", "six_positional", "main_guard", "import_from",
         "stored", "noop_names", "for_over_name", "fc_calls", "fc_calls_nodevice", "fc_init_calls", "aliases", "called", "for_names",
-        "assigned_calls", "params", "calls", "assigns", "classes", "from_imports", "fors", "loops", "functions",
+        "assigned_calls", "params", "calls", "assigns", "classes", "from_imports", "fors", "loops", "functions", "scope_decl_lines",
     )
 
     def __init__(self, tree: ast.AST):
@@ -77,6 +77,8 @@ class AstFacts:
         fors: list = []  # every (non-async) For node
         loop_nodes: list = []  # every For / AsyncFor / While node
         functions: list = []  # every FunctionDef / AsyncFunctionDef node
+        scope_decl_lines: list = []  # line of every ``global`` / ``nonlocal`` statement
+        Global, Nonlocal = ast.Global, ast.Nonlocal
         AnnAssign = ast.AnnAssign
 
         Call, Name, Attribute, Expr, Assign = ast.Call, ast.Name, ast.Attribute, ast.Expr, ast.Assign
@@ -195,6 +197,9 @@ class AstFacts:
                     names.add(node.asname)
                     aliases[node.asname] = parts[-1]
                 continue
+            elif t is Global or t is Nonlocal:
+                scope_decl_lines.append(node.lineno)
+                continue
             elif t is arguments:
                 for a in (*node.posonlyargs, *node.args, *node.kwonlyargs):
                     params.add(a.arg)
@@ -235,6 +240,7 @@ class AstFacts:
         self.fors = fors
         self.loops = loop_nodes  # (node, nested in another loop)
         self.functions = functions
+        self.scope_decl_lines = scope_decl_lines
 
     def spelled(self, name: str) -> set[str]:
         """The names under which ``name`` may be called here: itself and its ``as`` aliases."""

@@ -1246,10 +1246,16 @@ class TensorCreatedWithoutDevice(Rule):
         # reads only the top-level definitions where it may fire
         from .astfacts import AstFacts
 
-        aliases = _ast_facts(tree).aliases
+        mod = _ast_facts(tree)
+        aliases = mod.aliases
+        # only top-level definitions holding a class that defines forward can matter
+        lines = [c.lineno for c in mod.classes if c.bases and any(
+            isinstance(s, (_ast().FunctionDef, _ast().AsyncFunctionDef)) and s.name == "forward" for s in c.body)]
         out = set()
         for node in tree.body:
-            if isinstance(node, (_ast().ClassDef, _ast().FunctionDef, _ast().AsyncFunctionDef)):
+            if isinstance(node, (_ast().ClassDef, _ast().FunctionDef, _ast().AsyncFunctionDef)) and any(
+                node.lineno <= ln <= node.end_lineno for ln in lines
+            ):
                 f = AstFacts(node)
                 f.aliases = aliases
                 if _factory_classes_may_fire(f):

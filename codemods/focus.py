@@ -113,7 +113,16 @@ def _module_variables(tree: ast.Module, lines: list[str]) -> set[str]:
 
 def _spelled(*nodes: ast.AST) -> set[str]:
     """Every identifier spelled as a name in ``nodes`` (loads and stores alike)."""
-    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    Name, children = ast.Name, ast.iter_child_nodes
+    out: set[str] = set()
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if type(n) is Name:
+            out.add(n.id)
+        else:
+            stack.extend(children(n))
+    return out
 
 
 def _header(node) -> list:
@@ -168,6 +177,9 @@ def focus(text: str, tree: ast.Module, needed: Optional[frozenset[str]] = None) 
     lines = _LINE.findall(text)
     if sum(map(len, lines)) != len(text):  # cannot happen; never risk a wrong text
         return None
+    from .astfacts import facts
+
+    decl_lines = facts(tree).scope_decl_lines
     cands = []  # (index in tree.body, node, first body line, last line)
     for i, node in enumerate(tree.body):
         if not isinstance(node, _DEFS) or not node.body:
@@ -179,8 +191,8 @@ def focus(text: str, tree: ast.Module, needed: Optional[frozenset[str]] = None) 
         indent = lines[start - 1][: first.col_offset]
         if indent.strip(" \t") or not indent:
             continue  # the body shares its first line with the header
-        if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(node)):
-            continue
+        if any(node.lineno <= ln <= end for ln in decl_lines):
+            continue  # a global / nonlocal statement inside
         if needed is not None:  # the rules said which definitions they read
             if node.name in needed:
                 continue

@@ -1385,7 +1385,14 @@ def _tokens(node) -> set[str]:
 
     Name, Attribute, Call, iter_children = ast.Name, ast.Attribute, ast.Call, ast.iter_child_nodes
     out = set()
-    stack = [node]
+    n = node
+    while type(n) is Attribute:  # the common case: a dotted name
+        out.add(n.attr)
+        n = n.value
+    if type(n) is Name:
+        out.add(n.id)
+        return out
+    stack = [n]
     while stack:
         n = stack.pop()
         t = type(n)

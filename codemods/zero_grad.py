@@ -658,17 +658,32 @@ def _zero_grad_after_backward(tree, f) -> bool:
 
     compound = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
                 ast.AsyncFunctionDef, ast.ClassDef, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
-    for node in ast.walk(tree):
+
+    def blocks(stmt):
         for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):
-                continue
-            seen_bw = False
-            for stmt in block:
-                if seen_bw and not isinstance(stmt, compound) and holds(stmt, zg):
-                    return True
-                if holds(stmt, bw):
-                    seen_bw = True
+            b = getattr(stmt, field, None)
+            if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
+                yield b
+        for h in getattr(stmt, "handlers", ()) or ():
+            yield h.body
+        for c in getattr(stmt, "cases", ()) or ():
+            yield c.body
+
+    # the block holding each zero_grad call's statement: descend by position
+    for z in zg:
+        block, i = tree.body, None
+        while True:
+            i = next((k for k, st in enumerate(block) if holds(st, [z])), None)
+            if i is None:
+                break
+            inner = next((b for b in blocks(block[i]) if any(holds(st, [z]) for st in b)), None)
+            if inner is None:
+                break
+            block = inner
+        if i is None or isinstance(block[i], compound):
+            continue  # in a header (a loop's iterable, a condition): not a statement of its own
+        if any(holds(st, bw) for st in block[:i]):
+            return True
     return False
 
 
