@@ -24,13 +24,14 @@ receives the batch is assumed to move it.  Outcomes:
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Iterator, Optional, Union
 
 import libcst as cst
 
-from .astfacts import facts as _ast_facts
+from .astfacts import _dotted as _ast_dotted, facts as _ast_facts
 from .cstutil import children as _children, dotted as _dotted, method_name as _method, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
@@ -888,12 +889,6 @@ def _loop_targets(loop: cst.For, facts: Facts, scope: Scope) -> Optional[tuple[l
     return names, None
 
 
-def _ast():
-    import ast
-
-    return ast
-
-
 def _factory_classes_may_fire(f) -> bool:
     """TM102's gate on AstFacts (of a file or of one top-level definition)."""
     if not f.forward_class:
@@ -911,8 +906,6 @@ def _factory_classes_may_fire(f) -> bool:
 def _loader_loops(f, names: set[str]):
     """``for`` loops (stdlib ``ast``) over one of ``names``, through enumerate/tqdm/iter,
     as ``(loop, batch names)``: what ``_loop_targets`` may accept."""
-    import ast
-
     for loop in f.fors:
         it, target = loop.iter, loop.target
         while isinstance(it, ast.Call) and it.args and _ast_dotted(it.func) in _WRAPPERS:
@@ -931,8 +924,6 @@ def _moves_batch_first(item) -> bool:
     """The loop's first statement is a simple statement calling ``N.to(...)`` (or another
     of ``_MOVE_METHODS``) on a batch name ``N``: ``_LoopFlow.call`` then sets ``skip``
     before anything else in the loop runs, and the loop is silent whatever follows."""
-    import ast
-
     loop, names = item
     first = loop.body[0]
     if isinstance(first, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
@@ -947,12 +938,6 @@ def _moves_batch_first(item) -> bool:
         for n in ast.walk(first)
         if not isinstance(n, ast.Lambda)
     )
-
-
-def _ast_dotted(node):
-    from .astfacts import _dotted
-
-    return _dotted(node)
 
 
 def _move_expr(name: str, info: ModelInfo, nb: Optional[str]) -> str:
@@ -1250,10 +1235,10 @@ class TensorCreatedWithoutDevice(Rule):
         aliases = mod.aliases
         # only top-level definitions holding a class that defines forward can matter
         lines = [c.lineno for c in mod.classes if c.bases and any(
-            isinstance(s, (_ast().FunctionDef, _ast().AsyncFunctionDef)) and s.name == "forward" for s in c.body)]
+            isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "forward" for s in c.body)]
         out = set()
         for node in tree.body:
-            if isinstance(node, (_ast().ClassDef, _ast().FunctionDef, _ast().AsyncFunctionDef)) and any(
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                 node.lineno <= ln <= node.end_lineno for ln in lines
             ):
                 f = AstFacts(node)

@@ -5,16 +5,17 @@ of nodes in the file, and a training script or a model file is often mostly code
 has nothing to do with torch (config parsing, logging, metrics, string handling).
 Before the LibCST parse the engine replaces the *body* of each top-level ``def`` /
 ``class`` that provably cannot matter to any rule by an empty string literal spanning
-the same lines.  Every
-other byte stays where it was (headers, decorators, every top-level statement, the line
-count), so line and column numbers in findings are unchanged.
+the same lines.  Every other byte stays where it was (headers, decorators, every
+top-level statement, the line count), so line and column numbers in findings are
+unchanged.
 
 A top-level definition ``D`` is elided only when all of these hold:
 
 * its text (decorators and header included) mentions nothing a rule starts from
   (``relevant``: torch, device, model, loss, optimizer, loader, softmax, forward,
   state_dict, ... and the escape hatches ``exec``/``eval``/``globals``/``sys``/``setattr``)
-  and it has no ``global``/``nonlocal`` statement;
+  or, when every rule that runs declared the definitions it reads (``Rule.ast_focus``),
+  it is not one of those; and it has no ``global``/``nonlocal`` statement;
 * the module-level names its body reads (from the compiler's symbol tables, see
   ``_global_references``) include no variable bound by relevant module-level code
   (``_module_variables``: the rules follow those across scopes) and no kept definition;
@@ -47,7 +48,7 @@ __all__ = ["PARTS", "RAW", "focus", "relevant"]
 # starts from is a call spelled with one of these (``.backward()``, ``.to(device)``,
 # ``cross_entropy``, ``load_state_dict``, ``DataLoader``, ``forward``), and from there it
 # follows names, which the reference criteria below cover.  tests/test_focus.py checks
-# that every rule's needles and ``requires_all`` strings make a definition relevant.
+# that the call every rule starts from makes a definition relevant.
 PARTS = frozenset(
     """
     torch tensor cuda device model module forward backward nn functional loss criterion

@@ -18,7 +18,6 @@ both runs ``backward`` and ``step``) and ``step(closure)`` loops are skipped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -602,8 +601,6 @@ def _calls_in(node) -> list:
 def _train_loops(f):
     """Loops (stdlib ``ast``) whose body calls ``.backward()`` and ``.step()``, with
     whether they sit in another loop."""
-    import ast
-
     for loop, nested in f.loops:
         calls = [c for stmt in loop.body for c in _calls_in(stmt)]
         names = {c.func.attr for c in calls}
@@ -660,8 +657,8 @@ def _zero_grad_after_backward(tree, f) -> bool:
                 ast.AsyncFunctionDef, ast.ClassDef, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
     def blocks(stmt):
-        for field in ("body", "orelse", "finalbody"):
-            b = getattr(stmt, field, None)
+        for name in ("body", "orelse", "finalbody"):
+            b = getattr(stmt, name, None)
             if isinstance(b, list) and b and isinstance(b[0], ast.stmt):
                 yield b
         for h in getattr(stmt, "handlers", ()) or ():
