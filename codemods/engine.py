@@ -145,11 +145,12 @@ FOCUS = True
 
 def run_rules(
     path: str, text: str, rules: Iterable[Rule], project: ProjectInfo | None = None, trace: dict | None = None,
-    focused: bool = True,
+    focused: bool = True, full_text: str | None = None,
 ):
     """Parse once, run every rule that may match; returns (ctx, findings) or (None, []).
     With ``focused`` the rules see ``text`` with unreachable definitions elided
-    (``ctx.focused`` says whether anything was): findings only, never fixes to apply."""
+    (``ctx.focus`` is the ``focus.Focused`` map back, or None when nothing was).
+    ``full_text``: when ``text`` is already a focused text, the whole file it stands for."""
     active, tree = _gate(text, rules, trace)
     if not active:
         return None, []
@@ -157,12 +158,13 @@ def run_rules(
 
     if trace is not None:
         trace["stage"] = STAGE_PARSED
-    seen = None
+    fz = None
     if focused and FOCUS and tree is not None:
-        from .focus import focus
+        from .focus import focus_map
 
         needs = [r.ast_focus(tree) for r in active]
-        seen = focus(text, tree, None if any(n is None for n in needs) else frozenset().union(*needs))
+        fz = focus_map(text, tree, None if any(n is None for n in needs) else frozenset().union(*needs))
+    seen = None if fz is None else fz.text
     try:
         module = cst.parse_module(text if seen is None else seen)
     except cst.ParserSyntaxError as e:
@@ -170,7 +172,7 @@ def run_rules(
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     ctx = FileContext(path, text if seen is None else seen, module, project)
-    ctx.focused, ctx.full_source = seen is not None, text
+    ctx.focused, ctx.focus, ctx.full_source = fz is not None, fz, full_text if full_text is not None else text
     findings: list[Finding] = []
     for rule in active:
         for f in rule.check(ctx):
@@ -310,21 +312,38 @@ def _is_docstring(stmt) -> bool:
 
 
 # --------------------------------------------------------------------------- one file
-def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None):
+class _Unfocus(Exception):
+    """Fixes made on the focused text could not be carried back to the whole file."""
+
+
+def fix_text(
+    path: str, text: str, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None,
+    focused: bool = True,
+):
     """Run the rules and apply eligible fixes to a fixpoint.
 
     Returns ``(findings, new_text, applied, original_ctx)``; raises SourceError when the
-    fixes do not converge or produce invalid Python.
+    fixes do not converge or produce invalid Python.  With ``focused``, the passes run
+    on the focused text (codemods/focus.py) and the elided bodies are put back at the
+    end; ``_Unfocus`` when they cannot be (the caller then starts over unfocused).
     """
     rules = rules_for(opts.select)
-    ctx, findings = run_rules(path, text, rules, project, trace)
-    if opts.fix and ctx is not None and ctx.focused and any(f.fix is not None for f in findings):
-        ctx, findings = run_rules(path, text, rules, project, focused=False)  # fixes edit the whole text
+    ctx, findings = run_rules(path, text, rules, project, trace, focused=focused)
     first_ctx = ctx
     applied: Counter = Counter()
     if not opts.fix or ctx is None:
         return findings, text, applied, first_ctx
-    current, cur_findings = text, findings
+    fz = ctx.focus
+
+    def whole(code: str) -> str:
+        if fz is None:
+            return code
+        got = fz.restore(code)
+        if got is None:
+            raise _Unfocus()
+        return got
+
+    current, cur_findings = ctx.source, findings
     for _ in range(MAX_PASSES):
         fixes = [f for f in cur_findings if _eligible(f, opts.unsafe_fixes)]
         if not fixes:
@@ -342,43 +361,66 @@ def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = 
         if new == current:
             raise SourceError(f"internal error: fix by {', '.join(sorted(applied))} changed nothing; nothing written")
         current = new
-        ctx, cur_findings = run_rules(path, current, rules, project, focused=False)
+        ctx, cur_findings = run_rules(path, current, rules, project, focused=False, full_text=whole(current))
         if ctx is None:
             break
     else:
         raise SourceError(
             f"internal error: fixes did not converge after {MAX_PASSES} passes (not idempotent); nothing written"
         )
+    new_text = whole(current)
+    if fz is not None and new_text != text:
+        try:
+            ast.parse(new_text)
+        except SyntaxError:
+            raise _Unfocus() from None
     # which of the original findings were fixed: eligible ones are (applied, or deferred and
     # applied in a later pass: the loop only ends when no eligible finding is left)
     for f in findings:
         f.applied = _eligible(f, opts.unsafe_fixes)
-    return findings, current, applied, first_ctx
+    return findings, new_text, applied, first_ctx
 
 
 def process_source(src: Source, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None) -> FileResult:
+    try:
+        return _process_source(src, opts, project, trace, focused=True)
+    except _Unfocus:
+        return _process_source(src, opts, project, trace, focused=False)
+
+
+def _process_source(src: Source, opts: Options, project, trace, focused: bool) -> FileResult:
     res = FileResult(path=src.path)
     trace = {} if trace is None else trace
-    findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace)
+    findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace, focused)
     res.stage = trace.get("stage", "")
     res.parsed = ctx is not None
     res.findings = findings
     res.applied = applied
-    if new_text != src.text:
-        new_raw = src.encode(new_text)
-        res.diff = unified_diff(src.raw, new_raw, src.path, src.mode)
-        if opts.write:
-            atomic_write(src.path, new_raw, expect=src.raw)
-            res.written = True
+    new_raw = src.encode(new_text) if new_text != src.text else None
+    suggestions = []
     if opts.fix and ctx is not None:
         # unsafe fixes not applied are shown as suggested diffs, each on its own
         for f in findings:
             if f.fix is not None and not f.applied:
                 try:
                     text = apply_fixes(ctx, [f.fix])
-                    res.suggestions.append(Suggestion(f, unified_diff(src.raw, src.encode(text), src.path, src.mode)))
                 except Exception:  # a suggestion is best-effort; the finding is still reported
+                    continue
+                if ctx.focus is not None:
+                    text = ctx.focus.restore(text)
+                    if text is None:
+                        raise _Unfocus()
+                try:
+                    suggestions.append(Suggestion(f, unified_diff(src.raw, src.encode(text), src.path, src.mode)))
+                except Exception:
                     pass
+    # nothing is written before every part of the result is known
+    if new_raw is not None:
+        res.diff = unified_diff(src.raw, new_raw, src.path, src.mode)
+        if opts.write:
+            atomic_write(src.path, new_raw, expect=src.raw)
+            res.written = True
+    res.suggestions = suggestions
     return res
 
 

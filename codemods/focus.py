@@ -38,7 +38,7 @@ import ast
 import re
 from typing import Optional
 
-__all__ = ["PARTS", "RAW", "focus", "relevant"]
+__all__ = ["PARTS", "RAW", "Focused", "focus", "focus_map", "relevant"]
 
 # What makes a definition relevant.  Identifiers (also inside strings and comments) are
 # split at underscores and camel-case humps and lower-cased (``CrossEntropyLoss`` ->
@@ -169,10 +169,34 @@ def _global_references(text: str, tree: ast.Module) -> Optional[dict[int, set[st
     return out
 
 
+class Focused:
+    """A focused text and the way back: ``restore(code)`` puts the elided bodies back
+    into ``code`` (the focused text after fixes that, by construction, never touch an
+    elided definition: each body's placeholder is unique and must appear exactly once,
+    byte for byte), or returns None when it cannot."""
+
+    def __init__(self, text: str, blocks: list[tuple[str, str]]):
+        self.text = text
+        self._blocks = blocks  # (placeholder lines, original lines)
+
+    def restore(self, code: str) -> Optional[str]:
+        for placeholder, original in self._blocks:
+            if code.count(placeholder) != 1:
+                return None
+            code = code.replace(placeholder, original, 1)
+        return code
+
+
 def focus(text: str, tree: ast.Module, needed: Optional[frozenset[str]] = None) -> Optional[str]:
-    """``text`` with the bodies of the elidable top-level definitions replaced by an
-    empty string literal over the same lines (same line count, kept lines
-    byte-identical); None when nothing is elided.  ``needed``: the definitions the
+    """The focused text (see ``focus_map``), or None when nothing is elided."""
+    got = focus_map(text, tree, needed)
+    return None if got is None else got.text
+
+
+def focus_map(text: str, tree: ast.Module, needed: Optional[frozenset[str]] = None) -> Optional[Focused]:
+    """``text`` with the bodies of the elidable top-level definitions replaced by a
+    string literal over the same lines (same line count, kept lines byte-identical),
+    with the way back; None when nothing is elided.  ``needed``: the definitions the
     rules declared they read (``Rule.ast_focus``); then any other definition is a
     candidate, relevant words or not (the reference criteria still apply)."""
     lines = _LINE.findall(text)
@@ -235,13 +259,23 @@ def focus(text: str, tree: ast.Module, needed: Optional[frozenset[str]] = None) 
     if not elided:
         return None
     # The body becomes one string literal spanning the same lines: one node for LibCST
-    # where blank lines would each be an ``EmptyLine`` with its own children.
-    for _, node, start, end, indent in elided.values():
-        lines[start - 1] = f'{indent}"""{_newline(lines[start - 1])}'
+    # where blank lines would each be an ``EmptyLine`` with its own children.  Its
+    # first line names the body (a tag from the text's hash), so that it can be found
+    # again after fixes and the original put back.
+    import hashlib
+
+    tag = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=6).hexdigest()
+    if tag in text:
+        return None
+    blocks = []
+    for n, (_, node, start, end, indent) in enumerate(sorted(elided.values(), key=lambda c: c[2])):
+        original = "".join(lines[start - 1 : end])
+        lines[start - 1] = f'{indent}"""torchmend-elided-{tag}-{n}{_newline(lines[start - 1])}'
         for k in range(start, end - 1):
             lines[k] = _newline(lines[k])
         lines[end - 1] = f'"""{_newline(lines[end - 1])}'
-    return "".join(lines)
+        blocks.append(("".join(lines[start - 1 : end]), original))
+    return Focused("".join(lines), blocks)
 
 
 def _newline(line: str) -> str:

@@ -171,6 +171,7 @@ class FileContext:
         # (codemods/focus.py): enough to find, never used to fix; ``full_source`` is
         # the file as it is
         self.focused = False
+        self.focus = None  # the focus.Focused map back to the whole file, when focused
         self.full_source = source
 
     def _resolve(self, provider):

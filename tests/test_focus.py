@@ -36,10 +36,10 @@ def test_elides_an_unreferenced_plain_function_keeping_lines():
     src = "import torch\n" + FILLER + "\nmodel = torch.nn.Linear(2, 2).cuda()\n"
     got = _focus(src)
     assert got is not None and got.count("\n") == src.count("\n")
-    assert "out.append" not in got and 'def summarize(rows, width: int = 3):\n    """\n' in got
+    assert "out.append" not in got and 'def summarize(rows, width: int = 3):\n    """torchmend-elided-' in got
     # every kept line is byte-identical, at the same line number
     for a, b in zip(src.splitlines(), got.splitlines()):
-        assert a == b or b.strip() in ("", '"""')
+        assert a == b or b.strip() in ("", '"""') or b.strip().startswith('"""torchmend-elided-')
     ast.parse(got)
 
 
@@ -106,6 +106,21 @@ def test_relevant_words_cover_each_rules_entry_point():
         assert not focus.relevant(word)  # everyday ML words do not keep a definition
 
 
+def test_restore_puts_every_elided_body_back_or_refuses():
+    src = "import torch\n" + FILLER + "\nx = 1\n" + FILLER.replace("summarize", "other") + "y = torch.ones(1)\n"
+    fz = focus.focus_map(src, ast.parse(src))
+    assert fz is not None and fz.text.count("torchmend-elided-") == 2
+    assert fz.restore(fz.text) == src
+    # code around the placeholders may change (a fix): the bodies still come back
+    edited = fz.text.replace("x = 1\n", "x = 2  # fixed\n")
+    assert fz.restore(edited) == src.replace("x = 1\n", "x = 2  # fixed\n")
+    # a placeholder lost or doubled: no guess
+    first = fz.text.index('    """torchmend-elided-')
+    assert fz.restore(fz.text[:first]) is None
+    block_end = fz.text.index('"""\n', first + 10) + 4
+    assert fz.restore(fz.text + fz.text[first:block_end]) is None
+
+
 def test_short_and_same_line_bodies_are_left_alone():
     assert _focus("def f(): return 1\nclass A: pass\ndef g(a,\n      b): return a\n") is None
 
@@ -135,9 +150,9 @@ def test_engine_analyses_focused_text_in_check_mode_and_whole_text_for_fixes(mon
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from([FILLER, "x = 1\n", "class K:\n    a = 1\n    b = 2\n    c = 3\n", "\n# c\n", "def f():\n    return 1\n"]), max_size=8))
-def test_focused_text_parses_and_keeps_line_count(parts):
+def test_focused_text_parses_keeps_line_count_and_restores(parts):
     src = "".join(parts)
-    got = focus.focus(src, ast.parse(src))
-    if got is not None:
-        ast.parse(got)
-        assert got.count("\n") == src.count("\n") and len(got) <= len(src)
+    fz = focus.focus_map(src, ast.parse(src))
+    if fz is not None:
+        ast.parse(fz.text)
+        assert fz.text.count("\n") == src.count("\n") and fz.restore(fz.text) == src

@@ -100,7 +100,8 @@ def test_gates_are_sound_on_a_generated_tree(tmp_path, monkeypatch):
 def test_focus_is_sound_on_corpus_bugs_padded_with_helpers(tmp_path, monkeypatch):
     # every corpus case (bugs and look-alikes) with plain helper functions and classes
     # inserted after its imports and at its end (what the focus elides): the same
-    # findings in check mode, focus on and off, and the focus does elide in most of them
+    # findings, diffs and suggested diffs, focus on and off (the fixes are made on the
+    # focused text and the bodies put back), and the focus does elide in most of them
     import random
 
     from codemods.focus import focus
@@ -120,12 +121,15 @@ def test_focus_is_sound_on_corpus_bugs_padded_with_helpers(tmp_path, monkeypatch
         paths.append(str(dest))
         elided += focus(text, ast.parse(text)) is not None
     assert elided > len(paths) // 2, (elided, len(paths))
-    focused = _summary(runner.run(paths, MODES["check"], jobs=1))
-    with monkeypatch.context() as mp:
-        mp.setattr(engine, "FOCUS", False)
-        whole = _summary(runner.run(paths, MODES["check"], jobs=1))
-    assert focused == whole
-    assert sum(len(v[0]) for v in focused.values()) >= bugs
+    for mode in MODES:  # check: findings; diff/unsafe: also the fixes made on focused text
+        focused = _summary(runner.run(paths, MODES[mode], jobs=1))
+        with monkeypatch.context() as mp:
+            mp.setattr(engine, "FOCUS", False)
+            whole = _summary(runner.run(paths, MODES[mode], jobs=1))
+        assert focused == whole, mode
+        assert sum(len(v[0]) for v in focused.values()) >= bugs
+        if mode != "check":
+            assert sum(1 for v in focused.values() if v[1]) > bugs // 2  # fixes were made
 
 
 def _f(src: str):
