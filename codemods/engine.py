@@ -172,7 +172,7 @@ def run_rules(
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     ctx = FileContext(path, text if seen is None else seen, module, project)
-    ctx.focused, ctx.focus, ctx.full_source = fz is not None, fz, full_text if full_text is not None else text
+    ctx.focus, ctx.full_source = fz, full_text if full_text is not None else text
     findings: list[Finding] = []
     for rule in active:
         for f in rule.check(ctx):

@@ -26,10 +26,11 @@ A top-level definition ``D`` is elided only when all of these hold:
 Hence an elided body reads only builtins, imports, harmless module constants, its own
 locals and other elided definitions, and nothing kept refers to it: the rules, which
 follow names from the kept code, cannot reach it.  ``tests/test_gates.py`` checks the
-claim the way it checks the gates: on every corpus case and on a generated tree,
-``check`` gives the same findings with and without focus.  Fixes are never computed on
-focused text: in ``diff``/``apply`` mode a file with a fixable finding is analysed again
-in full.
+claim the way it checks the gates: on every corpus case (also padded with helpers) and
+on a generated tree, findings, fixes and suggested diffs are the same with and without
+focus.  Fixes are made on the focused text: each elided body carries a unique
+placeholder, and ``Focused.restore`` puts the original bodies back after the fix passes
+(the engine redoes the file unfocused if a placeholder is missing or doubled).
 """
 
 from __future__ import annotations

@@ -167,11 +167,10 @@ class FileContext:
         self.wrapper = md.MetadataWrapper(module, unsafe_skip_copy=True)
         self.module: cst.Module = self.wrapper.module
         self._resolved: dict = {}
-        # True when ``source`` is the file with unreachable definitions elided
-        # (codemods/focus.py): enough to find, never used to fix; ``full_source`` is
-        # the file as it is
-        self.focused = False
-        self.focus = None  # the focus.Focused map back to the whole file, when focused
+        # set when ``source`` is the file with unreachable definitions elided
+        # (codemods/focus.py): the ``Focused`` map back to the whole file, which fixes
+        # made on it go through; ``full_source`` is the whole file
+        self.focus = None
         self.full_source = source
 
     def _resolve(self, provider):
