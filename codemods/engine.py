@@ -316,17 +316,22 @@ class _Unfocus(Exception):
     """Fixes made on the focused text could not be carried back to the whole file."""
 
 
-def fix_text(
-    path: str, text: str, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None,
-    focused: bool = True,
-):
+def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None):
     """Run the rules and apply eligible fixes to a fixpoint.
 
     Returns ``(findings, new_text, applied, original_ctx)``; raises SourceError when the
-    fixes do not converge or produce invalid Python.  With ``focused``, the passes run
-    on the focused text (codemods/focus.py) and the elided bodies are put back at the
-    end; ``_Unfocus`` when they cannot be (the caller then starts over unfocused).
+    fixes do not converge or produce invalid Python.
     """
+    try:
+        return _fix_text(path, text, opts, project, trace, focused=True)
+    except _Unfocus:
+        return _fix_text(path, text, opts, project, trace, focused=False)
+
+
+def _fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None, trace: dict | None, focused: bool):
+    """``fix_text``; with ``focused`` the passes run on the focused text
+    (codemods/focus.py) and the elided bodies are put back at the end, ``_Unfocus``
+    when they cannot be (the caller then starts over unfocused)."""
     rules = rules_for(opts.select)
     ctx, findings = run_rules(path, text, rules, project, trace, focused=focused)
     first_ctx = ctx
@@ -391,7 +396,7 @@ def process_source(src: Source, opts: Options, project: ProjectInfo | None = Non
 def _process_source(src: Source, opts: Options, project, trace, focused: bool) -> FileResult:
     res = FileResult(path=src.path)
     trace = {} if trace is None else trace
-    findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace, focused)
+    findings, new_text, applied, ctx = _fix_text(src.path, src.text, opts, project, trace, focused)
     res.stage = trace.get("stage", "")
     res.parsed = ctx is not None
     res.findings = findings

@@ -156,3 +156,24 @@ def test_focused_text_parses_keeps_line_count_and_restores(parts):
     if fz is not None:
         ast.parse(fz.text)
         assert fz.text.count("\n") == src.count("\n") and fz.restore(fz.text) == src
+
+
+def test_a_failed_restore_redoes_the_file_unfocused(monkeypatch):
+    with open(os.path.join(ROOT, "corpus", "device", "cuda_flag_guard.py"), encoding="utf-8") as f:
+        bug = f.read()
+    head, tail = bug.split("\n\nclass Regressor", 1)
+    src = head + "\n" + FILLER + "\n\nclass Regressor" + tail
+    want = engine.process_text("t.py", src, Options(fix=True))
+    assert want.diff
+    calls = []
+
+    def refuse(self, code):
+        calls.append(code)
+        return None
+
+    monkeypatch.setattr(focus.Focused, "restore", refuse)
+    got = engine.process_text("t.py", src, Options(fix=True))
+    assert calls  # the focused attempt was made and given up
+    assert got.diff == want.diff and [f.message for f in got.findings] == [f.message for f in want.findings]
+    new = engine.fix_text("t.py", src, Options(fix=True))[1]
+    assert "out.append" in new and new != src
