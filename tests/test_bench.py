@@ -56,3 +56,17 @@ def test_clean_script_has_no_finding():
 
     src = generate.HEADER_TORCH + generate.NET + generate.TRAIN_PITFALLS["clean"]
     assert process_text("train.py", src, Options(fix=False)).findings == []
+
+
+def test_soundness_script_compares_and_reports(tmp_path):
+    import subprocess
+
+    generate.generate(str(tmp_path / "mono"), 30, seed=4)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run(
+        [sys.executable, os.path.join(root, "bench", "soundness.py"), str(tmp_path / "mono"), "--mode", "diff", "--jobs", "2"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": root}, timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "differing files 0" in out.stdout and out.stdout.startswith("diff: 30 files")
+    assert "findings 0 shipped" not in out.stdout and "files with changes 0;" not in out.stdout  # not vacuous
