@@ -65,7 +65,7 @@ class AstFacts:
         fc_init_calls: set[str] = set()  # ... in its __init__
         fc_calls_nodevice: set[str] = set()  # ... without a device= keyword
         aliases: dict[str, str] = {}  # import ... as NAME -> last part of what it imports
-        Store, Starred = ast.Store, ast.Starred
+        Store = ast.Store
         for_names: set[str] = set()  # N of `for ... in N` (through enumerate/tqdm/iter)
         assigned_calls: list[tuple[str, str]] = []  # (N, callee) of `N = callee(...)`
         params: set[str] = set()  # every parameter name of every function
@@ -74,7 +74,7 @@ class AstFacts:
         assigns: list = []  # every Assign / AnnAssign node
         classes: list = []  # every ClassDef node
         from_imports: list = []  # every ImportFrom node
-        fors: list = []  # every (non-async) For node
+        fors: list = []  # every (non-async) For: (node, name iterated or None, batch names or None)
         loop_nodes: list = []  # every For / AsyncFor / While node
         functions: list = []  # every FunctionDef / AsyncFunctionDef node
         scope_decl_lines: list = []  # line of every ``global`` / ``nonlocal`` statement
@@ -159,16 +159,11 @@ class AstFacts:
             elif t is For or t is AsyncFor or t is While:
                 if t is For:
                     sync_for = True
-                    fors.append(node)
-                    # device.py _loop_targets: peel enumerate/tqdm/iter, then a plain name
-                    it = node.iter
-                    while type(it) is Call and it.args and _dotted(it.func) in _WRAPPERS:
-                        it = it.args[0]
-                        if type(it) is Starred:
-                            it = it.value
-                    if type(it) is Name:
+                    it, batch = _peel_for(node)
+                    fors.append((node, it, batch))
+                    if it is not None:
                         for_over_name = True
-                        for_names.add(it.id)
+                        for_names.add(it)
                 lp = [False, False, bool(encl)]
                 loops.append(lp)
                 loop_nodes.append((node, bool(encl)))
@@ -252,6 +247,26 @@ class AstFacts:
 
 
 _WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
+
+
+def _peel_for(loop: ast.For):
+    """What ``device._loop_targets`` sees of a ``for`` loop: the name iterated, through
+    enumerate/tqdm/iter (None when it is not a plain name), and the batch names bound
+    (None when an ``enumerate`` target is not a pair, which that function rejects)."""
+    it, target = loop.iter, loop.target
+    while type(it) is ast.Call and it.args and _dotted(it.func) in _WRAPPERS:
+        if _dotted(it.func) == "enumerate":
+            if type(target) is ast.Tuple and len(target.elts) == 2:
+                target = target.elts[1]
+            else:
+                target = None
+        it = it.args[0]
+        if type(it) is ast.Starred:
+            it = it.value
+    if type(it) is not ast.Name:
+        return None, None
+    batch = None if target is None else {n.id for n in ast.walk(target) if type(n) is ast.Name}
+    return it.id, batch
 
 
 def _dotted(node: ast.AST):

@@ -31,7 +31,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
-from .astfacts import _dotted as _ast_dotted, facts as _ast_facts
+from .astfacts import facts as _ast_facts
 from .cstutil import children as _children, dotted as _dotted, method_name as _method, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
@@ -905,19 +905,10 @@ def _factory_classes_may_fire(f) -> bool:
 
 def _loader_loops(f, names: set[str]):
     """``for`` loops (stdlib ``ast``) over one of ``names``, through enumerate/tqdm/iter,
-    as ``(loop, batch names)``: what ``_loop_targets`` may accept."""
-    for loop in f.fors:
-        it, target = loop.iter, loop.target
-        while isinstance(it, ast.Call) and it.args and _ast_dotted(it.func) in _WRAPPERS:
-            if _ast_dotted(it.func) == "enumerate":
-                if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
-                    break
-                target = target.elts[1]
-            it = it.args[0]
-            if isinstance(it, ast.Starred):
-                it = it.value
-        if isinstance(it, ast.Name) and it.id in names:
-            yield loop, {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    as ``(loop, batch names)``: what ``_loop_targets`` may accept (AstFacts.fors)."""
+    for loop, it, batch in f.fors:
+        if it in names and batch is not None:
+            yield loop, batch
 
 
 def _moves_batch_first(item) -> bool:

@@ -599,17 +599,17 @@ def _calls_in(node) -> list:
 
 
 def _train_loops(f):
-    """Loops (stdlib ``ast``) whose body calls ``.backward()`` and ``.step()``, with
-    whether they sit in another loop."""
+    """Loops (stdlib ``ast``) whose body calls ``.backward()`` and ``.step()``, as
+    ``(method calls in the body, whether they sit in another loop)``."""
     for loop, nested in f.loops:
         calls = [c for stmt in loop.body for c in _calls_in(stmt)]
         names = {c.func.attr for c in calls}
         if "backward" in names and "step" in names:
-            yield loop, nested
+            yield calls, nested
 
 
-def _zeroes_each_stepper(loop) -> bool:
-    """Every ``X.step()`` / ``X.step(opt)`` in the loop body has ``X.zero_grad()`` /
+def _zeroes_each_stepper(calls) -> bool:
+    """Of a loop body's method ``calls``: every ``X.step()`` / ``X.step(opt)`` has ``X.zero_grad()`` /
     ``opt.zero_grad()`` (same spelling) somewhere in the body, or some ``zero_grad()``
     has a receiver that is not a plain name chain: ``_Analysis.zero_ops`` then finds a
     clearing operation for each stepped optimizer and ``may_clear`` answers yes, so
@@ -619,16 +619,15 @@ def _zeroes_each_stepper(loop) -> bool:
     from .astfacts import _dotted as dotted
 
     zeroed, any_zero, steps = set(), False, []
-    for stmt in loop.body:
-        for c in _calls_in(stmt):
-            if c.func.attr == "zero_grad":
-                r = dotted(c.func.value)
-                if r is None:
-                    any_zero = True
-                else:
-                    zeroed.add(r)
-            elif c.func.attr == "step":
-                steps.append(c)
+    for c in calls:
+        if c.func.attr == "zero_grad":
+            r = dotted(c.func.value)
+            if r is None:
+                any_zero = True
+            else:
+                zeroed.add(r)
+        elif c.func.attr == "step":
+            steps.append(c)
     for c in steps:
         if c.keywords or len(c.args) > 1 or (c.args and isinstance(c.args[0], ast.Starred)):
             return False
@@ -775,7 +774,7 @@ class MissingZeroGrad(Rule):
         # a loop whose body calls ``.backward(...)`` and ``.step(...)`` and does not
         # visibly zero every object it steps (``may_clear`` would then be true)
         f = _ast_facts(tree)
-        return f.loop_backward_step and any(not _zeroes_each_stepper(loop) for loop, _ in _train_loops(f))
+        return f.loop_backward_step and any(not _zeroes_each_stepper(calls) for calls, _ in _train_loops(f))
 
     def check(self, ctx: FileContext):
         an = _analysis(ctx)
@@ -912,7 +911,7 @@ class MisplacedZeroGrad(Rule):
         # once per epoch: a backward/step loop inside another loop that does not visibly
         # zero what it steps; between backward and step: a zero_grad() statement after a
         # statement calling backward() in the same block
-        if f.nested_backward_step and any(nested and not _zeroes_each_stepper(loop) for loop, nested in _train_loops(f)):
+        if f.nested_backward_step and any(nested and not _zeroes_each_stepper(calls) for calls, nested in _train_loops(f)):
             return True
         return {"zero_grad", "step", "backward"} <= f.methods and _zero_grad_after_backward(tree, f)
 
