@@ -249,6 +249,13 @@ class AstFacts:
 _WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "iter"})
 
 
+# statements that hold other statements (what LibCST does not put in a simple statement line)
+COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+    ast.AsyncFunctionDef, ast.ClassDef, ast.Match,
+) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
 def _peel_for(loop: ast.For):
     """What ``device._loop_targets`` sees of a ``for`` loop: the name iterated, through
     enumerate/tqdm/iter (None when it is not a plain name), and the batch names bound

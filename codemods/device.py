@@ -31,7 +31,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
-from .astfacts import facts as _ast_facts
+from .astfacts import COMPOUND, facts as _ast_facts
 from .cstutil import children as _children, dotted as _dotted, method_name as _method, walk as _walk
 from .rule import FileContext, Fix, Rule, Safety, Severity
 
@@ -917,8 +917,7 @@ def _moves_batch_first(item) -> bool:
     before anything else in the loop runs, and the loop is silent whatever follows."""
     loop, names = item
     first = loop.body[0]
-    if isinstance(first, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
-                          ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)):
+    if isinstance(first, COMPOUND):
         return False
     return any(
         isinstance(n, ast.Call)

@@ -652,8 +652,7 @@ def _zero_grad_after_backward(tree, f) -> bool:
         a, b = span(stmt)
         return any(a <= s and e <= b for s, e in spans)
 
-    compound = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
-                ast.AsyncFunctionDef, ast.ClassDef, ast.Match) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+    from .astfacts import COMPOUND as compound
 
     def blocks(stmt):
         for name in ("body", "orelse", "finalbody"):
