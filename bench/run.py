@@ -131,7 +131,7 @@ def main() -> None:
     print(f"tree: {nfiles} files, {nlines} lines ({nlines / max(1, nfiles):.0f}/file), {nbytes / 1e6:.1f} MB; jobs={a.jobs}; cpus={os.cpu_count()}", flush=True)
 
     env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    tm = [sys.executable, "-m", "cli"]
+    tm = [sys.executable, "-m", "torchmend"]
     cache_dir = tempfile.mkdtemp(prefix="torchmend-bench-cache-")  # outside the tree
     common = ["check", "--jobs", str(a.jobs), "."]
     ruff = find_ruff()

@@ -20,9 +20,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from codemods import engine, runner  # noqa: E402
-from codemods.engine import Options  # noqa: E402
-from codemods.rule import Rule  # noqa: E402
+from torchmend import engine, runner  # noqa: E402
+from torchmend.engine import Options  # noqa: E402
+from torchmend.rule import Rule  # noqa: E402
 
 
 def _summary(res: runner.RunResult) -> dict:

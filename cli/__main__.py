@@ -1,3 +1,4 @@
-from cli.main import main
+"""``python -m torchmend.cli``: the command line (same as ``python -m torchmend``)."""
+from torchmend.cli.main import main
 
 main()

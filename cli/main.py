@@ -47,9 +47,9 @@ def _err(msg: str) -> None:
 class _Ctx:
     def __init__(self, paths, select, ignore, unsafe, exclude, jobs, quiet, fix, write,
                  no_cache=False, cache_dir=None, changed_since=None, executor=None):
-        from codemods.config import ConfigError, load_config
-        from codemods.engine import Options
-        from codemods.registry import all_rules, resolve
+        from torchmend.config import ConfigError, load_config
+        from torchmend.engine import Options
+        from torchmend.registry import all_rules, resolve
 
         try:
             cfg = load_config(paths[0] if paths else ".")
@@ -73,26 +73,26 @@ class _Ctx:
         self.changed_since, self.executor = changed_since, executor
 
     def run(self, paths):
-        from codemods.runner import run
+        from torchmend.runner import run
 
         only = executor = cache = None
         try:
             if self.changed_since:
-                from codemods.discovery import GitError, changed_since
+                from torchmend.discovery import GitError, changed_since
 
                 try:
                     only = changed_since(self.changed_since)
                 except GitError as e:
                     raise ValueError(str(e)) from None
             if self.executor:
-                from codemods.runner import make_executor
+                from torchmend.runner import make_executor
 
                 executor = make_executor(self.executor)
         except ValueError as e:
             _err(f"torchmend: error: {e}")
             raise typer.Exit(EXIT_ERROR)
         if not self.no_cache:
-            from codemods.cache import Cache
+            from torchmend.cache import Cache
 
             # apply re-hashes every file it trusts the cache for
             cache = Cache(self.opts, self.cache_dir, verify=self.opts.write)
@@ -140,7 +140,7 @@ class _progress:
 
 
 def _report(rr, show_suggestions: bool) -> None:
-    from codemods.gitdiff import display_path
+    from torchmend.gitdiff import display_path
 
     for r in rr.results:
         sugg = {(s.finding.line, s.finding.col, s.finding.code): s.diff for s in r.suggestions}
@@ -208,7 +208,7 @@ def diff(
 
 
 def _apply_patch(patch: str, quiet: bool) -> None:
-    from codemods.patch import PatchError, apply_patch
+    from torchmend.patch import PatchError, apply_patch
 
     try:
         if patch == "-":
@@ -267,7 +267,7 @@ def apply(
     _report(rr, show_suggestions=True)
     if not quiet:
         for r in rr.changed:
-            from codemods.gitdiff import display_path
+            from torchmend.gitdiff import display_path
 
             _err(f"fixed {display_path(r.path)} ({', '.join(f'{k} x{v}' for k, v in sorted(r.applied.items()))})")
         _err(_summary(rr, "changed"))
@@ -301,7 +301,7 @@ def check(
 @app.command()
 def rules() -> None:
     """List the rules: code, name, pitfall, severity, summary."""
-    from codemods.registry import all_rules
+    from torchmend.registry import all_rules
 
     from rich.console import Console
     from rich.table import Table
@@ -315,7 +315,7 @@ def rules() -> None:
 @app.command()
 def explain(code: str = typer.Argument(..., help="A rule code (TM201) or name.")) -> None:
     """Print a rule's documentation."""
-    from codemods.registry import by_code
+    from torchmend.registry import by_code
 
     try:
         r = by_code(code)
@@ -326,7 +326,7 @@ def explain(code: str = typer.Argument(..., help="A rule code (TM201) or name.")
     print(r.doc())
 
 
-from cli.verify import verify as _verify  # noqa: E402
+from torchmend.cli.verify import verify as _verify  # noqa: E402
 
 app.command("verify")(_verify)
 

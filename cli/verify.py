@@ -39,8 +39,8 @@ def verify(
 
     Exit 0 when every applied fix is verified, 1 when one is not, 2 on an error.
     """
-    from codemods.registry import all_rules, resolve
-    from codemods.verify.verify import format_report, verify_script
+    from torchmend.registry import all_rules, resolve
+    from torchmend.verify.verify import format_report, verify_script
 
     def split(v):
         return [x.strip() for item in v or [] for x in item.split(",") if x.strip()]

@@ -1,6 +1,6 @@
 """The one registry: the pitfall modules, and the rules collected from them.
 
-Each module in ``PITFALLS`` defines its rules as :class:`~codemods.rule.Rule` subclasses;
+Each module in ``PITFALLS`` defines its rules as :class:`~torchmend.rule.Rule` subclasses;
 nothing else lists codes by hand.  ``corpus/<pitfall>/`` holds each module's fixtures.
 """
 
@@ -18,7 +18,7 @@ PITFALLS = ("device", "zero_grad", "main_guard", "filtered_load", "softmax")
 def all_rules() -> tuple[type[Rule], ...]:
     found: list[type[Rule]] = []
     for name in PITFALLS:
-        mod = importlib.import_module(f"codemods.{name}")
+        mod = importlib.import_module(f"{__package__}.{name}")
         for obj in vars(mod).values():
             if isinstance(obj, type) and issubclass(obj, Rule) and obj.__module__ == mod.__name__ and "code" in vars(obj):
                 found.append(obj)

@@ -4,7 +4,7 @@ engine without depending on the real rules."""
 import libcst as cst
 import libcst.matchers as m
 
-from codemods.rule import FileContext, Fix, Rule, Safety, Severity
+from torchmend.rule import FileContext, Fix, Rule, Safety, Severity
 
 
 class PrintToLog(Rule):

@@ -7,14 +7,14 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from cli.main import app
-from codemods import engine
-from codemods.cache import Cache
-from codemods.engine import STAGE_AST, STAGE_PARSED, STAGE_PREFILTER, Options, process_text
-from codemods.gitdiff import unified_diff
-from codemods.patch import PatchError, apply_patch, git_blob_hash
-from codemods.rule import Rule
-from codemods.runner import run
+from torchmend.cli.main import app
+from torchmend import engine
+from torchmend.cache import Cache
+from torchmend.engine import STAGE_AST, STAGE_PARSED, STAGE_PREFILTER, Options, process_text
+from torchmend.gitdiff import unified_diff
+from torchmend.patch import PatchError, apply_patch, git_blob_hash
+from torchmend.rule import Rule
+from torchmend.runner import run
 from tests.engine_rules import PrintToLog, UnsafeRename
 
 
@@ -318,7 +318,7 @@ def test_ast_gate_skips_the_libcst_parse(rules):
 
 def test_ast_gate_leaves_syntax_errors_to_libcst(rules):
     rules(Gated)
-    from codemods.sourcefile import SourceError
+    from torchmend.sourcefile import SourceError
 
     with pytest.raises(SourceError, match="syntax error"):
         process_text("a.py", "print(1\n", Options())
@@ -328,7 +328,7 @@ def test_lazy_parent_map_matches_libcst_provider():
     import libcst as cst
     from libcst import metadata as md
 
-    from codemods.rule import FileContext
+    from torchmend.rule import FileContext
 
     src = "import torch\nclass A:\n    def f(self, x):\n        return [y for y in x if y](1)[2]\n"
     ctx = FileContext("a.py", src, cst.parse_module(src))

@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 
 import generate  # noqa: E402
-from codemods import registry  # noqa: E402
+from torchmend import registry  # noqa: E402
 
 
 def _gate(code, tree):
@@ -52,7 +52,7 @@ def test_gates_let_each_pitfall_template_through(pitfall):
 
 
 def test_clean_script_has_no_finding():
-    from codemods.engine import Options, process_text
+    from torchmend.engine import Options, process_text
 
     src = generate.HEADER_TORCH + generate.NET + generate.TRAIN_PITFALLS["clean"]
     assert process_text("train.py", src, Options(fix=False)).findings == []

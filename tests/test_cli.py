@@ -14,7 +14,7 @@ from tests.corpus_cases import CORPUS, ROOT
 
 def tm(*args, cwd=None):
     env = {**os.environ, "PYTHONPATH": ROOT}
-    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, env=env, capture_output=True)
+    return subprocess.run([sys.executable, "-m", "torchmend", *args], cwd=cwd, env=env, capture_output=True)
 
 
 @pytest.fixture

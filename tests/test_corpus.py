@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from codemods.engine import Options, process_text
-from codemods.registry import PITFALLS
+from torchmend.engine import Options, process_text
+from torchmend.registry import PITFALLS
 from tests.corpus_cases import CORPUS, load_cases
 
 CASES = load_cases()

@@ -25,8 +25,8 @@ import os
 
 import pytest
 
-from codemods.engine import Options, fix_text
-from codemods.verify.harness import RunOutcome, run_script
+from torchmend.engine import Options, fix_text
+from torchmend.verify.harness import RunOutcome, run_script
 from tests.corpus_cases import load_cases
 
 TIMEOUT = 120  # generous: CI machines are slow and shared; cases take a few seconds

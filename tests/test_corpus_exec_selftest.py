@@ -13,7 +13,7 @@ import pytest
 
 import tests.corpus_cases as cc
 import tests.test_corpus_exec as tce
-from codemods import engine
+from torchmend import engine
 from tests.verify_rules import VERIFY_TEST_RULES
 from tests.test_verify_harness import HERE
 

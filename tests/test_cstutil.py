@@ -8,7 +8,7 @@ import os
 
 import libcst as cst
 
-from codemods import cstutil
+from torchmend import cstutil
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from codemods.engine import Options, process_text
+from torchmend.engine import Options, process_text
 from tests.patching import apply_patch
 
 HEAD = """\
@@ -40,7 +40,7 @@ def fixable(findings):
 
 def added(src: str, out: str) -> list[str]:
     """Lines the fix inserted or rewrote (stripped), in order."""
-    from codemods.gitdiff import unified_diff
+    from torchmend.gitdiff import unified_diff
 
     diff = unified_diff(src.encode(), out.encode(), "t.py").decode()
     return [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]

@@ -8,7 +8,7 @@ import tempfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codemods.gitdiff import unified_diff
+from torchmend.gitdiff import unified_diff
 from tests.patching import apply_patch
 
 LINE = st.sampled_from(["a", "b", "x = 1", "    return y", "", "# c", "import torch", "é"])

@@ -1,7 +1,7 @@
 import os
 
-from codemods.config import ConfigError, load_config
-from codemods.discovery import discover
+from torchmend.config import ConfigError, load_config
+from torchmend.discovery import discover
 
 
 def test_discovery_excludes_gitignore_and_links(tmp_path, monkeypatch):

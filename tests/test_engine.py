@@ -4,8 +4,8 @@ import subprocess
 
 import pytest
 
-from codemods import engine
-from codemods.engine import Options, process_file
+from torchmend import engine
+from torchmend.engine import Options, process_file
 from tests.engine_rules import InsertBeforeLoopBody, NeverConverges, PrintToLog, UnsafeRename
 
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codemods.engine import Options, process_text
-from codemods.sourcefile import decode_source
-from codemods.engine import process_source
+from torchmend.engine import Options, process_text
+from torchmend.sourcefile import decode_source
+from torchmend.engine import process_source
 from tests.corpus_cases import load_cases
 from tests.patching import apply_patch
 

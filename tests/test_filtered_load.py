@@ -4,9 +4,9 @@ import textwrap
 
 import pytest
 
-from codemods.engine import Options, process_text
-from codemods.filtered_load import HELPER
-from codemods.rule import Safety
+from torchmend.engine import Options, process_text
+from torchmend.filtered_load import HELPER
+from torchmend.rule import Safety
 from tests.patching import apply_patch
 
 HEAD = """\
@@ -139,7 +139,7 @@ def test_helper_really_loads_matching_weights():
     import torch
     import torch.nn as nn
 
-    from codemods.filtered_load import HELPER_SOURCE
+    from torchmend.filtered_load import HELPER_SOURCE
 
     ns = {"warnings": warnings}
     exec(HELPER_SOURCE, ns)

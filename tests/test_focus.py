@@ -11,8 +11,8 @@ import textwrap
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from codemods import engine, focus, registry
-from codemods.engine import Options
+from torchmend import engine, focus, registry
+from torchmend.engine import Options
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

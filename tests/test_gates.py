@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from codemods import engine, registry, runner
-from codemods.astfacts import facts
-from codemods.engine import Options
-from codemods.rule import Rule
+from torchmend import engine, registry, runner
+from torchmend.astfacts import facts
+from torchmend.engine import Options
+from torchmend.rule import Rule
 from tests.corpus_cases import load_cases
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -104,7 +104,7 @@ def test_focus_is_sound_on_corpus_bugs_padded_with_helpers(tmp_path, monkeypatch
     # focused text and the bodies put back), and the focus does elide in most of them
     import random
 
-    from codemods.focus import focus
+    from torchmend.focus import focus
 
     gen = generate.Gen(random.Random(5))
     paths, elided, bugs = [], 0, 0

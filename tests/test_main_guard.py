@@ -4,8 +4,8 @@ import textwrap
 
 import pytest
 
-from codemods.engine import Options, process_file, process_text
-from codemods.rule import Severity
+from torchmend.engine import Options, process_file, process_text
+from torchmend.rule import Severity
 from tests.patching import apply_patch
 
 HEAD = """\
@@ -268,7 +268,7 @@ def test_imported_elsewhere_is_report_only(tmp_path):
 
 
 def test_in_memory_text_has_no_importers():
-    from codemods.rule import ProjectInfo
+    from torchmend.rule import ProjectInfo
 
     assert ProjectInfo().is_imported_elsewhere("no/such/dir/train.py") is False
 

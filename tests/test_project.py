@@ -6,7 +6,7 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from codemods import project
+from torchmend import project
 
 _ANCHORED = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+\(?([\w, \t]*)|import\s+([\w., ]+))", re.M)
 

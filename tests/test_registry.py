@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from codemods.registry import PITFALLS, all_rules, by_code, resolve
+from torchmend.registry import PITFALLS, all_rules, by_code, resolve
 
 
 def test_codes_and_names_are_distinct_and_well_formed():

@@ -2,7 +2,7 @@
 
 import libcst as cst
 
-from codemods.rule import FileContext
+from torchmend.rule import FileContext
 
 
 def test_qualnames_resolve_lazy_values():

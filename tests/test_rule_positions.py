@@ -10,7 +10,7 @@ import libcst as cst
 from hypothesis import given, settings, strategies as st
 from libcst import metadata as md
 
-from codemods.positions import positions
+from torchmend.positions import positions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

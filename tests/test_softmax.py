@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from codemods.engine import Options, process_text
+from torchmend.engine import Options, process_text
 from tests.patching import apply_patch
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
@@ -267,16 +267,16 @@ def test_model_imported_elsewhere_is_report_only(tmp_path, monkeypatch):
     (tmp_path / "netmod.py").write_text(src)
     (tmp_path / "other.py").write_text("from netmod import Net\n")
     monkeypatch.chdir(tmp_path)
-    from codemods.engine import process_source
-    from codemods.rule import ProjectInfo
-    from codemods.sourcefile import decode_source
+    from torchmend.engine import process_source
+    from torchmend.rule import ProjectInfo
+    from torchmend.sourcefile import decode_source
 
     opts = Options(roots=(str(tmp_path),), unsafe_fixes=True)
     r = process_source(decode_source("netmod.py", src.encode()), opts, ProjectInfo(roots=opts.roots))
     assert [f.code for f in r.findings] == ["TM501"] and not r.changed
     assert r.findings[0].fix is None
     (tmp_path / "other.py").write_text("import os\n")  # nobody imports it: the fix is safe again
-    from codemods import project
+    from torchmend import project
 
     project._index.cache_clear()
     r = process_source(decode_source("netmod.py", src.encode()), opts, ProjectInfo(roots=opts.roots))

@@ -15,8 +15,8 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from cli.main import app
-from codemods import engine
+from torchmend.cli.main import app
+from torchmend import engine
 from tests.verify_rules import VERIFY_TEST_RULES
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exec_fixtures")
@@ -157,7 +157,7 @@ def test_hidden_pitfall_is_run_with_the_other_fixes(test_rules):
 
 
 def test_copy_tree(tmp_path, monkeypatch):
-    from codemods.verify import verify as v
+    from torchmend.verify import verify as v
 
     src = tmp_path / "src"
     (src / "pkg").mkdir(parents=True)

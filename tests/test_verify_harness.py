@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from codemods.verify.harness import SIGNATURES, parse, run_script
+from torchmend.verify.harness import SIGNATURES, parse, run_script
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exec_fixtures")
 SAME = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
@@ -140,8 +140,8 @@ def test_parse_protocol():
 
 
 def test_every_pitfall_has_a_signature():
-    from codemods.registry import PITFALLS
-    from codemods.verify.harness import PITFALL_MODE
+    from torchmend.registry import PITFALLS
+    from torchmend.verify.harness import PITFALL_MODE
 
     assert set(PITFALLS) == set(SIGNATURES) == set(PITFALL_MODE)
 
@@ -171,7 +171,7 @@ def test_forkserver_reads_lines_arriving_together():
     import subprocess
     import sys
 
-    from codemods.verify.forkserver import ForkServer
+    from torchmend.verify.forkserver import ForkServer
 
     fs = object.__new__(ForkServer)
     fs.buf = b""

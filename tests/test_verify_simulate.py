@@ -6,8 +6,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from codemods.verify import detectors
-from codemods.verify.simulate import SAME_DEVICE_MSG, FakeCudaMode, check_same_device
+from torchmend.verify import detectors
+from torchmend.verify.simulate import SAME_DEVICE_MSG, FakeCudaMode, check_same_device
 
 SAME = SAME_DEVICE_MSG.format("cuda:0", "cpu")
 

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from codemods.engine import Options, process_text
+from torchmend.engine import Options, process_text
 from tests.patching import apply_patch
 
 HEAD = "import torch\nfrom torch import nn\n"
@@ -723,7 +723,7 @@ def test_other_network_zero_grad_does_not_clear_this_optimizer():
 
 
 def test_rule_documentation_follows_ruff_layout():
-    from codemods.zero_grad import MisplacedZeroGrad, MissingZeroGrad
+    from torchmend.zero_grad import MisplacedZeroGrad, MissingZeroGrad
 
     for rule in (MissingZeroGrad, MisplacedZeroGrad):
         doc = rule.doc()

@@ -5,7 +5,7 @@ real rules (which are written elsewhere)."""
 import libcst as cst
 import libcst.matchers as m
 
-from codemods.rule import FileContext, Fix, Rule, Severity
+from torchmend.rule import FileContext, Fix, Rule, Severity
 
 
 def _walk(node):

@@ -1,6 +1,6 @@
 """Run one script under the verification modes (the harness runs this in a subprocess).
 
-    python -m codemods.verify.bootstrap --mode device,zero_grad [--max-steps N]
+    python -m torchmend.verify.bootstrap --mode device,zero_grad [--max-steps N]
         [--real-device] script.py [script args...]
 
 Installs the modes, then runs the script like ``python script.py`` would: as
@@ -35,7 +35,7 @@ MODES = ("device", "zero_grad", "softmax", "spawn", "load", "plain")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m codemods.verify.bootstrap")
+    ap = argparse.ArgumentParser(prog="python -m torchmend.verify.bootstrap")
     ap.add_argument("--mode", default="plain")
     ap.add_argument("--max-steps", type=int, default=None)
     ap.add_argument("--real-device", action="store_true")

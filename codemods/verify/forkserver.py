@@ -86,7 +86,7 @@ class ForkServer:
         import subprocess
 
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "codemods.verify.forkserver"],
+            [sys.executable, "-m", "torchmend.verify.forkserver"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -1,7 +1,7 @@
 """Run a script under the verification modes in a subprocess and read the outcome.
 
 ``run_script(path, mode, timeout, max_steps, real_device) -> RunOutcome`` runs
-``python -m codemods.verify.bootstrap`` (see bootstrap.py for the protocol) in a new
+``python -m torchmend.verify.bootstrap`` (see bootstrap.py for the protocol) in a new
 process group (killed whole on timeout, DataLoader workers included) and parses its
 ``TORCHMEND-*`` lines.
 
@@ -100,7 +100,7 @@ def _short(s: str, n: int = 160) -> str:
 
 def bootstrap_cmd(path: str, modes, max_steps: int | None, real_device: bool, args=()) -> list[str]:
     mode = modes if isinstance(modes, str) else ",".join(sorted(set(modes))) or "plain"
-    cmd = [sys.executable, "-m", "codemods.verify.bootstrap", "--mode", mode]
+    cmd = [sys.executable, "-m", "torchmend.verify.bootstrap", "--mode", mode]
     if max_steps is not None:
         cmd += ["--max-steps", str(max_steps)]
     if real_device:

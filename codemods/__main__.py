@@ -1,0 +1,4 @@
+"""``python -m torchmend``: the command line."""
+from torchmend.cli.main import main
+
+main()
