@@ -1,0 +1,1111 @@
+"""The semantic model: one per file, built lazily, shared by every rule.
+
+What it answers (each query parses only the code it needs, see ``source.py``):
+
+* navigation: ``parent``, ``ancestors``, ``statement_of``, ``enclosing``, ``scope_of``;
+* finding nodes: ``find(types, containing=words)`` -- the nodes of those types whose own
+  text contains one of the words, in source order;
+* names: ``resolve`` (LEGB lookup to the :class:`Binding` objects), ``reaching`` (the
+  bindings that may hold at a use, in straight-line order), ``qualname``/``qualnames``
+  (``nn.CrossEntropyLoss`` -> ``torch.nn.CrossEntropyLoss``, through imports and aliases),
+  ``references`` (every use of a binding);
+* functions: ``callee`` (the same-file function or method a call runs), ``call_sites``
+  (every call of a same-file function or method, and whether that list is complete),
+  ``param_values`` (what a parameter takes across them, defaults included), ``returns``;
+* classes: ``class_info`` (methods, attributes bound on ``self``, bases),
+  ``self_class`` (the class of a method's ``self``), ``derives_from``;
+* values: ``origins`` -- where a value was made, following names, parameters bound at
+  call sites, attributes on ``self``, container elements (``d["train"]``), builder
+  functions' return values, conditional expressions.
+
+Everything is on the stdlib ``ast``: detection never needs LibCST (which the engine
+parses only to build a fix).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Optional
+
+from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
+from .source import Chunk, LazyParseError, ParsedSource
+
+__all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError"]
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPE_NODES = (*_DEFS, ast.ClassDef, ast.Lambda, *_COMPS)
+_BUILTINS = frozenset(dir(builtins))
+_MAX_DEPTH = 8
+
+
+class OriginKind(enum.Enum):
+    VALUE = "value"  # ``node`` is the expression that made the value (a call, a literal, ...)
+    PARAMETER = "parameter"  # a parameter whose call sites are not all known
+    IMPORT = "import"  # an imported name: ``qualname``
+    DEFINITION = "definition"  # a function or class object of this file: ``node``
+    ITEM = "item"  # an element of iterating ``node`` (a for / comprehension target), at ``path``
+    PART = "part"  # a component of unpacking ``node`` (``a, b = f()``), at ``path``
+    UNKNOWN = "unknown"  # could not be followed (``node`` is the expression)
+
+
+@dataclass(frozen=True, eq=False)
+class Origin:
+    kind: OriginKind
+    node: Optional[ast.AST]
+    binding: Optional[Binding] = None
+    path: tuple = ()
+    qualname: Optional[str] = None
+
+    def __repr__(self) -> str:  # pragma: no cover
+        n = type(self.node).__name__ if self.node is not None else None
+        return f"<Origin {self.kind.value} {n} {self.qualname or ''} {self.path}>"
+
+
+@dataclass
+class CallSites:
+    """The calls of a same-file function or method.  ``complete``: no other caller can
+    exist (every reference is one of these calls and nothing outside the file calls it)."""
+
+    calls: list
+    complete: bool
+    method: bool = False  # the calls pass ``self`` implicitly
+
+
+@dataclass
+class ParamValues:
+    """The expressions a parameter takes: ``(expr, call or None, is_default)``;
+    ``complete`` when these are all (every call site known and mapped)."""
+
+    values: list
+    complete: bool
+
+
+@dataclass
+class ClassInfo:
+    node: ast.ClassDef
+    methods: dict  # name -> [FunctionDef]
+    attrs: dict  # self attribute name -> [(statement, value or None, method)]
+    class_attrs: dict  # class-level name -> [value or None]
+
+
+class SemanticModel:
+    def __init__(self, text: str, path: str = "", project=None, lazy: bool = True, package: Optional[str] = None):
+        self.path = path
+        self.text = text
+        self.project = project
+        self.package = package  # the dotted package this file belongs to (relative imports)
+        self.source = ParsedSource(text, lazy=lazy)
+        self.module = ast.Module(body=[], type_ignores=[])  # parent of every top-level statement
+        self._parent: dict = {}
+        self._by_type: dict = {}  # chunk -> {type: [nodes]}
+        self._scopes: dict = {}
+        self._resolved: dict = {}
+        self._origins: dict = {}
+        self._sites: dict = {}
+        self._classes: dict = {}
+        self._line_starts: Optional[list[int]] = None
+        self._ascii = text.isascii()
+        self.module_scope = Scope(ScopeKind.MODULE, self.module, None, self)
+        self._scopes[self.module] = self.module_scope
+        for c in self.source.chunks:
+            if c.stmts is not None:
+                self._adopt_chunk(c)
+                collect_module_stmts(self.module_scope, c.stmts, self._resolve_from)
+            else:
+                kind = BindingKind.FUNCTION if c.kind == "def" else BindingKind.CLASS
+                self.module_scope.add(
+                    Binding(c.name, kind, self.module_scope, None, chunk=c, order=(c.end_line, 0))
+                )
+
+    # ================================================================ chunks and nodes
+    def _adopt_chunk(self, chunk: Chunk) -> None:
+        if chunk in self._by_type:
+            return
+        parent = self._parent
+        by_type: dict = {}
+        module = self.module
+        stack = []
+        for s in chunk.stmts:
+            parent[s] = module
+            stack.append(s)
+        while stack:
+            n = stack.pop()
+            by_type.setdefault(type(n), []).append(n)
+            for child in ast.iter_child_nodes(n):
+                parent[child] = n
+                stack.append(child)
+        self._by_type[chunk] = by_type
+
+    def _parse(self, chunk: Chunk) -> list:
+        stmts = self.source.parse(chunk)
+        self._adopt_chunk(chunk)
+        return stmts
+
+    def body(self) -> list:
+        """Every top-level statement (parses the whole file)."""
+        out = []
+        for c in self.source.chunks:
+            out.extend(self._parse(c))
+        return out
+
+    def find(self, *types: type, containing: tuple[str, ...] = ()) -> list:
+        """Nodes of ``types`` whose own source text contains one of ``containing`` (every
+        node of those types when empty), in source order."""
+        chunks = self.source.chunks_containing(containing) if containing else [c for c in self.source.chunks]
+        out = []
+        for c in chunks:
+            self._parse(c)
+            by_type = self._by_type[c]
+            for t in types:
+                for n in by_type.get(t, ()):
+                    if not containing or self._contains(n, containing):
+                        out.append(n)
+        out.sort(key=lambda n: (n.lineno, n.col_offset))
+        return out
+
+    def _contains(self, node, words) -> bool:
+        a, b = self.offsets(node)
+        text = self.text
+        return any(text.find(w, a, b) >= 0 for w in words)
+
+    def definition_chunks(self, name: str) -> list[Chunk]:
+        return [c for c in self.source.chunks if c.kind != "code" and c.name == name]
+
+    # ================================================================ positions and text
+    def _starts(self) -> list[int]:
+        if self._line_starts is None:
+            import re
+
+            self._line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self.text)]
+        return self._line_starts
+
+    def _char_col(self, line: int, col: int) -> int:
+        if self._ascii:
+            return col
+        starts = self._starts()
+        a = starts[line - 1]
+        b = starts[line] if line < len(starts) else len(self.text)
+        text = self.text[a:b]
+        if text.isascii():
+            return col
+        return len(text.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "replace"))
+
+    def offsets(self, node) -> tuple[int, int]:
+        """Character offsets of ``node`` in the text."""
+        starts = self._starts()
+        a = starts[node.lineno - 1] + self._char_col(node.lineno, node.col_offset)
+        end_line = node.end_lineno or node.lineno
+        b = starts[end_line - 1] + self._char_col(end_line, node.end_col_offset or 0)
+        return a, b
+
+    def position(self, node) -> tuple[int, int]:
+        """(line, column), 1-based, columns in characters (as Ruff and flake8 print)."""
+        return node.lineno, self._char_col(node.lineno, node.col_offset) + 1
+
+    def segment(self, node) -> str:
+        a, b = self.offsets(node)
+        return self.text[a:b]
+
+    # ================================================================ navigation
+    def parent(self, node):
+        return self._parent.get(node)
+
+    def ancestors(self, node) -> Iterator:
+        p = self._parent.get(node)
+        while p is not None:
+            yield p
+            p = self._parent.get(p)
+
+    def statement_of(self, node):
+        """The innermost statement holding ``node`` (itself if it is one)."""
+        n = node
+        while n is not None and not isinstance(n, ast.stmt):
+            n = self._parent.get(n)
+        return n
+
+    def enclosing(self, node, *types):
+        for a in self.ancestors(node):
+            if isinstance(a, types):
+                return a
+        return None
+
+    def enclosing_function(self, node):
+        """The function or lambda whose body holds ``node`` (None at module/class level)."""
+        s = self.scope_of(node)
+        while s is not None and s.kind not in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
+            if s.kind in (ScopeKind.MODULE, ScopeKind.CLASS):
+                return None
+            s = s.parent
+        return s.node if s is not None else None
+
+    def block_of(self, stmt) -> Optional[list]:
+        """The statement list holding ``stmt``."""
+        p = self._parent.get(stmt)
+        if p is self.module:
+            for c in self.source.chunks:
+                if c.stmts and stmt in c.stmts:
+                    return self._module_block(c, stmt)
+            return None
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(p, name, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                return block
+        return None
+
+    def _module_block(self, chunk, stmt) -> list:
+        """Top-level statements around ``stmt``: in lazy mode only the parsed ones."""
+        if not self.source.lazy:
+            return chunk.stmts
+        return [s for c in self.source.chunks if c.stmts for s in c.stmts]
+
+    # ================================================================ scopes
+    def scope_of(self, node) -> Scope:
+        """The scope in which ``node`` is evaluated."""
+        child = node
+        below = None  # the node under ``child`` on the way up
+        for anc in self.ancestors(node):
+            if isinstance(anc, _SCOPE_NODES) and self._inside(anc, child, below):
+                return self.scope_for(anc)
+            below, child = child, anc
+        return self.module_scope
+
+    @staticmethod
+    def _inside(anc, child, below) -> bool:
+        if isinstance(anc, _DEFS):
+            if child is anc.args:
+                return isinstance(below, ast.arg)  # a parameter name, not a default
+            return any(s is child for s in anc.body)
+        if isinstance(anc, ast.ClassDef):
+            return any(s is child for s in anc.body)
+        if isinstance(anc, ast.Lambda):
+            if child is anc.args:
+                return isinstance(below, ast.arg)
+            return child is anc.body
+        # comprehension: all but the first iterable
+        gens = anc.generators
+        if child is gens[0]:
+            return below is not gens[0].iter
+        return True
+
+    def scope_for(self, node) -> Scope:
+        """The scope a function/class/lambda/comprehension node opens."""
+        s = self._scopes.get(node)
+        if s is None:
+            if isinstance(node, _DEFS):
+                kind = ScopeKind.FUNCTION
+            elif isinstance(node, ast.ClassDef):
+                kind = ScopeKind.CLASS
+            elif isinstance(node, ast.Lambda):
+                kind = ScopeKind.LAMBDA
+            else:
+                kind = ScopeKind.COMPREHENSION
+            s = Scope(kind, node, self.scope_of(node), self)
+            self._scopes[node] = s
+            collect(s, self._resolve_from)
+        return s
+
+    def _resolve_from(self, node: ast.ImportFrom) -> Optional[str]:
+        if not node.level:
+            return node.module
+        pkg = self.package
+        if pkg is None and self.project is not None:
+            pkg = self.project.package_of(self.path)
+        if pkg is None:
+            return None
+        parts = pkg.split(".") if pkg else []
+        up = node.level - 1
+        if up > len(parts):
+            return None
+        base = parts[: len(parts) - up] if up else parts
+        if node.module:
+            base = base + node.module.split(".")
+        return ".".join(base) or None
+
+    # ================================================================ names
+    def lookup(self, scope: Scope, name: str) -> list[Binding]:
+        """The bindings ``name`` refers to from ``scope`` (Python's LEGB rule)."""
+        s = scope
+        first = True
+        while s is not None:
+            if name in s.globals:
+                return self.module_scope.get(name)
+            if name in s.nonlocals:
+                s = s.parent
+                while s is not None and s.kind is ScopeKind.CLASS:
+                    s = s.parent
+                first = False
+                continue
+            if s.kind is ScopeKind.CLASS and not first:
+                s = s.parent
+                continue
+            got = s.get(name)
+            if got:
+                return got
+            first = False
+            s = s.parent
+        return []
+
+    def resolve(self, name: ast.Name) -> list[Binding]:
+        got = self._resolved.get(name)
+        if got is None:
+            got = self._resolved[name] = self.lookup(self.scope_of(name), name.id)
+        return got
+
+    def reaching(self, name: ast.Name) -> list[Binding]:
+        """The bindings that may hold where ``name`` is read.  In the scope of the use:
+        the last binding before it that certainly runs first (in a block enclosing the
+        use) and every later one before the use; bindings after the use inside a loop
+        around it too (the next iteration).  From another scope (a global read in a
+        function): every binding."""
+        bs = self.resolve(name)
+        if len(bs) <= 1:
+            return bs
+        use_scope = self.scope_of(name)
+        if bs[0].scope is not use_scope:
+            return bs
+        pos = (name.lineno, name.col_offset)
+        before = [b for b in bs if b.order <= pos]
+        if not before:
+            return bs
+        before.sort(key=lambda b: b.order)
+        out = []
+        for b in reversed(before):
+            out.append(b)
+            if self._dominates(b, name):
+                break
+        loops = [a for a in self.ancestors(name) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))]
+        if loops:
+            outer = loops[-1]
+            a, z = (outer.lineno, outer.col_offset), (outer.end_lineno, outer.end_col_offset)
+            out.extend(b for b in bs if b.order > pos and a <= b.order <= z and self.scope_of_binding(b) is use_scope)
+        return out
+
+    def scope_of_binding(self, b: Binding) -> Scope:
+        return b.scope
+
+    def _dominates(self, b: Binding, use) -> bool:
+        """The statement of ``b`` is a statement of a block that (transitively) holds
+        ``use``, and is not a loop/with header binding of a loop around it."""
+        stmt = b.stmt
+        if stmt is None:
+            return b.kind is BindingKind.PARAMETER
+        if b.kind is BindingKind.PARAMETER:
+            return True
+        if b.kind in (BindingKind.FOR_TARGET, BindingKind.COMPREHENSION_TARGET):
+            return any(a is stmt for a in self.ancestors(use))
+        blk_parent = self._parent.get(stmt)
+        for a in self.ancestors(use):
+            if a is blk_parent:
+                return True
+            if a is stmt:
+                return b.kind is BindingKind.WITH_TARGET or b.kind is BindingKind.FOR_TARGET
+        return False
+
+    def qualnames(self, expr, _depth: int = 0) -> set[str]:
+        """Dotted names an expression may refer to, through imports and simple aliases
+        (``CE = nn.CrossEntropyLoss``); builtins as ``builtins.X``; empty if unknown."""
+        if _depth > _MAX_DEPTH:
+            return set()
+        if isinstance(expr, ast.Name):
+            bs = self.resolve(expr)
+            if not bs:
+                if expr.id in _BUILTINS:
+                    return {f"builtins.{expr.id}"}
+                for mod in self.module_scope.star_imports:
+                    if mod.startswith("torch"):
+                        return {f"{mod}.{expr.id}"}
+                return set()
+            out: set[str] = set()
+            for b in bs:
+                if b.kind in (BindingKind.IMPORT, BindingKind.FROM_IMPORT):
+                    if b.qualname is None:
+                        return set()
+                    out.add(b.qualname)
+                elif b.kind is BindingKind.ASSIGNMENT and isinstance(b.value, (ast.Name, ast.Attribute)) and len(bs) == 1:
+                    out |= self.qualnames(b.value, _depth + 1)
+                else:
+                    return set()
+            return out
+        if isinstance(expr, ast.Attribute):
+            return {f"{q}.{expr.attr}" for q in self.qualnames(expr.value, _depth + 1)}
+        return set()
+
+    def qualname(self, expr) -> Optional[str]:
+        qs = self.qualnames(expr)
+        return next(iter(qs)) if len(qs) == 1 else None
+
+    def is_qualname(self, expr, *names: str) -> bool:
+        return bool(self.qualnames(expr) & set(names))
+
+    def call_qualname(self, call) -> Optional[str]:
+        return self.qualname(call.func) if isinstance(call, ast.Call) else None
+
+    def references(self, b: Binding) -> list[ast.Name]:
+        """Every ``Name`` that reads ``b`` (source order)."""
+        if b.scope is self.module_scope:
+            cands = self.find(ast.Name, containing=(b.name,))
+        else:
+            root = b.scope.node
+            cands = [n for n in ast.walk(root) if isinstance(n, ast.Name)]
+        return [n for n in cands if n.id == b.name and isinstance(n.ctx, ast.Load) and b in self.resolve(n)]
+
+    # ================================================================ functions and calls
+    def binding_of_def(self, fdef) -> Optional[Binding]:
+        s = self.scope_of(fdef)
+        for b in s.get(fdef.name):
+            if b.kind in (BindingKind.FUNCTION, BindingKind.CLASS) and b.node is fdef:
+                return b
+        return None
+
+    def callee(self, call: ast.Call):
+        """The same-file function, method or class (constructor) ``call`` runs, or None."""
+        f = call.func
+        if isinstance(f, ast.Name):
+            bs = self.resolve(f)
+            if len(bs) == 1 and bs[0].kind in (BindingKind.FUNCTION, BindingKind.CLASS):
+                return bs[0].node
+            return None
+        if isinstance(f, ast.Attribute):
+            cls = self.instance_class(f.value)
+            if cls is not None:
+                return self.method(cls, f.attr)
+        return None
+
+    def method(self, cls: ast.ClassDef, name: str, _depth: int = 0):
+        """Method ``name`` of ``cls`` or of a same-file base class."""
+        info = self.class_info(cls)
+        got = info.methods.get(name)
+        if got:
+            return got[-1]
+        if _depth < 5:
+            for base in cls.bases:
+                bc = self.class_def(base)
+                if bc is not None and bc is not cls:
+                    m = self.method(bc, name, _depth + 1)
+                    if m is not None:
+                        return m
+        return None
+
+    def class_def(self, expr) -> Optional[ast.ClassDef]:
+        """The same-file class ``expr`` (a name) refers to."""
+        if isinstance(expr, ast.Name):
+            bs = self.resolve(expr)
+            if len(bs) == 1 and bs[0].kind is BindingKind.CLASS:
+                return bs[0].node
+        return None
+
+    def instance_class(self, expr) -> Optional[ast.ClassDef]:
+        """The same-file class ``expr`` is an instance of: ``self`` in a method, or a value
+        made by calling the class (every origin agreeing)."""
+        if isinstance(expr, ast.Name):
+            cls = self.self_class(expr)
+            if cls is not None:
+                return cls
+        found = None
+        for o in self.origins(expr):
+            if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
+                return None
+            c = self.callee(o.node)
+            if not isinstance(c, ast.ClassDef):
+                return None
+            if found is not None and found is not c:
+                return None
+            found = c
+        return found
+
+    def self_class(self, name: ast.Name) -> Optional[ast.ClassDef]:
+        """The class whose method ``name`` is the first parameter of (``self``)."""
+        bs = self.resolve(name)
+        if len(bs) != 1 or bs[0].kind is not BindingKind.PARAMETER:
+            return None
+        fn = bs[0].scope.node
+        if not isinstance(fn, _DEFS):
+            return None
+        params = [*fn.args.posonlyargs, *fn.args.args]
+        if not params or params[0] is not bs[0].node:
+            return None
+        cls = self._parent.get(fn)
+        if not isinstance(cls, ast.ClassDef):
+            return None
+        for d in fn.decorator_list:
+            if isinstance(d, ast.Name) and d.id == "staticmethod":
+                return None
+            if isinstance(d, ast.Name) and d.id == "classmethod":
+                return None
+        return cls
+
+    def call_sites(self, fdef) -> CallSites:
+        """Every call of the same-file function (or method) ``fdef`` in this file."""
+        got = self._sites.get(fdef)
+        if got is not None:
+            return got
+        parent = self._parent.get(fdef)
+        if isinstance(parent, ast.ClassDef):
+            if fdef.name == "__init__":
+                got = self._function_sites(parent)
+                got.method = True
+            else:
+                got = self._method_sites(parent, fdef)
+        else:
+            got = self._function_sites(fdef)
+        self._sites[fdef] = got
+        return got
+
+    def _function_sites(self, fdef) -> CallSites:
+        b = self.binding_of_def(fdef)
+        if b is None:
+            return CallSites([], False)
+        calls, complete = [], len(self.scope_of(fdef).get(fdef.name)) == 1
+        for ref in self.references(b):
+            p = self._parent.get(ref)
+            if isinstance(p, ast.Call) and p.func is ref:
+                calls.append(p)
+            else:
+                complete = False  # passed around, decorated, exported
+        if b.scope is self.module_scope and complete and not fdef.name.startswith("_"):
+            if self.project is not None and self.project.is_imported(self.path):
+                complete = False
+        if fdef.decorator_list:
+            complete = False
+        return CallSites(calls, complete)
+
+    def _method_sites(self, cls, fdef) -> CallSites:
+        name = fdef.name
+        calls, complete = [], not name.startswith("__") and not fdef.decorator_list
+        for a in self.find(ast.Attribute, containing=(name,)):
+            if a.attr != name:
+                continue
+            owner = self.instance_class(a.value)
+            p = self._parent.get(a)
+            is_call = isinstance(p, ast.Call) and p.func is a
+            if owner is cls or (owner is not None and self.derives_from_class(owner, cls)):
+                if is_call:
+                    calls.append(p)
+                else:
+                    complete = False
+            else:
+                complete = False  # some other receiver: may be an instance of cls
+        if complete and self.project is not None and self.project.is_imported(self.path):
+            complete = False
+        return CallSites(calls, complete, method=True)
+
+    def derives_from_class(self, cls: ast.ClassDef, base: ast.ClassDef, _depth: int = 0) -> bool:
+        if cls is base:
+            return True
+        if _depth > 6:
+            return False
+        for b in cls.bases:
+            bc = self.class_def(b)
+            if bc is not None and bc is not cls and self.derives_from_class(bc, base, _depth + 1):
+                return True
+        return False
+
+    def param_values(self, fdef, param: str) -> ParamValues:
+        """What parameter ``param`` of ``fdef`` takes at its call sites (with defaults)."""
+        args = fdef.args
+        pos = [a.arg for a in (*args.posonlyargs, *args.args)]
+        kwonly = [a.arg for a in args.kwonlyargs]
+        if param not in pos and param not in kwonly:
+            return ParamValues([], False)
+        default = None
+        if param in pos:
+            i = pos.index(param)
+            k = i - (len(pos) - len(args.defaults))
+            default = args.defaults[k] if k >= 0 else None
+        else:
+            default = args.kw_defaults[kwonly.index(param)]
+        sites = self.call_sites(fdef)
+        values = []
+        complete = sites.complete and bool(sites.calls)
+        skip = 1 if sites.method and pos and not self._is_static(fdef) else 0
+        for call in sites.calls:
+            found, unknown = None, False
+            for j, a in enumerate(call.args):
+                if isinstance(a, ast.Starred):
+                    unknown = True
+                    break
+                if param in pos and j + skip == pos.index(param):
+                    found = a
+            for kw in call.keywords:
+                if kw.arg is None:
+                    unknown = unknown or found is None
+                elif kw.arg == param:
+                    found = kw.value
+            if found is not None:
+                values.append((found, call, False))
+            elif unknown:
+                complete = False
+            elif default is not None:
+                values.append((default, call, True))
+            else:
+                complete = False
+        if not sites.calls and default is not None:
+            values.append((default, None, True))
+        return ParamValues(values, complete)
+
+    @staticmethod
+    def _is_static(fdef) -> bool:
+        return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fdef.decorator_list)
+
+    def returns(self, fdef) -> list:
+        """The expressions ``fdef`` returns (a ``return`` without value gives None)."""
+        if isinstance(fdef, ast.Lambda):
+            return [fdef.body]
+        out = []
+        stack = list(fdef.body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, ast.Return):
+                out.append(n.value)
+            elif isinstance(n, (*_DEFS, ast.ClassDef, ast.Lambda)):
+                continue
+            else:
+                stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
+        out.sort(key=lambda r: (r.lineno, r.col_offset) if r is not None else (0, 0))
+        return out
+
+    # ================================================================ classes
+    def class_info(self, cls: ast.ClassDef) -> ClassInfo:
+        got = self._classes.get(cls)
+        if got is not None:
+            return got
+        methods: dict = {}
+        attrs: dict = {}
+        class_attrs: dict = {}
+        for s in cls.body:
+            if isinstance(s, _DEFS):
+                methods.setdefault(s.name, []).append(s)
+            elif isinstance(s, ast.Assign):
+                for t in s.targets:
+                    if isinstance(t, ast.Name):
+                        class_attrs.setdefault(t.id, []).append(s.value)
+            elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
+                class_attrs.setdefault(s.target.id, []).append(s.value)
+        for ms in methods.values():
+            for m in ms:
+                params = [*m.args.posonlyargs, *m.args.args]
+                if not params or self._is_static(m):
+                    continue
+                me = params[0].arg
+                for n in ast.walk(m):
+                    if isinstance(n, ast.Assign):
+                        for t in n.targets:
+                            for tt, val in _target_values(t, n.value):
+                                if isinstance(tt, ast.Attribute) and isinstance(tt.value, ast.Name) and tt.value.id == me:
+                                    attrs.setdefault(tt.attr, []).append((n, val, m))
+                    elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
+                        t = n.target
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                            val = n.value if isinstance(n, ast.AnnAssign) else None
+                            attrs.setdefault(t.attr, []).append((n, val, m))
+                    elif (
+                        isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Name)
+                        and n.func.id == "setattr"
+                        and len(n.args) >= 3
+                        and isinstance(n.args[0], ast.Name)
+                        and n.args[0].id == me
+                    ):
+                        key = n.args[1].value if isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str) else "*"
+                        attrs.setdefault(key, []).append((self.statement_of(n), n.args[2], m))
+        got = self._classes[cls] = ClassInfo(cls, methods, attrs, class_attrs)
+        return got
+
+    def base_qualnames(self, cls: ast.ClassDef, _depth: int = 0) -> set[str]:
+        """Qualified names of the library classes ``cls`` derives from (through
+        same-file base classes)."""
+        out: set[str] = set()
+        if _depth > 6:
+            return out
+        for b in cls.bases:
+            bc = self.class_def(b)
+            if bc is not None and bc is not cls:
+                out |= self.base_qualnames(bc, _depth + 1)
+            else:
+                out |= self.qualnames(b)
+        return out
+
+    def derives_from(self, cls: ast.ClassDef, pred: Callable[[str], bool]) -> bool:
+        return any(pred(q) for q in self.base_qualnames(cls))
+
+    # ================================================================ values
+    def origins(self, expr, _depth: int = 0) -> list[Origin]:
+        """Where the value of ``expr`` may have been made (see ``OriginKind``)."""
+        if expr is None:
+            return []
+        got = self._origins.get(expr)
+        if got is not None:
+            return got
+        if _depth > _MAX_DEPTH:
+            return [Origin(OriginKind.UNKNOWN, expr)]
+        self._origins[expr] = [Origin(OriginKind.UNKNOWN, expr)]  # cycle guard
+        got = self._origins_of(expr, _depth)
+        self._origins[expr] = got
+        return got
+
+    def _origins_of(self, expr, depth: int) -> list[Origin]:
+        if isinstance(expr, ast.Name):
+            bs = self.reaching(expr)
+            if not bs:
+                q = self.qualname(expr)
+                return [Origin(OriginKind.IMPORT if q else OriginKind.UNKNOWN, expr, qualname=q)]
+            out = []
+            for b in bs:
+                out.extend(self.binding_origins(b, depth + 1))
+            return _dedup(out)
+        if isinstance(expr, ast.Attribute):
+            q = self.qualname(expr)
+            if q is not None:
+                return [Origin(OriginKind.IMPORT, expr, qualname=q)]
+            vals = self.attribute_values(expr)
+            if vals is None:
+                return [Origin(OriginKind.UNKNOWN, expr)]
+            out = []
+            for v in vals:
+                out.extend(self.origins(v, depth + 1) if v is not None else [Origin(OriginKind.UNKNOWN, expr)])
+            return _dedup(out) or [Origin(OriginKind.UNKNOWN, expr)]
+        if isinstance(expr, ast.Call):
+            target = self.callee(expr)
+            if isinstance(target, _DEFS) and not _is_generator(target):
+                rets = self.returns(target)
+                if rets:
+                    out = []
+                    for r in rets:
+                        out.extend(self.origins(r, depth + 1) if r is not None else [Origin(OriginKind.VALUE, ast.Constant(None))])
+                    return _dedup(out)
+            return [Origin(OriginKind.VALUE, expr)]
+        if isinstance(expr, ast.Subscript):
+            vals = self.element_values(expr)
+            if vals is None:
+                return [Origin(OriginKind.UNKNOWN, expr)]
+            out = []
+            for v in vals:
+                out.extend(self.origins(v, depth + 1))
+            return _dedup(out) or [Origin(OriginKind.UNKNOWN, expr)]
+        if isinstance(expr, ast.IfExp):
+            return _dedup(self.origins(expr.body, depth + 1) + self.origins(expr.orelse, depth + 1))
+        if isinstance(expr, ast.BoolOp):
+            out = []
+            for v in expr.values:
+                out.extend(self.origins(v, depth + 1))
+            return _dedup(out)
+        if isinstance(expr, ast.NamedExpr):
+            return self.origins(expr.value, depth + 1)
+        return [Origin(OriginKind.VALUE, expr)]
+
+    def binding_origins(self, b: Binding, depth: int = 0) -> list[Origin]:
+        k = b.kind
+        if k in (BindingKind.IMPORT, BindingKind.FROM_IMPORT):
+            return [Origin(OriginKind.IMPORT, b.node, b, qualname=b.qualname)]
+        if k in (BindingKind.FUNCTION, BindingKind.CLASS):
+            return [Origin(OriginKind.DEFINITION, b.node, b)]
+        if k in (BindingKind.ASSIGNMENT, BindingKind.NAMED_EXPR):
+            if b.value is not None:
+                return self.origins(b.value, depth)
+            if b.unpack is not None:
+                whole, path = b.unpack
+                parts = self._unpack(whole, path, depth)
+                if parts is not None:
+                    return parts
+                return [Origin(OriginKind.PART, whole, b, path=path)]
+            return [Origin(OriginKind.UNKNOWN, b.target, b)]
+        if k is BindingKind.PARAMETER:
+            fn = b.scope.node
+            if isinstance(fn, _DEFS):
+                if self.self_class_of_param(b) is not None:
+                    return [Origin(OriginKind.PARAMETER, b.node, b)]
+                pv = self.param_values(fn, b.name)
+                if pv.complete and pv.values:
+                    out = []
+                    for v, _, _ in pv.values:
+                        out.extend(self.origins(v, depth + 1))
+                    return _dedup(out)
+            return [Origin(OriginKind.PARAMETER, b.node, b)]
+        if k in (BindingKind.FOR_TARGET, BindingKind.COMPREHENSION_TARGET):
+            return [Origin(OriginKind.ITEM, b.iterable, b, path=_path_in_target(b))]
+        if k is BindingKind.WITH_TARGET:
+            return [Origin(OriginKind.UNKNOWN, b.target, b)]
+        return [Origin(OriginKind.UNKNOWN, b.target, b)]
+
+    def self_class_of_param(self, b: Binding) -> Optional[ast.ClassDef]:
+        fn = b.scope.node
+        params = [*fn.args.posonlyargs, *fn.args.args]
+        if params and params[0] is b.node and isinstance(self._parent.get(fn), ast.ClassDef) and not self._is_static(fn):
+            return self._parent.get(fn)
+        return None
+
+    def _unpack(self, whole, path, depth) -> Optional[list[Origin]]:
+        """Origins of component ``path`` of ``whole`` when ``whole``'s origins are tuple
+        or list literals of the right shape."""
+        out = []
+        for o in self.origins(whole, depth + 1):
+            node = o.node
+            if o.kind is not OriginKind.VALUE:
+                return None
+            for i in path:
+                if isinstance(node, (ast.Tuple, ast.List)) and i < len(node.elts) and not any(
+                    isinstance(e, ast.Starred) for e in node.elts
+                ):
+                    node = node.elts[i]
+                else:
+                    return None
+            out.extend(self.origins(node, depth + 1))
+        return _dedup(out) if out else None
+
+    def attribute_values(self, expr: ast.Attribute) -> Optional[list]:
+        """Values assigned to ``obj.attr`` when ``obj`` is an instance of a same-file class
+        (``self.x = v`` in any method, or a class-level ``x = v``); None when unknown."""
+        cls = self.instance_class(expr.value)
+        if cls is None:
+            return None
+        vals = []
+        for c in self._mro(cls):
+            info = self.class_info(c)
+            for _, v, _ in info.attrs.get(expr.attr, ()):
+                vals.append(v)
+            for v in info.class_attrs.get(expr.attr, ()):
+                vals.append(v)
+            if "*" in info.attrs:
+                return None
+        return vals or None
+
+    def _mro(self, cls, _depth=0) -> list:
+        out = [cls]
+        if _depth < 5:
+            for b in cls.bases:
+                bc = self.class_def(b)
+                if bc is not None and bc is not cls:
+                    out.extend(self._mro(bc, _depth + 1))
+        return out
+
+    def element_values(self, sub: ast.Subscript) -> Optional[list]:
+        """Values of ``container[key]`` when the container is a dict/list/tuple literal
+        (with its later ``c[k] = v`` stores): the element at a constant key, or every
+        element when the key is not constant; None when unknown."""
+        key = sub.slice
+        const = key.value if isinstance(key, ast.Constant) else _MISSING
+        out = []
+        for o in self.origins(sub.value):
+            n = o.node
+            if o.kind is not OriginKind.VALUE:
+                return None
+            if isinstance(n, ast.Dict):
+                if any(k is None for k in n.keys):
+                    return None
+                for k, v in zip(n.keys, n.values):
+                    if const is _MISSING or (isinstance(k, ast.Constant) and k.value == const):
+                        out.append(v)
+                    elif not isinstance(k, ast.Constant):
+                        out.append(v)
+            elif isinstance(n, (ast.List, ast.Tuple)):
+                if any(isinstance(e, ast.Starred) for e in n.elts):
+                    return None
+                if isinstance(const, int) and not isinstance(const, bool) and -len(n.elts) <= const < len(n.elts):
+                    out.append(n.elts[const])
+                elif const is _MISSING:
+                    out.extend(n.elts)
+                else:
+                    return None
+            elif isinstance(n, ast.DictComp):
+                out.append(n.value)
+            elif isinstance(n, (ast.ListComp, ast.GeneratorExp)):
+                out.append(n.elt)
+            else:
+                return None
+        # stores into the same container: ``loaders["val"] = DataLoader(...)``
+        if isinstance(sub.value, ast.Name):
+            for b in self.resolve(sub.value):
+                for ref in self.references(b):
+                    p = self._parent.get(ref)
+                    if isinstance(p, ast.Subscript) and p.value is ref and isinstance(p.ctx, ast.Store):
+                        k = p.slice
+                        st = self._parent.get(p)
+                        if isinstance(st, ast.Assign) and (const is _MISSING or not isinstance(k, ast.Constant) or k.value == const):
+                            out.append(st.value)
+        return out or None
+
+    def iterated_values(self, iterable) -> Optional[list]:
+        """What iterating ``iterable`` yields when it is a literal list/tuple/set (or a
+        name bound to one): its elements; None otherwise."""
+        vals = []
+        for o in self.origins(iterable):
+            n = o.node
+            if o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set)):
+                if any(isinstance(e, ast.Starred) for e in n.elts):
+                    return None
+                vals.extend(n.elts)
+            else:
+                return None
+        return vals
+
+    # ================================================================ arguments
+    @staticmethod
+    def keyword(call: ast.Call, name: str):
+        for k in call.keywords:
+            if k.arg == name:
+                return k.value
+        return None
+
+    def argument(self, call: ast.Call, name: str, position: Optional[int] = None):
+        """The expression passed for parameter ``name`` (keyword, or positional at
+        ``position``), looking into ``**kwargs`` dict literals; ``_UNKNOWN`` when a
+        ``*args``/``**kwargs`` it cannot see into may hold it; None when absent."""
+        v = self.keyword(call, name)
+        if v is not None:
+            return v
+        if position is not None:
+            for i, a in enumerate(call.args):
+                if isinstance(a, ast.Starred):
+                    return UNKNOWN_ARG
+                if i == position:
+                    return a
+        for k in call.keywords:
+            if k.arg is None:
+                got = self.dict_entry(k.value, name)
+                if got is not None:
+                    return got
+        return None
+
+    def dict_entry(self, expr, key: str):
+        """The value for ``key`` in a dict ``expr`` refers to (dict literal or ``dict(...)``
+        call, with ``d.update({...})``/``d[key] = v`` applied in straight-line order);
+        ``UNKNOWN_ARG`` when the dict cannot be seen into; None when absent."""
+        found = None
+        for o in self.origins(expr):
+            n = o.node
+            if o.kind is not OriginKind.VALUE:
+                return UNKNOWN_ARG
+            if isinstance(n, ast.Dict):
+                for k, v in zip(n.keys, n.values):
+                    if k is None:
+                        inner = self.dict_entry(v, key)
+                        if inner is not None:
+                            found = inner
+                    elif isinstance(k, ast.Constant) and k.value == key:
+                        found = v
+                    elif not isinstance(k, ast.Constant):
+                        return UNKNOWN_ARG
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "dict" and not n.args:
+                v = self.keyword(n, key)
+                if v is not None:
+                    found = v
+                if any(k.arg is None for k in n.keywords):
+                    return UNKNOWN_ARG
+            else:
+                return UNKNOWN_ARG
+        if isinstance(expr, ast.Name):
+            for b in self.resolve(expr):
+                for ref in self.references(b):
+                    p = self._parent.get(ref)
+                    if isinstance(p, ast.Attribute) and p.value is ref and p.attr == "update":
+                        call = self._parent.get(p)
+                        if isinstance(call, ast.Call):
+                            for a in call.args:
+                                inner = self.dict_entry(a, key)
+                                if inner is not None:
+                                    found = inner
+                            v = self.keyword(call, key)
+                            if v is not None:
+                                found = v
+                    elif isinstance(p, ast.Subscript) and p.value is ref and isinstance(p.ctx, ast.Store):
+                        if isinstance(p.slice, ast.Constant) and p.slice.value == key:
+                            st = self._parent.get(p)
+                            if isinstance(st, ast.Assign):
+                                found = st.value
+                        elif not isinstance(p.slice, ast.Constant):
+                            return UNKNOWN_ARG
+        return found
+
+    # ================================================================ expressions
+    @staticmethod
+    def dotted(node) -> Optional[str]:
+        """``a.b.c`` for a chain of names and attributes, else None."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+
+    @staticmethod
+    def method_name(call) -> Optional[str]:
+        return call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+
+    @staticmethod
+    def receiver(call):
+        return call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+
+    @staticmethod
+    def walk(node, *, scopes: bool = True) -> Iterator[ast.AST]:
+        """``node`` and its descendants; with ``scopes=False`` not into nested functions,
+        classes and lambdas (their headers neither)."""
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            yield n
+            if not scopes and n is not node and isinstance(n, (*_DEFS, ast.ClassDef, ast.Lambda)):
+                continue
+            stack.extend(reversed(list(ast.iter_child_nodes(n))))
+
+
+class _Unknown:
+    def __repr__(self) -> str:  # pragma: no cover
+        return "<unknown argument>"
+
+
+UNKNOWN_ARG = _Unknown()
+_MISSING = object()
+
+
+def _dedup(origins: list[Origin]) -> list[Origin]:
+    seen, out = set(), []
+    for o in origins:
+        key = (o.kind, id(o.node), o.path, o.qualname)
+        if key not in seen:
+            seen.add(key)
+            out.append(o)
+    return out
+
+
+def _path_in_target(b: Binding) -> tuple:
+    """Index path of ``b.target`` inside its for/comprehension target."""
+    stmt = b.node
+    target = getattr(stmt, "target", None)
+    if target is None:
+        return ()
+    path = _find_path(target, b.target)
+    return path if path is not None else ()
+
+
+def _find_path(t, name, prefix=()) -> Optional[tuple]:
+    if t is name:
+        return prefix
+    if isinstance(t, (ast.Tuple, ast.List)):
+        for i, e in enumerate(t.elts):
+            got = _find_path(e.value if isinstance(e, ast.Starred) else e, name, prefix + (i,))
+            if got is not None:
+                return got
+    return None
+
+
+def _is_generator(fdef) -> bool:
+    for n in SemanticModel.walk(fdef, scopes=False):
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return True
+    return False
+
+
+def _target_values(t, value) -> Iterable[tuple]:
+    """(target, value or None) pairs of an assignment target against its value."""
+    if isinstance(t, (ast.Tuple, ast.List)):
+        vals = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(t.elts) else None
+        for i, e in enumerate(t.elts):
+            yield from _target_values(e, vals[i] if vals is not None else None)
+    else:
+        yield t, value

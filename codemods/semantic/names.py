@@ -1,0 +1,156 @@
+"""The one table of qualified names the rules recognise, and the one framework check.
+
+Every rule asks here: is this callee a DataLoader, an optimizer constructor, a loss, a
+tensor factory, a model zoo builder; does this import mean a training framework drives
+the loop?  Names are the dotted paths the semantic model resolves imports to
+(``from torch import nn`` then ``nn.CrossEntropyLoss`` -> ``torch.nn.CrossEntropyLoss``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = [
+    "LOADERS", "LOSS_CE", "LOSS_NLL", "FACTORIES", "framework_of", "is_loader", "is_module_class",
+    "is_optimizer", "is_scheduler", "is_scaler", "is_tensor_factory", "is_model_zoo", "is_softmax",
+    "is_log_softmax", "is_cross_entropy_class", "is_cross_entropy_function", "is_torch",
+]
+
+LOADERS = frozenset({
+    "torch.utils.data.DataLoader",
+    "torch.utils.data.dataloader.DataLoader",
+    "torch_geometric.loader.DataLoader",
+    "torch_geometric.data.DataLoader",
+    "monai.data.DataLoader",
+})
+
+# tensor factories: the result is a new tensor on the default device unless device= says otherwise
+FACTORIES = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye", "linspace",
+    "logspace", "tensor", "randperm", "normal", "range", "as_tensor", "from_numpy",
+    "Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "DoubleTensor", "HalfTensor",
+})
+# factories whose device follows an argument tensor
+LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"})
+
+LOSS_CE = frozenset({"torch.nn.CrossEntropyLoss", "torch.nn.modules.loss.CrossEntropyLoss"})
+LOSS_CE_FUNC = frozenset({"torch.nn.functional.cross_entropy"})
+LOSS_NLL = frozenset({"torch.nn.NLLLoss", "torch.nn.modules.loss.NLLLoss"})
+LOSS_NLL_FUNC = frozenset({"torch.nn.functional.nll_loss"})
+SOFTMAX_FUNCS = frozenset({"torch.softmax", "torch.nn.functional.softmax", "torch.special.softmax"})
+LOG_SOFTMAX_FUNCS = frozenset({"torch.log_softmax", "torch.nn.functional.log_softmax", "torch.special.log_softmax"})
+SOFTMAX_CLASSES = frozenset({"torch.nn.Softmax", "torch.nn.modules.activation.Softmax"})
+LOG_SOFTMAX_CLASSES = frozenset({"torch.nn.LogSoftmax", "torch.nn.modules.activation.LogSoftmax"})
+DEVICE = frozenset({"torch.device"})
+SCALERS = frozenset({
+    "torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler", "torch.cpu.amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler",
+})
+TORCH_LOAD = frozenset({"torch.load"})
+HUB_LOADERS = frozenset({
+    "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url", "torch.hub.load",
+    "torchvision.models.utils.load_state_dict_from_url", "torch.utils.model_zoo.load_state_dict_from_url",
+})
+
+# training frameworks that drive the loop (zero_grad, device placement) themselves
+_FRAMEWORK_PREFIXES = {
+    "lightning": "Lightning", "pytorch_lightning": "Lightning", "lightning_fabric": "Lightning Fabric",
+    "accelerate": "Accelerate", "deepspeed": "DeepSpeed", "skorch": "skorch", "ignite": "Ignite",
+    "fastai": "fastai", "catalyst": "Catalyst", "composer": "Composer", "mmengine": "MMEngine",
+    "pytorch_accelerated": "pytorch-accelerated", "poutyne": "Poutyne", "torchbearer": "torchbearer",
+}
+_FRAMEWORK_NAMES = {
+    "transformers.Trainer": "HF Trainer", "transformers.Seq2SeqTrainer": "HF Trainer",
+    "transformers.trainer.Trainer": "HF Trainer", "trl.SFTTrainer": "TRL", "trl": "TRL",
+    "detectron2.engine": "detectron2 engine", "torch.distributed.fsdp": "FSDP",
+}
+
+
+def is_torch(q: Optional[str]) -> bool:
+    return bool(q) and (q == "torch" or q.startswith("torch."))
+
+
+def framework_of(q: Optional[str]) -> Optional[str]:
+    """The training framework a qualified name belongs to, or None."""
+    if not q:
+        return None
+    top = q.split(".", 1)[0]
+    if top in _FRAMEWORK_PREFIXES:
+        return _FRAMEWORK_PREFIXES[top]
+    for prefix, name in _FRAMEWORK_NAMES.items():
+        if q == prefix or q.startswith(prefix + "."):
+            return name
+    return None
+
+
+def is_loader(q: Optional[str]) -> bool:
+    return q in LOADERS
+
+
+def is_module_class(q: Optional[str]) -> bool:
+    """``torch.nn.Linear``, ``torch.nn.Sequential``, ``torch.nn.modules.conv.Conv2d``: a
+    library class whose instances are ``nn.Module``s (not ``torch.nn.functional``)."""
+    if not q or not q.startswith("torch.nn."):
+        return False
+    parts = q.split(".")
+    if "functional" in parts or "init" in parts or "utils" in parts or "parameter" in parts:
+        return False
+    last = parts[-1]
+    return last[:1].isupper() and last not in ("Parameter", "ParameterList", "ParameterDict", "Buffer")
+
+
+def is_model_zoo(q: Optional[str]) -> bool:
+    """A builder that returns a (possibly pretrained) model."""
+    if not q:
+        return False
+    if q.startswith("torchvision.models.") and q.rsplit(".", 1)[-1][:1].islower():
+        return q.rsplit(".", 1)[-1] not in ("list_models", "get_weight", "get_model_weights", "get_model_builder")
+    if q in ("timm.create_model", "timm.models.create_model", "torch.hub.load"):
+        return True
+    if q.startswith("transformers.") and q.endswith(".from_pretrained"):
+        return True
+    return False
+
+
+def is_optimizer(q: Optional[str]) -> bool:
+    """A ``torch.optim`` optimizer class (not the base class, not LBFGS whose closure
+    clears the gradients, not schedulers)."""
+    if not q or not q.startswith("torch.optim."):
+        return False
+    parts = q.split(".")
+    if any(p in ("lr_scheduler", "swa_utils") for p in parts):
+        return False
+    last = parts[-1]
+    return last[:1].isupper() and last not in ("Optimizer", "LBFGS")
+
+
+def is_scheduler(q: Optional[str]) -> bool:
+    return bool(q) and ("lr_scheduler" in q.split(".") or q.startswith("transformers.get_") and "schedule" in q)
+
+
+def is_scaler(q: Optional[str]) -> bool:
+    return q in SCALERS
+
+
+def is_tensor_factory(q: Optional[str]) -> bool:
+    """``torch.zeros`` etc.: makes a tensor on the default device unless told otherwise."""
+    if not q or not q.startswith("torch."):
+        return False
+    parts = q.split(".")
+    return len(parts) == 2 and parts[1] in FACTORIES
+
+
+def is_softmax(q: Optional[str]) -> bool:
+    return q in SOFTMAX_FUNCS
+
+
+def is_log_softmax(q: Optional[str]) -> bool:
+    return q in LOG_SOFTMAX_FUNCS
+
+
+def is_cross_entropy_class(q: Optional[str]) -> bool:
+    return q in LOSS_CE
+
+
+def is_cross_entropy_function(q: Optional[str]) -> bool:
+    return q in LOSS_CE_FUNC

@@ -1,0 +1,203 @@
+"""A file's stdlib ``ast``, parsed only as far as the rules need it.
+
+Most of a real model file is code no rule looks at (layer definitions, weight
+initialisation, output classes).  The source is cut at its top-level definitions into
+*chunks*: a ``def`` or ``class`` (with its decorators) is one chunk, and a run of other
+top-level statements (imports, assignments, loops, ``if __name__ == ...``) is another.
+Statement chunks are always parsed; a definition is parsed when a query reaches it: a
+rule asks for nodes whose text contains a word the definition's text contains, or a
+name resolves to it.  Each chunk is parsed on its own, padded with newlines so that line
+numbers are the file's, and column offsets are the file's because chunks start at line
+starts.
+
+The cut is made where a new top-level statement certainly starts: a line that begins in
+column 0 with ``def``/``class``/``@`` (definitions) or with code after a definition's
+body, outside any triple-quoted string (an even number of ``\"\"\"`` and of ``'''`` before
+it), not after a backslash continuation, not a closing bracket.  Should a cut still be
+wrong, the chunk on either side does not parse: ``LazyParseError`` is raised and the
+caller starts over with the whole file parsed at once (``lazy=False``), which is also the
+reference the equivalence tests compare with.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterator, Optional
+
+__all__ = ["Chunk", "LazyParseError", "ParsedSource"]
+
+# a line that starts a top-level definition
+_DEF_START = re.compile(r"^(?:@|def\b|async[ \t]+def\b|class\b)", re.M)
+# the name a definition chunk binds
+_DEF_NAME = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)", re.M)
+# a line that begins with code in column 0 (not blank, not a comment, not a closing bracket)
+_CODE_LINE = re.compile(r"^[^\s#)\]}]", re.M)
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class LazyParseError(Exception):
+    """A chunk did not parse on its own: the cut was wrong (or the file is invalid)."""
+
+
+class Chunk:
+    """A slice of the file: lines ``start_line`` .. ``end_line`` (1-based, inclusive),
+    characters ``start`` .. ``end``.  ``kind`` is ``"code"``, ``"def"`` or ``"class"``;
+    ``name`` the name a definition binds; ``stmts`` its statements once parsed."""
+
+    __slots__ = ("start", "end", "start_line", "end_line", "kind", "name", "stmts", "def_line")
+
+    def __init__(self, start: int, end: int, start_line: int, end_line: int, kind: str, name: Optional[str]):
+        self.start, self.end = start, end
+        self.start_line, self.end_line = start_line, end_line
+        self.kind, self.name = kind, name
+        self.stmts: Optional[list[ast.stmt]] = None
+        self.def_line = start_line  # the line of the ``def``/``class`` keyword
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Chunk({self.kind} {self.name or ''} {self.start_line}-{self.end_line})"
+
+
+class ParsedSource:
+    """The text of one file and its ``ast`` statements, parsed chunk by chunk on demand
+    (``lazy=True``) or all at once."""
+
+    def __init__(self, text: str, lazy: bool = True):
+        self.text = text
+        self.lazy = lazy
+        self.chunks: list[Chunk] = self._cut(text) if lazy else []
+        if not self.chunks:
+            n = _line_count(text)
+            self.chunks = [Chunk(0, len(text), 1, max(n, 1), "code", None)]
+            self.lazy = False
+        for c in self.chunks:
+            if c.kind == "code":
+                self.parse(c)
+
+    # ----------------------------------------------------------------- parsing
+    def parse(self, chunk: Chunk) -> list[ast.stmt]:
+        if chunk.stmts is None:
+            body = self.text[chunk.start : chunk.end]
+            if not self.lazy:
+                chunk.stmts = ast.parse(body).body  # SyntaxError: the file's own error
+            else:
+                try:
+                    tree = ast.parse("\n" * (chunk.start_line - 1) + body)
+                except (SyntaxError, ValueError) as e:
+                    raise LazyParseError(str(e)) from None
+                kinds = {"def": (ast.FunctionDef, ast.AsyncFunctionDef), "class": (ast.ClassDef,)}.get(chunk.kind)
+                if kinds is not None and (len(tree.body) != 1 or not isinstance(tree.body[0], kinds)):
+                    raise LazyParseError(f"chunk at line {chunk.start_line} is not one definition")
+                chunk.stmts = tree.body
+        return chunk.stmts
+
+    def parsed(self) -> Iterator[Chunk]:
+        return (c for c in self.chunks if c.stmts is not None)
+
+    def body(self) -> list[ast.stmt]:
+        """Every top-level statement of the file (parses every chunk)."""
+        out: list[ast.stmt] = []
+        for c in self.chunks:
+            out.extend(self.parse(c))
+        return out
+
+    def chunks_containing(self, words: tuple[str, ...]) -> list[Chunk]:
+        """Chunks whose text contains one of ``words`` (each parsed)."""
+        text = self.text
+        out = []
+        for c in self.chunks:
+            if any(text.find(w, c.start, c.end) >= 0 for w in words):
+                self.parse(c)
+                out.append(c)
+        return out
+
+    def definitions(self) -> list[Chunk]:
+        return [c for c in self.chunks if c.kind != "code"]
+
+    # ----------------------------------------------------------------- cutting
+    @staticmethod
+    def _cut(text: str) -> list[Chunk]:
+        """The chunks of ``text``; [] when it is better parsed whole."""
+        if "\r" in text or "\x0c" in text or len(text) < 2000:
+            return []  # CR line ends, form feeds, small files: not worth it
+        starts = [m.start() for m in _DEF_START.finditer(text)]
+        if not starts:
+            return []
+        cuts: list[tuple[int, str]] = []  # (offset, "def" | "code")
+        dq = sq = 0  # triple quotes seen before the last cut examined
+        last = 0
+        pending_decorator = False
+        for off in starts:
+            dq += text.count('"""', last, off)
+            sq += text.count("'''", last, off)
+            last = off
+            if dq % 2 or sq % 2 or _continued(text, off):
+                continue
+            if pending_decorator:
+                if text.startswith("@", off):
+                    continue  # another decorator of the same definition
+                pending_decorator = False
+                continue  # the def/class line of a decorated definition
+            cuts.append((off, "def"))
+            pending_decorator = text.startswith("@", off)
+        if not cuts:
+            return []
+        # after each definition, module code may resume: cut where it does
+        bounds = [c[0] for c in cuts] + [len(text)]
+        full: list[tuple[int, str]] = []
+        if cuts[0][0] > 0:
+            full.append((0, "code"))
+        for (off, _), nxt in zip(cuts, bounds[1:]):
+            full.append((off, "def"))
+            hdr = _DEF_NAME.search(text, off, nxt)
+            if hdr is None:
+                return []
+            body_start = text.find("\n", hdr.start()) + 1
+            if body_start <= 0 or body_start >= nxt:
+                continue
+            dq = sq = 0
+            prev = off
+            for m in _CODE_LINE.finditer(text, body_start, nxt):
+                p = m.start()
+                dq += text.count('"""', prev, p)
+                sq += text.count("'''", prev, p)
+                prev = p
+                if dq % 2 or sq % 2 or _continued(text, p):
+                    continue
+                full.append((p, "code"))
+                break
+        chunks: list[Chunk] = []
+        line = 1
+        offsets = [o for o, _ in full] + [len(text)]
+        for (off, kind), end in zip(full, offsets[1:]):
+            if end <= off:
+                continue
+            nlines = text.count("\n", off, end)
+            name = None
+            if kind == "def":
+                hdr = _DEF_NAME.search(text, off, end)
+                if hdr is None:
+                    return []
+                name = hdr.group(1) or hdr.group(2)
+                kind = "class" if hdr.group(2) else "def"
+            last_line = line + nlines - (1 if text.endswith("\n", off, end) else 0)
+            chunk = Chunk(off, end, line, max(last_line, line), kind, name)
+            if kind != "code":
+                chunk.def_line = line + text.count("\n", off, hdr.start())
+            chunks.append(chunk)
+            line += nlines
+        return chunks
+
+
+def _continued(text: str, off: int) -> bool:
+    """The line before offset ``off`` (a line start) ends with a backslash continuation."""
+    if off == 0:
+        return False
+    i = off - 1  # the "\n"
+    return i >= 1 and text[i - 1] == "\\"
+
+
+def _line_count(text: str) -> int:
+    if "\r" not in text:
+        return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    return len(_NEWLINE.findall(text)) + (0 if text.endswith(("\n", "\r")) or not text else 1)
