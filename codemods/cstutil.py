@@ -1,4 +1,4 @@
-"""Small LibCST helpers shared by the rules."""
+"""Small LibCST helpers for building fixes (the LibCST side of the engine)."""
 
 from __future__ import annotations
 
@@ -66,8 +66,7 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 def dotted(node: cst.CSTNode) -> Optional[str]:
-    """``a.b.c`` for a Name/Attribute chain, else None (spelling only: for names that
-    must resolve to a library object use ``FileContext.qualnames``)."""
+    """``a.b.c`` for a Name/Attribute chain, else None."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
@@ -79,103 +78,3 @@ def dotted(node: cst.CSTNode) -> Optional[str]:
 def method_name(call: cst.Call) -> Optional[str]:
     """``step`` for ``x.step(...)``, None for a call of a plain name."""
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
-
-
-# --------------------------------------------------------------------------- visiting
-# ``CSTNode.visit`` rebuilds every node it passes through (``_visit_and_replace_children``
-# constructs and validates a copy even for a read-only ``CSTVisitor``); metadata
-# providers (scopes, expression contexts) walk whole modules that way.  ``fast_visits``
-# swaps in a traversal that makes the same calls on a ``CSTVisitor`` (on_visit,
-# on_visit_attribute / on_leave_attribute for every field the original visits, children
-# in the same order, on_leave) without building anything; transformers keep the
-# original.  Each node class is checked once against the original (the shallow sequence
-# of callbacks) before the fast path is used for it; tests/test_cstutil.py compares
-# the full callback sequences on the corpus.
-_ORIGINAL_VISIT = cst.CSTNode.visit
-_VISIT_OK: dict[type, bool] = {}
-
-
-class _Shallow(cst.CSTVisitor):
-    """Records the callbacks the original makes for one node, without descending."""
-
-    def __init__(self):
-        self.events: list = []
-
-    def on_visit(self, node):
-        self.events.append(("visit", id(node)))
-        return False
-
-    def on_leave(self, node):
-        self.events.append(("leave", id(node)))
-
-    def on_visit_attribute(self, node, attribute):
-        self.events.append(("va", attribute))
-
-    def on_leave_attribute(self, node, attribute):
-        self.events.append(("la", attribute))
-
-
-def _fast_path_ok(node: cst.CSTNode) -> bool:
-    cls = type(node)
-    ok = _VISIT_OK.get(cls)
-    if ok is None:
-        try:
-            order = _ORDER[cls]
-        except KeyError:
-            order = _fields_in_visit_order(node)
-        ok = order is not None and not _conditional(cls)
-        if ok:
-            expected = _Shallow()
-            node._visit_and_replace_children(expected)
-            got: list = []
-            for name in order:
-                got.append(("va", name))
-                v = getattr(node, name)
-                if isinstance(v, _NODE):
-                    got += [("visit", id(v)), ("leave", id(v))]
-                elif type(v) is tuple or type(v) is list:
-                    for x in v:
-                        got += [("visit", id(x)), ("leave", id(x))]
-                got.append(("la", name))
-            ok = got == expected.events
-        _VISIT_OK[cls] = ok
-    return ok
-
-
-def _conditional(cls) -> bool:
-    """Whether the class visits some field only under a condition (``if``/``else``):
-    the one-node check could not vouch for every instance, so the original is used."""
-    try:
-        src = inspect.getsource(cls._visit_and_replace_children)
-    except (OSError, TypeError):
-        return True
-    return re.search(r"\b(if|else)\b", src.split(":", 1)[1].split('"""')[-1]) is not None
-
-
-def _fast_visit(self, visitor):
-    if not isinstance(visitor, cst.CSTVisitor) or not _fast_path_ok(self):
-        return _ORIGINAL_VISIT(self, visitor)
-    if visitor.on_visit(self):
-        for name in _ORDER[type(self)]:
-            v = getattr(self, name)
-            visitor.on_visit_attribute(self, name)
-            if isinstance(v, _NODE):
-                v.visit(visitor)
-            elif type(v) is tuple or type(v) is list:
-                for x in v:
-                    x.visit(visitor)
-            visitor.on_leave_attribute(self, name)
-    visitor.on_leave(self)
-    return self
-
-
-class fast_visits:
-    """Context manager: read-only visits inside it use the fast traversal."""
-
-    def __enter__(self):
-        cst.CSTNode.visit = _fast_visit
-        return self
-
-    def __exit__(self, *exc):
-        cst.CSTNode.visit = _ORIGINAL_VISIT
-        return False

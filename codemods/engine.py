@@ -1,27 +1,29 @@
 """The engine: run the rules on one file, apply their fixes, check the result.
 
-``process_file`` is the unit of work.  One LibCST parse and one metadata resolution
-serve every rule on the file; the fixes chosen are applied in passes (non-overlapping
-edits together, overlapping ones in the next pass, re-parsing in between, like Ruff's
-fix loop) until no applicable fix is left.  That fixpoint is the idempotence check: a
-rule that keeps finding something to fix after it was applied is an internal error,
-and so is output that does not parse.  Either way nothing is written.
+``process_file`` is the unit of work.  Detection runs on the stdlib ``ast``: each rule's
+text gate (``needles``), then one :class:`~torchmend.semantic.SemanticModel` shared by
+every rule, which parses only the parts of the file the rules reach.  LibCST is parsed
+only when a fix is applied or shown (``diff``/``apply``), never for ``check`` and never
+for a file without a fix.  The fixes chosen are applied in passes (non-overlapping edits
+together, overlapping ones in the next pass, analysing the new text in between, like
+Ruff's fix loop) until no applicable fix is left.  That fixpoint is the idempotence
+check: a rule that keeps finding something to fix after it was applied is an internal
+error, and so is output that does not parse.  Either way nothing is written.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
-from .rule import FileContext, Finding, Fix, ProjectInfo, Rule, Safety
-from .sourcefile import Skipped, Source, SourceError, atomic_write, decode_source, read_source
 from .gitdiff import unified_diff
+from .project import NeedsProject, Project
+from .rule import Context, Finding, Fix, Rule, Safety
+from .sourcefile import Skipped, Source, SourceError, atomic_write, decode_source, read_source
 
 MAX_PASSES = 6
-_SUPPRESS = re.compile(r"#\s*torchmend:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]+)\])?", re.I)
 
 
 @dataclass
@@ -34,6 +36,9 @@ class Options:
     write: bool = False  # apply in place
     roots: tuple[str, ...] = ()
     max_bytes: int = 4 * 1024 * 1024
+    # parse only what the rules reach (semantic/source.py); False parses every file
+    # whole: the reference the equivalence tests compare with
+    lazy: bool = True
 
 
 @dataclass
@@ -51,16 +56,17 @@ class FileResult:
     suggestions: list[Suggestion] = field(default_factory=list)  # unsafe fixes not applied
     error: Optional[str] = None
     skipped: Optional[str] = None
-    parsed: bool = False  # False: the pre-filter ruled it out
+    parsed: bool = False  # False: the text gate ruled it out
     written: bool = False
-    stage: str = ""  # STAGE_*: where the analysis stopped ("" when it never started)
+    stage: str = ""  # STAGE_*: how far the file went ("" when it never started)
+    needs_project: bool = False  # a rule needed the import index this process lacks
     # for the cache: what was read (set by process_file), and whether the result depends
-    # on other files (ProjectInfo was consulted) or on something else than the content
+    # on other files (the project was consulted) or on something else than the content
     digest: str = ""
     size: int = -1
     mtime_ns: int = -1
     cacheable: bool = False
-    tree_dependent: bool = False  # a rule consulted the whole tree (see codemods.cache)
+    tree_dependent: bool = False  # a rule consulted the whole tree (see torchmend.cache)
     deps: tuple = ()  # (path, size, mtime_ns) of other files a rule read
 
     @property
@@ -72,7 +78,7 @@ class FileResult:
         return [f for f in self.findings if not f.applied]
 
     def stripped(self) -> "FileResult":
-        """Without syntax trees: what a worker process sends back."""
+        """Without fix code: what a worker process sends back."""
         self.findings = [f.stripped() for f in self.findings]
         self.suggestions = [Suggestion(s.finding.stripped(), s.diff) for s in self.suggestions]
         return self
@@ -92,92 +98,58 @@ def rules_for(select: frozenset[str]) -> list[Rule]:
     return rules
 
 
-def _suppressed(f: Finding, lines: Sequence[str]) -> bool:
-    if not 1 <= f.line <= len(lines):
-        return False
-    m = _SUPPRESS.search(lines[f.line - 1])
-    if not m:
-        return False
-    codes = m.group("codes")
-    if not codes:
-        return True
-    wanted = {c.strip().upper() for c in codes.split(",")}
-    return f.code.upper() in wanted or any(f.code.startswith(c) for c in wanted if c)
+def _suppressed(findings: list[Finding], text: str) -> list[Finding]:
+    from .suppression import filter_findings
+
+    return filter_findings(findings, text)
 
 
-# Stages a file can stop at, cheapest first (FileResult.stage): no rule's needles in the
-# text; the stdlib-ast gate (Rule.ast_check) ruled every remaining rule out; LibCST parse.
+# How far a file went (FileResult.stage): no rule's text gate matched; analysed on the
+# stdlib ast; LibCST parsed too (a fix was built).
 STAGE_PREFILTER, STAGE_AST, STAGE_PARSED = "prefilter", "ast", "parsed"
 
 
-def _overrides_ast_check(rule: Rule) -> bool:
-    return getattr(type(rule).ast_check, "__func__", None) is not Rule.ast_check.__func__
+def select_rules(text: str, rules: Iterable[Rule]) -> list[Rule]:
+    """The rules whose text gate lets ``text`` through."""
+    return [r for r in rules if r.may_match(text)]
 
 
-def select_rules(text: str, rules: Iterable[Rule], trace: dict | None = None) -> list[Rule]:
-    """The rules worth a LibCST parse of ``text``: textual pre-filter (needles), then,
-    if some of them define one, the stdlib-``ast`` gate (one ``ast.parse`` shared by all)."""
-    return _gate(text, rules, trace)[0]
+def _syntax_error(e: SyntaxError) -> SourceError:
+    msg = (e.msg or "invalid syntax").splitlines()[0]
+    where = f"{e.lineno}:{(e.offset or 1)}" if e.lineno else "?"
+    return SourceError(f"syntax error at {where}: {msg}")
 
 
-def _gate(text: str, rules: Iterable[Rule], trace: dict | None):
-    """(rules that may match, the ``ast`` tree or None)."""
-    active = [r for r in rules if r.may_match(text)]
-    if not active:
-        if trace is not None:
-            trace["stage"] = STAGE_PREFILTER
-        return active, None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return active, None  # LibCST parses it and reports the error in its own words
-    if any(_overrides_ast_check(r) for r in active):
-        active = [r for r in active if not _overrides_ast_check(r) or r.ast_check(tree)]
-        if not active and trace is not None:
-            trace["stage"] = STAGE_AST
-    return active, tree
-
-
-# Elide the code no rule can reach before the LibCST parse (codemods/focus.py); the
-# tests switch it off to check that it changes no finding.
-FOCUS = True
-
-
-def run_rules(
-    path: str, text: str, rules: Iterable[Rule], project: ProjectInfo | None = None, trace: dict | None = None,
-    focused: bool = True, full_text: str | None = None,
-):
-    """Parse once, run every rule that may match; returns (ctx, findings) or (None, []).
-    With ``focused`` the rules see ``text`` with unreachable definitions elided
-    (``ctx.focus`` is the ``focus.Focused`` map back, or None when nothing was).
-    ``full_text``: when ``text`` is already a focused text, the whole file it stands for."""
-    active, tree = _gate(text, rules, trace)
+def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None = None, trace: dict | None = None,
+            lazy: bool = True, options: Options | None = None):
+    """Run every rule whose gate lets ``text`` through on one shared semantic model;
+    returns ``(ctx, findings)``, ``(None, [])`` when no rule applies."""
+    active = select_rules(text, rules)
+    if trace is not None:
+        trace["stage"] = STAGE_PREFILTER if not active else STAGE_AST
     if not active:
         return None, []
-    import libcst as cst
+    from .semantic import LazyParseError, SemanticModel
 
-    if trace is not None:
-        trace["stage"] = STAGE_PARSED
-    fz = None
-    if focused and FOCUS and tree is not None:
-        from .focus import focus_map
-
-        needs = [r.ast_focus(tree) for r in active]
-        fz = focus_map(text, tree, None if any(n is None for n in needs) else frozenset().union(*needs))
-    seen = None if fz is None else fz.text
-    try:
-        module = cst.parse_module(text if seen is None else seen)
-    except cst.ParserSyntaxError as e:
-        raise SourceError(f"syntax error at {e.raw_line}:{e.raw_column + 1}: {e.message.splitlines()[0]}") from None
-    except RecursionError:
-        raise SourceError("too deeply nested to parse") from None
-    ctx = FileContext(path, text if seen is None else seen, module, project)
-    ctx.focus, ctx.full_source = fz, full_text if full_text is not None else text
-    findings: list[Finding] = []
-    for rule in active:
-        for f in rule.check(ctx):
-            if not _suppressed(f, ctx.lines):
-                findings.append(f)
+    if project is None:
+        project = Project(standalone=True)
+    while True:
+        try:
+            sem = SemanticModel(text, path, project, lazy=lazy)
+            ctx = Context(path, text, sem, project, options)
+            findings: list[Finding] = []
+            for rule in active:
+                findings.extend(rule.check(ctx))
+            break
+        except LazyParseError:
+            if not lazy:
+                raise
+            lazy = False  # a cut was wrong (or the file is invalid): parse it whole
+        except SyntaxError as e:
+            raise _syntax_error(e) from None
+        except (RecursionError, MemoryError):
+            raise SourceError("too deeply nested to analyse") from None
+    findings = _suppressed(findings, text)
     findings.sort(key=Finding.sort_key)
     return ctx, findings
 
@@ -187,39 +159,53 @@ def _eligible(f: Finding, unsafe: bool) -> bool:
     return f.fix is not None and (f.fix.safety is Safety.SAFE or unsafe)
 
 
-def _spans(ctx: FileContext, fix: Fix):
-    for node in fix.replacements:
-        r = ctx._pos[node]
-        yield (r.start.line, r.start.column), (r.end.line, r.end.column)
+@dataclass
+class _Built:
+    fix: Fix
+    replacements: dict
+    spans: list
+
+
+def _build(view, fix: Fix) -> _Built:
+    from .cstview import NodeNotFound
+
+    try:
+        repl = dict(fix.build(view))
+    except NodeNotFound as e:
+        raise SourceError(f"internal error: a fix could not be built ({e}); nothing written") from None
+    spans = []
+    for node in repl:
+        r = view.range(node)
+        spans.append(((r.start.line, r.start.column), (r.end.line, r.end.column)))
+    return _Built(fix, repl, spans)
 
 
 def _overlaps(a, b) -> bool:
     return a[0] < b[1] and b[0] < a[1] or a == b
 
 
-def _choose(ctx: FileContext, fixes: list[Fix]) -> list[Fix]:
+def _choose(built: list[_Built]) -> list[_Built]:
     """Fixes that can be applied together: no two touch overlapping code.  A whole-module
     fix goes alone and only once nothing else is left."""
-    local = [f for f in fixes if not f.whole_module]
+    local = [b for b in built if not b.fix.whole_module]
     if not local:
-        return fixes[:1]
+        return built[:1]
     chosen, taken = [], []
-    for fix in local:
-        spans = list(_spans(ctx, fix))
-        if any(_overlaps(s, t) for s in spans for t in taken):
+    for b in local:
+        if any(_overlaps(s, t) for s in b.spans for t in taken):
             continue
-        chosen.append(fix)
-        taken.extend(spans)
+        chosen.append(b)
+        taken.extend(b.spans)
     return chosen
 
 
-def apply_fixes(ctx: FileContext, fixes: Sequence[Fix]) -> str:
-    """The module's code with ``fixes`` applied (they must not overlap)."""
+def apply_fixes(view, built: Sequence[_Built]) -> str:
+    """The code of ``view`` with the built fixes applied (they must not overlap)."""
     import libcst as cst
 
     repl: dict[int, object] = {}
-    for fix in fixes:
-        for node, new in fix.replacements.items():
+    for b in built:
+        for node, new in b.replacements.items():
             repl[id(node)] = new
 
     class _Apply(cst.CSTTransformer):
@@ -227,12 +213,12 @@ def apply_fixes(ctx: FileContext, fixes: Sequence[Fix]) -> str:
             new = repl.get(id(original_node))
             return updated_node if new is None else new
 
-    module = ctx.module.visit(_Apply()) if repl else ctx.module
+    module = view.module.visit(_Apply()) if repl else view.module
     helpers: dict[str, str] = {}
     imports: list[tuple[str, Optional[str]]] = []
-    for fix in fixes:
-        helpers.update(fix.helpers)
-        imports.extend(i for i in fix.imports if i not in imports)
+    for b in built:
+        helpers.update(b.fix.helpers)
+        imports.extend(i for i in b.fix.imports if i not in imports)
     if helpers or imports:
         module = add_helpers_and_imports(module, helpers, imports)
     return module.code
@@ -263,8 +249,9 @@ def _is_import(stmt) -> bool:
 
 
 def add_helpers_and_imports(module, helpers: dict[str, str], imports: list[tuple[str, Optional[str]]]):
-    """Add missing imports (LibCST's AddImportsVisitor) and helper definitions, each
-    once: a helper goes after the last top-level import unless its name is defined."""
+    """Add missing imports (LibCST's AddImportsVisitor, scheduled in a CodemodContext)
+    and helper definitions, each once: a helper goes after the last top-level import
+    unless its name is defined."""
     import libcst as cst
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import AddImportsVisitor
@@ -311,54 +298,46 @@ def _is_docstring(stmt) -> bool:
     )
 
 
+def _view(text: str):
+    import libcst as cst
+
+    from .cstview import CstView
+
+    try:
+        return CstView(text)
+    except cst.ParserSyntaxError as e:
+        raise SourceError(f"LibCST cannot parse the file to fix it (line {e.raw_line}): {e.message.splitlines()[0]}") from None
+    except RecursionError:
+        raise SourceError("too deeply nested for LibCST to fix; nothing written") from None
+
+
 # --------------------------------------------------------------------------- one file
-class _Unfocus(Exception):
-    """Fixes made on the focused text could not be carried back to the whole file."""
-
-
-def fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None):
+def fix_text(path: str, text: str, opts: Options, project: Project | None = None, trace: dict | None = None):
     """Run the rules and apply eligible fixes to a fixpoint.
 
-    Returns ``(findings, new_text, applied, original_ctx)``; raises SourceError when the
-    fixes do not converge or produce invalid Python.
+    Returns ``(findings, new_text, applied, ctx)``; raises SourceError when the fixes do
+    not converge or produce invalid Python.
     """
-    try:
-        return _fix_text(path, text, opts, project, trace, focused=True)
-    except _Unfocus:
-        return _fix_text(path, text, opts, project, trace, focused=False)
-
-
-def _fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None, trace: dict | None, focused: bool):
-    """``fix_text``; with ``focused`` the passes run on the focused text
-    (codemods/focus.py) and the elided bodies are put back at the end, ``_Unfocus``
-    when they cannot be (the caller then starts over unfocused)."""
     rules = rules_for(opts.select)
-    ctx, findings = run_rules(path, text, rules, project, trace, focused=focused)
-    first_ctx = ctx
+    ctx, findings = analyse(path, text, rules, project, trace, opts.lazy, opts)
     applied: Counter = Counter()
     if not opts.fix or ctx is None:
-        return findings, text, applied, first_ctx
-    fz = ctx.focus
-
-    def whole(code: str) -> str:
-        if fz is None:
-            return code
-        got = fz.restore(code)
-        if got is None:
-            raise _Unfocus()
-        return got
-
-    current, cur_findings = ctx.source, findings
+        return findings, text, applied, ctx
+    current, cur_findings = text, findings
     for _ in range(MAX_PASSES):
         fixes = [f for f in cur_findings if _eligible(f, opts.unsafe_fixes)]
         if not fixes:
             break
-        chosen = _choose(ctx, [f.fix for f in fixes])
-        chosen_ids = {id(c) for c in chosen}
+        if trace is not None:
+            trace["stage"] = STAGE_PARSED
+        view = _view(current)
+        built = [_build(view, f.fix) for f in fixes]
+        chosen = _choose(built)
+        chosen_ids = {id(b.fix) for b in chosen}
         for f in fixes:
             if id(f.fix) in chosen_ids:
                 applied[f.code] += 1
-        new = apply_fixes(ctx, chosen)
+        new = apply_fixes(view, chosen)
         try:
             ast.parse(new)
         except SyntaxError as e:
@@ -366,37 +345,22 @@ def _fix_text(path: str, text: str, opts: Options, project: ProjectInfo | None, 
         if new == current:
             raise SourceError(f"internal error: fix by {', '.join(sorted(applied))} changed nothing; nothing written")
         current = new
-        ctx, cur_findings = run_rules(path, current, rules, project, focused=False, full_text=whole(current))
-        if ctx is None:
-            break
+        _, cur_findings = analyse(path, current, rules, project, None, opts.lazy, opts)
     else:
         raise SourceError(
             f"internal error: fixes did not converge after {MAX_PASSES} passes (not idempotent); nothing written"
         )
-    new_text = whole(current)
-    if fz is not None and new_text != text:
-        try:
-            ast.parse(new_text)
-        except SyntaxError:
-            raise _Unfocus() from None
     # which of the original findings were fixed: eligible ones are (applied, or deferred and
     # applied in a later pass: the loop only ends when no eligible finding is left)
     for f in findings:
         f.applied = _eligible(f, opts.unsafe_fixes)
-    return findings, new_text, applied, first_ctx
+    return findings, current, applied, ctx
 
 
-def process_source(src: Source, opts: Options, project: ProjectInfo | None = None, trace: dict | None = None) -> FileResult:
-    try:
-        return _process_source(src, opts, project, trace, focused=True)
-    except _Unfocus:
-        return _process_source(src, opts, project, trace, focused=False)
-
-
-def _process_source(src: Source, opts: Options, project, trace, focused: bool) -> FileResult:
+def process_source(src: Source, opts: Options, project: Project | None = None, trace: dict | None = None) -> FileResult:
     res = FileResult(path=src.path)
     trace = {} if trace is None else trace
-    findings, new_text, applied, ctx = _fix_text(src.path, src.text, opts, project, trace, focused)
+    findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace)
     res.stage = trace.get("stage", "")
     res.parsed = ctx is not None
     res.findings = findings
@@ -404,21 +368,15 @@ def _process_source(src: Source, opts: Options, project, trace, focused: bool) -
     new_raw = src.encode(new_text) if new_text != src.text else None
     suggestions = []
     if opts.fix and ctx is not None:
-        # unsafe fixes not applied are shown as suggested diffs, each on its own
-        for f in findings:
-            if f.fix is not None and not f.applied:
-                try:
-                    text = apply_fixes(ctx, [f.fix])
-                except Exception:  # a suggestion is best-effort; the finding is still reported
-                    continue
-                if ctx.focus is not None:
-                    text = ctx.focus.restore(text)
-                    if text is None:
-                        raise _Unfocus()
-                try:
-                    suggestions.append(Suggestion(f, unified_diff(src.raw, src.encode(text), src.path, src.mode)))
-                except Exception:
-                    pass
+        # fixes not applied (unsafe ones) are shown as suggested diffs, each on its own
+        pending = [f for f in findings if f.fix is not None and not f.applied]
+        if pending:
+            res.stage = STAGE_PARSED
+            view = _view(src.text)
+            for f in pending:
+                built = _build(view, f.fix)
+                text = apply_fixes(view, [built])
+                suggestions.append(Suggestion(f, unified_diff(src.raw, src.encode(text), src.path, src.mode)))
     # nothing is written before every part of the result is known
     if new_raw is not None:
         res.diff = unified_diff(src.raw, new_raw, src.path, src.mode)
@@ -430,7 +388,8 @@ def _process_source(src: Source, opts: Options, project, trace, focused: bool) -
 
 
 # errors that depend only on the file's bytes (and the options): safe to cache
-_CONTENT_ERRORS = ("syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested", "the fix cannot be encoded")
+_CONTENT_ERRORS = ("syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested",
+                   "the fix cannot be encoded", "LibCST cannot parse")
 
 
 def content_digest(raw: bytes) -> str:
@@ -449,21 +408,25 @@ def _stat(path: str) -> tuple[int, int]:
         return -1, -1
 
 
-def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -> FileResult:
+def process_file(path: str, opts: Options, project: Project | None = None) -> FileResult:
     """Process one file; never raises.  The result says what was read (size, mtime,
     content digest) and whether it may be cached (it depends on the content only)."""
     import os
 
-    if project is not None:
-        project.used = False
-        project.deps = set()
+    if project is None:
+        project = Project(roots=opts.roots)
+    project.used = False
+    project.deps = set()
     raw = None
     trace: dict = {}
+    st = None
     try:
         st = os.stat(path)
         src = read_source(path, opts.max_bytes)
         raw = src.raw
         res = process_source(src, opts, project, trace).stripped()
+    except NeedsProject:
+        res = FileResult(path=path, needs_project=True)
     except SourceError as e:
         res = FileResult(path=path, error=str(e))
     except Skipped as e:
@@ -472,25 +435,26 @@ def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -
         res = FileResult(path=path, error="internal error: recursion limit (deeply nested code)")
     except Exception as e:  # a rule bug must not abort the batch
         res = FileResult(path=path, error=f"internal error: {type(e).__name__}: {e}".splitlines()[0])
-    res.stage = trace.get("stage", "")
-    if raw is None:  # read_source raises before returning for decode errors: read again
+    res.stage = res.stage or trace.get("stage", "")
+    if raw is None and st is not None:  # read_source raises before returning for decode errors: read again
         try:
             st = os.stat(path)
             with open(path, "rb") as f:
                 raw = f.read(opts.max_bytes + 1)
         except OSError:
             raw = None
-    if raw is not None and len(raw) == st.st_size:  # not changing under our feet
+    if raw is not None and st is not None and len(raw) == st.st_size and not res.needs_project:
         res.digest, res.size, res.mtime_ns = content_digest(raw), st.st_size, st.st_mtime_ns
         res.cacheable = not res.written and (res.error is None or res.error.startswith(_CONTENT_ERRORS))
         # a rule looked at other files: the result holds only while the tree is unchanged
-        res.tree_dependent = project is not None and project.used
-        if project is not None and project.deps:
+        res.tree_dependent = project.used
+        if project.deps:
             res.deps = tuple(sorted((d, *_stat(d)) for d in project.deps))
     return res
 
 
-def process_text(path: str, text: str, opts: Options) -> FileResult:
-    """Convenience for tests: process in-memory text (never written)."""
+def process_text(path: str, text: str, opts: Options, project: Project | None = None) -> FileResult:
+    """Process in-memory text (never written).  Without ``project`` nothing else
+    exists: nothing imports it."""
     src = decode_source(path, text.encode("utf-8"))
-    return process_source(src, Options(**{**opts.__dict__, "write": False}))
+    return process_source(src, Options(**{**opts.__dict__, "write": False}), project or Project(standalone=True))

@@ -18,14 +18,26 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from libcst import CSTNode, Module
-from libcst._nodes.internal import CodegenState
-from libcst._position import CodePosition, CodeRange
+
+# The fast path reads LibCST's code generation state (private API); it is used only with
+# the LibCST versions it was checked against (tests/test_cstview.py compares it with the
+# public provider on every corpus node) and falls back to ``PositionProvider`` otherwise.
+try:
+    from importlib.metadata import version as _dist_version
+
+    _VERSION = tuple(int(x) for x in _dist_version("libcst").split(".")[:2] if x.isdigit())
+    if not (1, 1) <= _VERSION < (2, 0):
+        raise ImportError(f"libcst {_VERSION} not checked")
+    from libcst._nodes.internal import CodegenState
+    from libcst._position import CodePosition, CodeRange
+except (ImportError, AttributeError, ValueError):  # pragma: no cover - other LibCST versions
+    CodegenState = None
 
 _NEWLINE = re.compile(r"\r\n?|\n")  # libcst.metadata.position_provider.NEWLINE_RE
 
 
 @dataclass(frozen=False)
-class _OffsetState(CodegenState):
+class _OffsetState(CodegenState if CodegenState is not None else object):
     offset: int = 0
     computed: dict = field(default_factory=dict)
     stack: list = field(default_factory=list)
@@ -94,6 +106,20 @@ class Positions:
     def __contains__(self, node: CSTNode) -> bool:
         return node in self._offsets
 
+    def items(self):
+        for node in self._offsets:
+            yield node, self[node]
 
-def positions(module: Module) -> Positions:
+
+def positions(module: Module):
+    """Node -> ``CodeRange`` for every node of ``module``."""
+    if CodegenState is None:  # pragma: no cover - other LibCST versions
+        return public_positions(module)
     return Positions(module)
+
+
+def public_positions(module: Module):
+    """The same mapping from LibCST's public ``PositionProvider``."""
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)

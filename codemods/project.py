@@ -1,7 +1,21 @@
-"""Facts about the whole tree, for rules that need more than one file.
+"""What a rule may need to know beyond its own file: the project index.
 
-Only main_guard asks (is this script imported by another file?), and only for a file
-it would fix, so the index is built lazily, once per process, with a regex scan.
+* ``package_of(path)``: the dotted package a file belongs to (its directory and each
+  parent holding an ``__init__.py``), for relative imports;
+* ``is_imported(path, name=None)``: does another file of the tree import this file's
+  module (or ``name`` from it)?  Module paths are resolved the way Python would: a file
+  in a package by its full dotted name, a script outside any package by its bare name,
+  and only from a file in the same directory (the script's directory is ``sys.path[0]``);
+  ``from a.b import c`` imports ``a.b`` and maybe submodule ``a.b.c``, never a ``c.py``
+  elsewhere;
+* ``module_file(dotted, importer)``: the file of the tree a module name refers to from
+  ``importer`` (its directory first, then the package roots);
+* ``model_for(path)``: the semantic model of another file (recorded as a dependency).
+
+The import index is built once per run from a textual scan of the import statements of
+every file (no parse).  Worker processes do not build it: a rule that asks raises
+:class:`NeedsProject`, the file's result says so, and the runner processes those few
+files again in the parent with the index built once (``runner.run``).
 """
 
 from __future__ import annotations
@@ -9,66 +23,212 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
+from typing import Optional
 
-# an import statement from the start of its line (``^\s*`` of a multi-line scan); applied
-# only to lines containing "import", which is several times faster than scanning every
-# line start of the tree with the anchored pattern
-_IMPORT = re.compile(r"\s*(?:from\s+([\w.]+)\s+import\s+\(?([\w, \t]*)|import\s+([\w., ]+))")
+__all__ = ["ImportIndex", "NeedsProject", "Project", "package_of"]
 
 
-def _imports(text: str):
-    pos, last, pos_floor = 0, -1, 0
+class NeedsProject(Exception):
+    """The analysis needs the import index, which this process does not have."""
+
+
+# an import statement from the start of its line; applied only at lines containing "import"
+_IMPORT = re.compile(r"[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)?|[^\n#;]*)|import[ \t]+([^\n#;]+))")
+
+
+def _import_statements(text: str):
+    """(from-module or None, [names]) for each import statement (textual)."""
+    pos = 0
+    seen = -1
     while True:
         i = text.find("import", pos)
         if i < 0:
             return
         start = text.rfind("\n", 0, i) + 1
-        if start != last and start >= pos_floor:
-            last = start
-            m = _IMPORT.match(text, start)
-            if m:
-                yield m
-                pos = pos_floor = max(m.end(), i + 1)  # matches do not overlap (finditer)
-                continue
         end = text.find("\n", i)
-        if end < 0:
-            return
-        pos = end
-
-
-@lru_cache(maxsize=8)
-def _index(roots: tuple[str, ...]) -> dict[str, frozenset[str]]:
-    """module name -> files importing it."""
-    from .discovery import discover
-
-    idx: dict[str, set[str]] = {}
-    for path in discover(list(roots) or ["."]).files:
-        try:
-            with open(path, "rb") as f:
-                text = f.read().decode("utf-8", "replace")
-        except OSError:
+        pos = len(text) if end < 0 else end + 1
+        if start == seen:
             continue
+        seen = start
+        m = _IMPORT.match(text, start)
+        if not m:
+            continue
+        if m.group(3) is not None:
+            for part in m.group(3).split(","):
+                name = part.strip().split()[0] if part.strip() else ""
+                if name and re.fullmatch(r"[\w.]+", name):
+                    yield None, [name]
+        else:
+            names = m.group(2).strip().strip("()")
+            if m.group(2).startswith("(") and not m.group(2).rstrip().endswith(")"):
+                close = text.find(")", m.end())
+                if close > 0:
+                    names = text[m.start(2) + 1 : close]
+                    pos = text.find("\n", close) + 1 or len(text)
+            out = []
+            for part in names.replace("\\", " ").split(","):
+                p = part.strip().split()
+                if p and re.fullmatch(r"[\w*]+", p[0]):
+                    out.append(p[0])
+            yield m.group(1), out
+
+
+@lru_cache(maxsize=4096)
+def package_of(path: str) -> Optional[str]:
+    """The dotted package of the file at ``path``; None outside any package."""
+    d = os.path.dirname(os.path.abspath(path))
+    parts: list[str] = []
+    while os.path.isfile(os.path.join(d, "__init__.py")):
+        parts.append(os.path.basename(d))
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return ".".join(reversed(parts)) if parts else None
+
+
+def module_name(path: str) -> tuple[str, Optional[str]]:
+    """(dotted module name, package) of a file; a script outside a package is its stem."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    pkg = package_of(path)
+    if pkg is None:
+        return stem, None
+    return (pkg if stem == "__init__" else f"{pkg}.{stem}"), pkg
+
+
+def _resolve_relative(mod: str, importer: str) -> Optional[str]:
+    level = len(mod) - len(mod.lstrip("."))
+    rest = mod[level:]
+    pkg = package_of(importer)
+    if pkg is None:
+        return None
+    parts = pkg.split(".")
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    if rest:
+        base += rest.split(".")
+    return ".".join(base)
+
+
+class ImportIndex:
+    """module name -> {importer file -> names imported from it ("*": the module itself)}."""
+
+    def __init__(self, files: list[str], read=None):
+        idx: dict[str, dict[str, set[str]]] = {}
+        for path in files:
+            try:
+                if read is not None:
+                    text = read(path)
+                else:
+                    with open(path, "rb") as f:
+                        text = f.read().decode("utf-8", "replace")
+            except OSError:
+                continue
+            if "import" not in text:
+                continue
+            real = os.path.realpath(path)
+            for mod, names in _import_statements(text):
+                if mod is None:
+                    full = names[0]
+                    parts = full.split(".")
+                    for k in range(1, len(parts) + 1):
+                        idx.setdefault(".".join(parts[:k]), {}).setdefault(real, set()).add("*")
+                    continue
+                if mod.startswith("."):
+                    mod = _resolve_relative(mod, path)
+                    if mod is None:
+                        continue
+                if not mod:
+                    continue
+                parts = mod.split(".")
+                for k in range(1, len(parts)):
+                    idx.setdefault(".".join(parts[:k]), {}).setdefault(real, set()).add(parts[k])
+                entry = idx.setdefault(mod, {}).setdefault(real, set())
+                entry.update(names)
+                for n in names:  # ``from pkg import mod``: maybe a submodule
+                    if n != "*":
+                        idx.setdefault(f"{mod}.{n}", {}).setdefault(real, set()).add("*")
+        self._idx = idx
+
+    def importers(self, module: str) -> dict[str, set[str]]:
+        return self._idx.get(module, {})
+
+
+class Project:
+    """The project facts of one run.  ``index`` is the :class:`ImportIndex` or None (a
+    worker process: asking raises :class:`NeedsProject`; ``standalone``: a single text
+    with no tree around it, which nothing imports)."""
+
+    def __init__(self, roots: tuple[str, ...] = (), index: Optional[ImportIndex] = None, standalone: bool = False):
+        self.roots = roots
+        self.index = index
+        self.standalone = standalone
+        # what a rule consulted beyond the file itself (the engine resets both per file):
+        # ``used``, the whole tree (the import index); ``deps``, single files it read.  The
+        # cache keeps such a result only while those are unchanged.
+        self.used = False
+        self.deps: set[str] = set()
+        self._models: dict = {}
+
+    def package_of(self, path: str) -> Optional[str]:
+        return package_of(path) if path and os.path.isfile(path) else None
+
+    def is_imported(self, path: str, name: Optional[str] = None) -> bool:
+        """Does another file of the tree import the module at ``path`` (and, when
+        ``name`` is given, possibly that name from it)?"""
+        if self.standalone or not path or not os.path.isfile(path):
+            return False
+        if self.index is None:
+            raise NeedsProject()
+        self.used = True
+        mod, pkg = module_name(path)
         real = os.path.realpath(path)
-        for m in _imports(text):
-            if m.group(1):  # from a.b import c, d: a, b, c and d may all be modules of the tree
-                names = [m.group(1)] + [n.strip().split(" ")[0] for n in m.group(2).split(",")]
-            else:
-                names = [n.strip().split(" ")[0] for n in m.group(3).split(",")]
-            for n in names:
-                for part in n.split("."):
-                    if part:
-                        idx.setdefault(part, set()).add(real)
-    return {k: frozenset(v) for k, v in idx.items()}
+        here = os.path.dirname(real)
+        for importer, names in self.index.importers(mod).items():
+            if importer == real:
+                continue
+            if pkg is None and os.path.dirname(importer) != here:
+                continue  # a bare module name resolves next to the importer only
+            if name is None or "*" in names or name in names:
+                return True
+        return False
 
+    def module_file(self, dotted: str, importer: str) -> Optional[str]:
+        """The file ``import dotted`` reaches from ``importer``: a module next to it, or
+        in its package root."""
+        if not importer or not os.path.isfile(importer):
+            return None
+        rel = dotted.replace(".", os.sep)
+        bases = [os.path.dirname(os.path.abspath(importer))]
+        pkg = package_of(importer)
+        if pkg:
+            root = os.path.abspath(importer)
+            for _ in range(pkg.count(".") + 2):
+                root = os.path.dirname(root)
+            bases.append(root)
+        for base in bases:
+            for cand in (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")):
+                if os.path.isfile(cand):
+                    return cand
+        return None
 
-def imported_module_names(roots: tuple[str, ...], exclude: str) -> set[str]:
-    """Names imported by files of the tree other than ``exclude``.
+    def model_for(self, path: str):
+        """The semantic model of another file (None when it cannot be read or parsed)."""
+        self.deps.add(path)
+        got = self._models.get(path, False)
+        if got is not False:
+            return got
+        from .semantic import LazyParseError, SemanticModel
+        from .sourcefile import read_source
 
-    Without roots (a library call, a test) the tree is the directory of ``exclude``, and
-    a path that is not a file on disk (in-memory text) has no tree at all."""
-    real = os.path.realpath(exclude)
-    if not roots:
-        if not os.path.isfile(real):
-            return set()
-        roots = (os.path.dirname(real),)
-    return {name for name, files in _index(tuple(roots)).items() if files - {real}}
+        try:
+            src = read_source(path, 4 * 1024 * 1024)
+            try:
+                got = SemanticModel(src.text, path, self)
+            except LazyParseError:
+                got = SemanticModel(src.text, path, self, lazy=False)
+        except Exception:  # unreadable, generated, invalid: the rule sees nothing there
+            got = None
+        self._models[path] = got
+        return got

@@ -1,28 +1,39 @@
-"""The one registry: the pitfall modules, and the rules collected from them.
+"""The one registry: the rules, collected from the modules of ``torchmend.rules``.
 
-Each module in ``PITFALLS`` defines its rules as :class:`~torchmend.rule.Rule` subclasses;
-nothing else lists codes by hand.  ``corpus/<pitfall>/`` holds each module's fixtures.
+Each rule is a :class:`~torchmend.rule.Rule` subclass in a module of its own
+(``rules/tm201_missing_zero_grad.py``); what the rules of one pitfall share lives in
+``rules/_<pitfall>.py``.  Nothing lists codes or pitfalls by hand: adding a rule is adding
+a module (and its corpus cases under ``corpus/<pitfall>/``).
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from functools import lru_cache
 
 from .rule import Rule
 
-PITFALLS = ("device", "zero_grad", "main_guard", "filtered_load", "softmax")
-
 
 @lru_cache(maxsize=None)
 def all_rules() -> tuple[type[Rule], ...]:
+    from . import rules as package
+
     found: list[type[Rule]] = []
-    for name in PITFALLS:
-        mod = importlib.import_module(f"{__package__}.{name}")
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("_") or info.ispkg:
+            continue
+        mod = importlib.import_module(f"{package.__name__}.{info.name}")
         for obj in vars(mod).values():
             if isinstance(obj, type) and issubclass(obj, Rule) and obj.__module__ == mod.__name__ and "code" in vars(obj):
                 found.append(obj)
     return tuple(sorted(found, key=lambda r: r.code))
+
+
+@lru_cache(maxsize=None)
+def pitfalls() -> tuple[str, ...]:
+    """The pitfall packages that define rules, sorted."""
+    return tuple(sorted({r.pitfall for r in all_rules()}))
 
 
 def resolve(selectors: list[str] | tuple[str, ...]) -> set[str]:

@@ -257,10 +257,8 @@ class SemanticModel:
         return None
 
     def _module_block(self, chunk, stmt) -> list:
-        """Top-level statements around ``stmt``: in lazy mode only the parsed ones."""
-        if not self.source.lazy:
-            return chunk.stmts
-        return [s for c in self.source.chunks if c.stmts for s in c.stmts]
+        """Every top-level statement (the module's block holds the definitions too)."""
+        return self.body()
 
     # ================================================================ scopes
     def scope_of(self, node) -> Scope:

@@ -1,0 +1,507 @@
+"""What the zero_grad rules (TM201, TM202) share: training loops, what each loop steps,
+and what may clear the gradients.
+
+The analysis is deliberately conservative (precision first): anything that might clear
+the gradients counts as clearing them, e.g. a ``zero_grad()`` on any receiver that may be
+the optimizer or one of its models, ``p.grad = None``, ``.grad.zero_()``, a closure, or an
+unknown call that receives the optimizer or the model.  Same-file helpers and methods
+are followed, with their parameters bound to the caller's arguments.  Loops driven by a
+framework (Lightning ``training_step``, ``accelerator.accumulate``, a DeepSpeed-style
+engine that both runs ``backward`` and ``step``) and ``step(closure)`` loops are skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..semantic import OriginKind, SemanticModel
+from ..semantic import names as N
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# nodes between a call and its loop that make the call conditional (or deferred)
+_CONDITIONAL = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.ClassDef, ast.Lambda, ast.IfExp, ast.BoolOp, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+    ast.Match, ast.match_case,
+) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+# callees that are known not to clear gradients (qualified-name prefixes)
+KNOWN_PREFIXES = (
+    "torch.", "builtins.", "math.", "time.", "random.", "numpy.", "itertools.", "functools.", "logging.", "tqdm.",
+    "statistics.", "copy.", "os.", "sys.", "json.", "pickle.", "pathlib.", "collections.", "operator.", "warnings.",
+    "datetime.",
+)
+OPT_METHODS = {"step", "zero_grad", "state_dict", "load_state_dict", "add_param_group"}
+MODEL_METHODS = {
+    "parameters", "named_parameters", "train", "eval", "to", "cuda", "cpu", "forward", "state_dict", "modules",
+    "children", "named_modules", "buffers", "requires_grad_", "float", "half", "double",
+    "zero_grad",  # decided by zero_ops (which module it clears)
+}
+SCALER_METHODS = {"step", "unscale_", "scale", "update", "get_scale"}
+# a library method on the model with one of these in its name may clear the gradients
+_SUSPECT_WORDS = ("zero", "grad", "step", "optim", "backward", "update", "reset", "clear", "fit", "train")
+
+
+def known(sem: SemanticModel, call: ast.Call) -> bool:
+    """A library callee known not to clear gradients."""
+    return any(q.startswith(KNOWN_PREFIXES) for q in sem.qualnames(call.func))
+
+
+def related(a: str, b: str) -> bool:
+    """One dotted path is the other or contains it (``model`` / ``model.fc``)."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+@dataclass
+class Binding:
+    kind: str  # opt | param | scaler | sched | unknown
+    ctors: list = field(default_factory=list)  # optimizer constructor calls
+
+
+def binding(sem: SemanticModel, expr) -> Binding:
+    """What ``expr`` (a step receiver or argument) is: a torch.optim optimizer (with the
+    constructor calls), a parameter whose callers are unknown, a GradScaler, a scheduler."""
+    kinds, ctors = set(), []
+    for o in sem.origins(expr):
+        if o.kind is OriginKind.PARAMETER:
+            kinds.add("param")
+        elif o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
+            q = sem.call_qualname(o.node)
+            if N.is_optimizer(q):
+                kinds.add("opt")
+                ctors.append(o.node)
+            elif N.is_scaler(q):
+                kinds.add("scaler")
+            elif N.is_scheduler(q):
+                kinds.add("sched")
+            else:
+                kinds.add("unknown")
+        else:
+            kinds.add("unknown")
+    if len(kinds) == 1:
+        return Binding(kinds.pop(), ctors)
+    if kinds == {"opt", "param"}:
+        return Binding("opt", ctors)
+    return Binding("unknown")
+
+
+def models_of(sem: SemanticModel, ctors: list) -> Optional[set[str]]:
+    """Dotted receivers of ``.parameters()`` in the optimizer constructors: the modules
+    whose gradients the optimizer steps; None when not all are known."""
+    if not ctors:
+        return None
+    out: set[str] = set()
+    for call in ctors:
+        found = False
+        for n in (m for a in [*call.args, *(k.value for k in call.keywords)] for m in sem.walk(a)):
+            if isinstance(n, ast.Call) and sem.method_name(n) in ("parameters", "named_parameters"):
+                d = sem.dotted(sem.receiver(n))
+                if d is None:
+                    return None
+                out.add(d)
+                found = True
+        if not found:
+            return None
+    return out
+
+
+def innermost_loop(sem: SemanticModel, node):
+    """The innermost loop whose body holds ``node`` within its function, or None."""
+    child = node
+    for a in sem.ancestors(node):
+        if isinstance(a, _LOOPS):
+            if in_body(child, a):
+                return a
+        if isinstance(a, _SCOPES):
+            return None
+        child = a
+    return None
+
+
+def in_body(child, loop) -> bool:
+    return any(s is child for s in loop.body)
+
+
+def direct(sem: SemanticModel, node, loop) -> bool:
+    """``node`` runs on every iteration of ``loop`` (only ``with`` blocks between)."""
+    for a in sem.ancestors(node):
+        if a is loop:
+            return True
+        if isinstance(a, _CONDITIONAL):
+            return False
+    return False
+
+
+def framework_skip(sem: SemanticModel, node) -> bool:
+    """Lightning training_step / LightningModule, ``accelerator.accumulate``."""
+    for a in sem.ancestors(node):
+        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)) and a.name in ("training_step", "training_step_end"):
+            return True
+        if isinstance(a, ast.ClassDef) and any(N.framework_of(q) == "Lightning" for q in sem.base_qualnames(a)):
+            return True
+        if isinstance(a, (ast.With, ast.AsyncWith)):
+            for item in a.items:
+                if isinstance(item.context_expr, ast.Call) and sem.method_name(item.context_expr) == "accumulate":
+                    return True
+    return False
+
+
+def accumulation_guard(sem: SemanticModel, node, loop) -> bool:
+    """``node`` sits under an ``if`` that may be an accumulation window: its test has a
+    ``%`` (``(i + 1) % k == 0``), a name that says so (``accumulate``, ``every``), a
+    ``len(...)``, or reads a counter of the loop (a name its target binds, a name
+    incremented in its body, an enclosing loop's target).  Only a condition that is none
+    of these (``if torch.isfinite(loss):``) lets a zero_grad at the top of the loop stay
+    right."""
+    counters = set()
+    for lp in [loop, *(a for a in sem.ancestors(loop) if isinstance(a, _LOOPS))]:
+        if isinstance(lp, (ast.For, ast.AsyncFor)):
+            counters |= {n.id for n in ast.walk(lp.target) if isinstance(n, ast.Name)}
+        for n in (m for s in lp.body for m in ast.walk(s)):
+            if isinstance(n, ast.AugAssign):
+                d = sem.dotted(n.target)
+                if d:
+                    counters.add(d)
+    for a in sem.ancestors(node):
+        if a is loop:
+            return False
+        if isinstance(a, (ast.If, ast.While)):
+            for n in ast.walk(a.test):
+                if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod):
+                    return True
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len":
+                    return True
+                word = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else ""
+                if any(w in word.lower() for w in ("accum", "every", "step", "iter", "count")):
+                    return True
+                d = sem.dotted(n) if isinstance(n, (ast.Name, ast.Attribute)) else None
+                if d is not None and d in counters:
+                    return True
+    return False
+
+
+def sole_call(stmt) -> Optional[ast.Call]:
+    """The call of a statement that is just ``X.f(...)``."""
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return stmt.value
+    return None
+
+
+@dataclass
+class Stepper:
+    text: str  # the optimizer expression, e.g. "optimizer"
+    expr: ast.AST
+    binding: Binding
+    calls: list = field(default_factory=list)  # the step calls (opt.step() / scaler.step(opt))
+    models: Optional[set] = None
+
+    @property
+    def known(self) -> bool:
+        return self.binding.kind in ("opt", "param")
+
+
+@dataclass
+class LoopFacts:
+    loop: ast.AST
+    steppers: dict  # text -> Stepper
+    backwards: list  # backward calls whose innermost loop is the loop
+    any_backward: bool  # a backward anywhere in the body (any depth)
+    forwards: set  # dotted callees called like models
+    skip: bool = False
+    ambiguous: bool = False  # several stepped objects, none provably an optimizer
+
+
+class Analysis:
+    """Per-file facts shared by both rules (one per Context)."""
+
+    def __init__(self, sem: SemanticModel):
+        self.sem = sem
+        self.loops = [l for l in sem.find(*_LOOPS, containing=("backward",)) if sem._contains(l, ("step",))]
+        self._facts: dict = {}
+
+    @classmethod
+    def of(cls, ctx) -> "Analysis":
+        a = ctx.cache.get("zero_grad")
+        if a is None:
+            a = ctx.cache["zero_grad"] = cls(ctx.sem)
+        return a
+
+    # ----- loops
+    def facts(self, loop) -> LoopFacts:
+        f = self._facts.get(loop)
+        if f is None:
+            f = self._facts[loop] = self._compute(loop)
+        return f
+
+    def _compute(self, loop) -> LoopFacts:
+        sem = self.sem
+        body_calls = [n for s in loop.body for n in sem.walk(s) if isinstance(n, ast.Call)]
+        own = [c for c in body_calls if innermost_loop(sem, c) is loop]
+        backwards = [c for c in own if sem.method_name(c) == "backward"]
+        any_backward = any(sem.method_name(c) == "backward" for c in body_calls)
+        backward_receivers = {sem.dotted(sem.receiver(c)) for c in body_calls if sem.method_name(c) == "backward"}
+        facts = LoopFacts(loop, {}, backwards, any_backward, set())
+        if framework_skip(sem, loop):
+            facts.skip = True
+            return facts
+        for c in own:
+            if sem.method_name(c) != "step":
+                continue
+            recv = sem.receiver(c)
+            rtext = sem.dotted(recv)
+            if rtext is not None and rtext in backward_receivers:
+                facts.skip = True  # an engine that runs backward and step itself (DeepSpeed)
+                return facts
+            if c.keywords or len(c.args) > 1:
+                facts.skip = True  # step(closure=...)
+                return facts
+            if not c.args:
+                opt_expr = recv
+                b = binding(sem, recv)
+                if b.kind in ("scaler", "sched"):
+                    continue
+            else:
+                arg = c.args[0]
+                if isinstance(arg, ast.Starred):
+                    facts.skip = True
+                    return facts
+                rb, ab = binding(sem, recv), binding(sem, arg)
+                if rb.kind == "sched":
+                    continue  # scheduler.step(metric)
+                if rb.kind == "scaler" or ab.kind in ("opt", "param") and rb.kind != "opt":
+                    opt_expr, b = arg, ab
+                else:
+                    facts.skip = True  # optimizer.step(closure): the closure clears
+                    return facts
+            text = sem.dotted(opt_expr)
+            if text is None:
+                facts.skip = True
+                return facts
+            st = facts.steppers.get(text)
+            if st is None:
+                st = facts.steppers[text] = Stepper(text, opt_expr, b)
+                st.models = models_of(sem, b.ctors) if b.kind == "opt" else None
+            st.calls.append(c)
+        # unknown receivers are dropped when a known optimizer steps; never a scheduler
+        if any(s.known for s in facts.steppers.values()):
+            facts.steppers = {t: s for t, s in facts.steppers.items() if s.known}
+        else:
+            facts.steppers = {t: s for t, s in facts.steppers.items() if "sched" not in t.split(".")[-1].lower()}
+            facts.ambiguous = len(facts.steppers) > 1
+        for c in body_calls:
+            d = sem.dotted(c.func)
+            if d is not None and not known(sem, c):
+                target = sem.callee(c)
+                if isinstance(c.func, ast.Name) and target is None:
+                    facts.forwards.add(d)
+                elif isinstance(c.func, ast.Attribute) and d.startswith("self.") and d.count(".") == 1 and target is None:
+                    facts.forwards.add(d)
+        return facts
+
+    # ----- what clears gradients
+    def zero_ops(self, root, st: Stepper, facts: LoopFacts) -> list:
+        """Explicit gradient-clearing operations inside ``root`` (a node or a list of
+        statements) that may clear ``st``'s gradients (zero_grad on it or its model,
+        p.grad = None, .grad.zero_(), ...)."""
+        sem = self.sem
+        out = []
+        models = st.models
+        all_opts = set(facts.steppers)
+        others: set[str] = set()
+        for t, o in facts.steppers.items():
+            if t != st.text:
+                others |= o.models or set()
+        roots = root if isinstance(root, list) else [root]
+        for n in (m for r in roots for m in sem.walk(r)):
+            if isinstance(n, ast.Call):
+                m = sem.method_name(n)
+                if m == "zero_grad":
+                    recv = sem.receiver(n)
+                    r = sem.dotted(recv)
+                    if r is None or r == st.text:
+                        out.append(n)
+                        continue
+                    rb = binding(sem, recv)
+                    if rb.kind in ("opt", "param"):
+                        # another optimizer: it clears ours only if they may share modules
+                        theirs = models_of(sem, rb.ctors) if rb.kind == "opt" else None
+                        if models is None or theirs is None or any(related(a, b) for a in theirs for b in models):
+                            out.append(n)
+                    elif r in all_opts:
+                        continue  # another stepped object
+                    elif models is None or any(related(r, mm) for mm in models):
+                        out.append(n)
+                    elif not any(related(r, mm) for mm in others):
+                        out.append(n)
+                elif (
+                    isinstance(n.func, ast.Name)
+                    and "zero" in n.func.id.lower()
+                    and not any(q.startswith("torch.") for q in sem.qualnames(n.func))
+                ):
+                    out.append(n)  # zero_gradients(opts), reset_zero_grads(model), ...
+                elif m is not None and m.endswith("_") and touches_grad(sem.receiver(n)):
+                    out.append(n)
+                elif m is not None and "zero_grad" in m:
+                    out.append(n)
+            elif isinstance(n, ast.Assign):
+                if any(touches_grad(t) for t in n.targets):
+                    out.append(n)
+            elif isinstance(n, (ast.AnnAssign, ast.AugAssign)):
+                if touches_grad(n.target):
+                    out.append(n)
+            elif isinstance(n, ast.Delete) and any(touches_grad(t) for t in n.targets):
+                out.append(n)
+        return out
+
+    def may_clear(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str]) -> Optional[str]:
+        """Why ``st``'s gradients may be cleared inside the loop body, or None."""
+        watched = {st.text, *all_opts, *(st.models or ()), *facts.forwards}
+        for s in facts.steppers.values():
+            watched |= s.models or set()
+        return self._scan(loop.body, st, facts, watched, set())
+
+    def _follow(self, fn, call: Optional[ast.Call], st, facts, watched, seen) -> Optional[str]:
+        """Scan the body of a same-file function ``fn`` that ``call`` runs: the caller's
+        watched values are watched under the names of the parameters they are passed as
+        (module-level names keep theirs)."""
+        if fn in seen:
+            return None
+        seen.add(fn)
+        inner = set(watched)
+        if call is not None:
+            args = fn.args
+            pos = [a.arg for a in (*args.posonlyargs, *args.args)]
+            skip = 1 if isinstance(call.func, ast.Attribute) and isinstance(self.sem.parent(fn), ast.ClassDef) else 0
+            for j, a in enumerate(call.args):
+                if isinstance(a, ast.Starred):
+                    return "a call with *args"
+                d = self.sem.dotted(a)
+                if d is not None and any(related(d, w) for w in watched) and j + skip < len(pos):
+                    inner.add(pos[j + skip])
+            for k in call.keywords:
+                if k.arg is None:
+                    return "a call with **kwargs"
+                d = self.sem.dotted(k.value)
+                if d is not None and any(related(d, w) for w in watched):
+                    inner.add(k.arg)
+        return self._scan(fn.body, st, facts, inner, seen)
+
+    def _scan(self, root, st: Stepper, facts: LoopFacts, watched, seen) -> Optional[str]:
+        if self.zero_ops(root, st, facts):
+            return "zero"
+        sem = self.sem
+        all_opts = set(facts.steppers)
+        roots = root if isinstance(root, list) else [root]
+        for c in (n for r in roots for n in sem.walk(r) if isinstance(n, ast.Call)):
+            if known(sem, c):
+                continue
+            d = sem.dotted(c.func)
+            m = sem.method_name(c)
+            recv = sem.dotted(sem.receiver(c)) if m else None
+            target = sem.callee(c)
+            if isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # a function or method of this file: follow it with its arguments bound
+                why = self._follow(target, c, st, facts, watched, seen)
+                if why:
+                    return f"`{d or 'call'}()`"
+                continue
+            if isinstance(target, ast.ClassDef):
+                init = sem.method(target, "__init__")
+                if init is not None and self._receives(c, watched):
+                    if self._follow(init, c, st, facts, watched, seen):
+                        return f"`{d or 'call'}()`"
+                continue
+            if recv is not None:
+                if recv in all_opts or recv == st.text:
+                    if m not in OPT_METHODS:
+                        return f"`{d}()`"
+                    continue
+                if m in SCALER_METHODS and binding(sem, sem.receiver(c)).kind == "scaler":
+                    continue
+                if m == "backward":
+                    continue
+                if recv == "self":
+                    continue  # ``self.model(x)``: a forward (methods of the class were followed)
+                if recv in watched and m not in MODEL_METHODS:
+                    # a library method of the model: assumed not to clear unless its name says it might
+                    if any(w in m.lower() for w in _SUSPECT_WORDS):
+                        return f"`{d}()`"
+            if self._receives(c, watched):
+                return f"`{d or 'call'}(...)`"
+        return None
+
+    def _receives(self, call: ast.Call, watched: set[str]) -> bool:
+        """The optimizer or a model is passed to ``call`` (not merely called)."""
+        sem = self.sem
+        roots = {w.split(".")[0] for w in watched if w.startswith("self.")}
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            for n in sem.walk(arg):
+                if isinstance(n, (ast.Name, ast.Attribute)):
+                    d = sem.dotted(n)
+                    if d is None:
+                        continue
+                    if d in watched or d in roots:
+                        p = sem.parent(n)
+                        if isinstance(p, ast.Call) and p.func is n:
+                            continue  # a forward call: model(x)
+                        if isinstance(p, ast.Attribute) and p.value is n and sem.dotted(p) not in watched:
+                            # model.parameters() is the model; model.fc(x) a forward
+                            pp = sem.parent(p)
+                            if not (isinstance(pp, ast.Call) and pp.func is p and p.attr in MODEL_METHODS):
+                                continue
+                        return True
+        return False
+
+
+def touches_grad(expr) -> bool:
+    return expr is not None and any(isinstance(n, ast.Attribute) and n.attr == "grad" for n in ast.walk(expr))
+
+
+def backward_run(sem: SemanticModel, stmt, own_text: str):
+    """Walk back from ``stmt`` in its block and return the earliest statement of the
+    straight-line run of backward statements that feeds it, or a string saying why
+    there is none."""
+    block = sem.block_of(stmt)
+    if block is None or sem.parent(stmt) is sem.module:
+        return "not in an indented block"
+    i = next(k for k, s in enumerate(block) if s is stmt)
+    first = None
+    for s in reversed(block[:i]):
+        calls = [n for n in sem.walk(s) if isinstance(n, ast.Call)]
+        if isinstance(s, _COMPOUND):
+            if first is None:
+                return "control flow between the backward() and the step()"
+            if any(sem.method_name(c) == "backward" for c in calls):
+                return "more backward() calls under control flow before the step()"
+            break
+        if any(sem.method_name(c) == "backward" for c in calls):
+            first = s
+            continue
+        steps = [c for c in calls if sem.method_name(c) == "step"]
+        if steps and first is not None:
+            break
+        zeros = [c for c in calls if sem.method_name(c) == "zero_grad" and sem.dotted(sem.receiver(c)) == own_text]
+        if zeros:
+            break
+    if first is None:
+        return "no backward() before the step() in the same block"
+    return first
+
+
+_COMPOUND = (
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.ClassDef, ast.Match,
+) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+
+
+def new_zero(view, receiver: str):
+    import libcst as cst
+
+    return cst.parse_statement(f"{receiver}.zero_grad()\n")
+
+
+def moved_stmt(stmt):
+    """A LibCST statement as it will be re-inserted: its comment lines kept, blank lines dropped."""
+    return stmt.with_changes(leading_lines=[ln for ln in stmt.leading_lines if ln.comment is not None])

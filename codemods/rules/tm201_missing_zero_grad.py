@@ -1,0 +1,160 @@
+"""TM201 missing-zero-grad."""
+
+from __future__ import annotations
+
+import ast
+
+from ..rule import Context, Fix, Rule, Safety, Severity, Verify
+from ._zero_grad import (
+    _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, direct, new_zero,
+)
+
+
+class MissingZeroGrad(Rule):
+    """## What it does
+    Finds training loops that call `loss.backward()` and `optimizer.step()` (or
+    `scaler.step(optimizer)`) while nothing clears the gradients.
+
+    ## Why is this bad?
+    `backward()` *adds* to `.grad`.  Without `optimizer.zero_grad()` each step uses the
+    sum of every gradient computed so far: the effective learning rate grows with the
+    iteration count and training diverges or stalls, without any error.
+
+    Gradient accumulation (a step under `if (i + 1) % k == 0:`), `model.zero_grad()`,
+    `p.grad = None`, LBFGS closures, Lightning, Accelerate and DeepSpeed loops, and
+    unknown calls that receive the optimizer or the model are not reported.  Helpers and
+    methods of the same file that the loop calls are read, with their parameters bound
+    to the loop's arguments.
+
+    ## Example
+    ```python
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+    ```
+
+    ## Fix safety
+    Safe when the optimizer is provably a `torch.optim` optimizer (built with
+    `torch.optim.X(...)` in the file, reaching the loop through names, attributes,
+    parameters or a builder function) or a parameter whose callers are not all known;
+    otherwise unsafe.  A step under a condition that is not an accumulation window
+    (`if torch.isfinite(loss):`) still gets the `zero_grad()` at the top of the loop;
+    an accumulation window is reported only.  With several optimizers in the loop the
+    `zero_grad()` goes right before the backward that feeds that optimizer's step, when
+    that pairing is straight-line code.
+    """
+
+    code = "TM201"
+    name = "missing-zero-grad"
+    pitfall = "zero_grad"
+    summary = "backward() and step() in a loop with nothing that clears the gradients"
+    severity = Severity.BUG
+    needles = ("backward",)
+    requires_all = ("step",)
+    verify = Verify("zero_grad", ("TM201",))
+    corpus_minimum = (10, 8)
+    valid = (
+        "for x, y in loader:\n    opt.zero_grad()\n    criterion(model(x), y).backward()\n    opt.step()\n",
+        "for x, y in loader:\n    criterion(model(x), y).backward()\n    opt.step()\n    opt.zero_grad()\n",
+    )
+    invalid = (
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
+        "    criterion(model(x), y).backward()\n    opt.step()\n",
+    )
+
+    def check(self, ctx: Context):
+        an = Analysis.of(ctx)
+        for loop in an.loops:
+            facts = an.facts(loop)
+            if facts.skip or not facts.steppers or not facts.any_backward:
+                continue
+            all_opts = set(facts.steppers)
+            if facts.ambiguous:
+                f = self._check_ambiguous(ctx, an, loop, facts, all_opts)
+                if f is not None:
+                    yield f
+                continue
+            for st in facts.steppers.values():
+                f = self._check_one(ctx, an, loop, facts, st, all_opts)
+                if f is not None:
+                    yield f
+
+    def _zeroed_outside(self, ctx, an, loop, st, facts) -> bool:
+        """A zero_grad in an enclosing loop: TM202's business."""
+        for a in ctx.sem.ancestors(loop):
+            if isinstance(a, _SCOPES):
+                return False
+            if isinstance(a, _LOOPS) and an.zero_ops(a.body, st, facts):
+                return True
+        return False
+
+    def _check_ambiguous(self, ctx, an: Analysis, loop, facts: LoopFacts, all_opts: set[str]):
+        """Several objects step and none is provably an optimizer (``optimizer.step();
+        ema.step()``): report once when nothing in the loop may clear, never fix."""
+        for st in facts.steppers.values():
+            if an.may_clear(loop, st, facts, all_opts) or self._zeroed_outside(ctx, an, loop, st, facts):
+                return None
+        names = ", ".join(f"`{t}`" for t in sorted(facts.steppers))
+        first = min((c for s in facts.steppers.values() for c in s.calls), key=lambda c: (c.lineno, c.col_offset))
+        return ctx.finding(
+            self,
+            first,
+            f"{names} step in a loop with backward() and nothing clears the gradients; "
+            "none is provably a torch.optim optimizer, so which to zero is left to you",
+        )
+
+    def _check_one(self, ctx, an: Analysis, loop, facts: LoopFacts, st: Stepper, all_opts: set[str]):
+        sem = ctx.sem
+        if an.may_clear(loop, st, facts, all_opts) or self._zeroed_outside(ctx, an, loop, st, facts):
+            return None
+        step = st.calls[0]
+        direct_step = [c for c in st.calls if direct(sem, c, loop)]
+        direct_bw = [c for c in facts.backwards if direct(sem, c, loop)]
+        recv = sem.receiver(step)
+        where = f"`{st.text}.step()`" if recv is st.expr else f"`{sem.segment(step.func)}({st.text})`"
+        accumulating = not direct_step and accumulation_guard(sem, step, loop)
+        if accumulating or not direct_bw:
+            if accumulating:
+                why = (
+                    "the step runs every few iterations: add "
+                    f"`{st.text}.zero_grad()` after it, where the accumulation window ends"
+                )
+            else:
+                why = "backward() runs under control flow or in a nested loop: not fixed automatically"
+            return ctx.finding(
+                self, step, f"{where} runs in a loop with backward() and nothing clears the gradients ({why})"
+            )
+        safety = Safety.SAFE if st.known else Safety.UNSAFE
+        what = "" if st.known else f" (`{st.text}` is not provably a torch.optim optimizer)"
+        when = "every iteration" if direct_step else "in a loop"
+        msg = f"{where} runs {when} but nothing clears the gradients: they accumulate across steps{what}"
+        text = st.text
+        if len(facts.steppers) == 1:
+            first = loop.body[0]
+
+            def build(view, first=first, text=text):
+                return view.insert_before(view.statement(first), new_zero(view, text))
+
+            return ctx.finding(self, step, msg, Fix(build, safety=safety, message=f"insert `{text}.zero_grad()`"))
+        # several optimizers: zero right before the backward run that feeds this step
+        if not direct_step:
+            return ctx.finding(self, step, f"{msg}; several optimizers and the step is conditional: not fixed")
+        stmt = sem.statement_of(direct_step[0])
+        target = backward_run(sem, stmt, text)
+        if isinstance(target, str):
+            return ctx.finding(self, step, f"{msg}; several optimizers and {target}: not fixed")
+
+        def build_before(view, target=target, text=text):
+            return view.insert_before(view.statement(target), new_zero(view, text))
+
+        return ctx.finding(self, step, msg, Fix(build_before, safety=safety, message=f"insert `{text}.zero_grad()`"))

@@ -1,0 +1,241 @@
+"""TM202 misplaced-zero-grad."""
+
+from __future__ import annotations
+
+import ast
+
+from ..rule import Context, Fix, Rule, Safety, Severity, Verify
+from ._zero_grad import (
+    _COMPOUND, _LOOPS, _SCOPES, SCALER_METHODS, Analysis, LoopFacts, Stepper, binding, direct, framework_skip,
+    known, models_of, moved_stmt, related, sole_call,
+)
+
+
+class MisplacedZeroGrad(Rule):
+    """## What it does
+    Finds `optimizer.zero_grad()` calls in the wrong place: once per epoch in an outer
+    loop while the inner loop steps every batch, or between `loss.backward()` and
+    `optimizer.step()` in the same block.
+
+    ## Why is this bad?
+    Once per epoch, gradients still accumulate across every batch of the epoch.  Between
+    backward and step, the step sees no gradient at all and the model does not learn.
+
+    ## Example
+    ```python
+    for epoch in range(3):
+        optimizer.zero_grad()
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+    ```
+
+    ## Use instead
+    ```python
+    for epoch in range(3):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            optimizer.step()
+    ```
+
+    ## Fix safety
+    The call is moved as written (arguments such as `set_to_none=True` and its comment
+    are kept): into the inner loop as its first statement, or before the backward
+    statement(s) that feed the step.  Safe when the code in between is straight-line and
+    the optimizer is a known `torch.optim` optimizer; otherwise reported or offered as an
+    unsafe fix.
+    """
+
+    code = "TM202"
+    name = "misplaced-zero-grad"
+    pitfall = "zero_grad"
+    summary = "zero_grad() outside the loop that steps, or between backward() and step()"
+    severity = Severity.BUG
+    # clearing operations: zero_grad(), p.grad = None, p.grad.zero_(), zero_gradients(...)
+    needles = ("grad", "zero", "Zero", "ZERO")
+    requires_all = ("step", "backward")
+    verify = Verify("zero_grad", ("TM202",))
+    corpus_minimum = (10, 8)
+    valid = (
+        "for epoch in range(3):\n    for x, y in loader:\n        opt.zero_grad()\n        loss(x, y).backward()\n"
+        "        opt.step()\n",
+    )
+    invalid = (
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(3):\n"
+        "    opt.zero_grad()\n    for x, y in loader:\n        loss(x, y).backward()\n        opt.step()\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
+        "    loss(x, y).backward()\n    opt.zero_grad()\n    opt.step()\n",
+    )
+
+    def check(self, ctx: Context):
+        an = Analysis.of(ctx)
+        seen: set = set()
+        for loop in an.loops:
+            facts = an.facts(loop)
+            if facts.skip or not facts.steppers or not facts.any_backward or facts.ambiguous:
+                continue
+            all_opts = set(facts.steppers)
+            for st in facts.steppers.values():
+                f = self._epoch_level(ctx, an, loop, facts, st, all_opts)
+                if f is not None and f[0] not in seen:
+                    seen.add(f[0])
+                    yield f[1]
+        yield from self._between(ctx, an, seen)
+
+    # 2.2: zero_grad once per epoch
+    def _epoch_level(self, ctx, an: Analysis, loop, facts: LoopFacts, st: Stepper, all_opts):
+        sem = ctx.sem
+        if an.may_clear(loop, st, facts, all_opts):
+            return None
+        outer, zeros = None, []
+        for a in sem.ancestors(loop):
+            if isinstance(a, _SCOPES):
+                break
+            if isinstance(a, _LOOPS):
+                zeros = an.zero_ops(a.body, st, facts)
+                if zeros:
+                    outer = a
+                    break
+        if outer is None:
+            return None
+        z = zeros[0]
+        direct_step = [c for c in st.calls if direct(sem, c, loop)]
+        direct_bw = [c for c in facts.backwards if direct(sem, c, loop)]
+        zt = sem.segment(z).strip() if isinstance(z, ast.Call) else "the gradients are cleared"
+        how = "every iteration of" if direct_step else "under a condition in"
+        msg = (
+            f"`{zt}` runs once per iteration of the outer loop (line {outer.lineno}) while "
+            f"`{st.text}` steps {how} the inner loop: gradients accumulate across steps"
+        )
+        zstmt = sem.statement_of(z) if isinstance(z, ast.Call) else None
+        zr = sem.dotted(sem.receiver(z)) if isinstance(z, ast.Call) else None
+        strict = isinstance(z, ast.Call) and (
+            zr == st.text or st.models is not None and zr is not None and any(related(zr, m) for m in st.models)
+        )
+        ok = (
+            strict
+            and len(zeros) == 1
+            and zstmt is not None
+            and sole_call(zstmt) is z
+            and any(s is zstmt for s in outer.body)
+            and direct_step
+            and direct_bw
+            and not isinstance(z.func, ast.Name)
+            # only this inner loop steps this optimizer inside the outer loop
+            and not any(
+                l2 is not loop and l2 in set(sem.walk(outer)) and st.text in an.facts(l2).steppers for l2 in an.loops
+            )
+        )
+        if not ok:
+            return z, ctx.finding(self, z, msg + " (not moved automatically)")
+        first = loop.body[0]
+
+        def build(view, zstmt=zstmt, first=first):
+            import libcst as cst
+
+            zs = view.statement(zstmt)
+            return {zs: cst.RemoveFromParent(), **view.insert_before(view.statement(first), moved_stmt(zs))}
+
+        safety = Safety.SAFE if st.known else Safety.UNSAFE
+        return z, ctx.finding(self, z, msg, Fix(build, safety=safety, message=f"move `{zt}` into the inner loop"))
+
+    # 2.4: zero_grad between backward and step
+    def _between(self, ctx, an: Analysis, seen: set):
+        sem = ctx.sem
+        for z in sem.find(ast.Call, containing=("zero_grad",)):
+            if sem.method_name(z) != "zero_grad" or z in seen:
+                continue
+            zstmt = sem.statement_of(z)
+            if zstmt is None or isinstance(zstmt, _COMPOUND) or framework_skip(sem, z):
+                continue
+            block = sem.block_of(zstmt)
+            if block is None:
+                continue
+            zr = sem.dotted(sem.receiver(z))
+            if zr is None:
+                continue
+            i = next(k for k, s in enumerate(block) if s is zstmt)
+            # forward: the next step() this zero_grad can clear, with no backward before it
+            label, straight, opt_expr = None, True, None
+            for s in block[i + 1:]:
+                calls = [n for n in sem.walk(s) if isinstance(n, ast.Call)]
+                if isinstance(s, _COMPOUND):
+                    if any(sem.method_name(n) in ("backward", "step", "zero_grad") for n in calls):
+                        break
+                    straight = False
+                    continue
+                if any(sem.method_name(c) in ("backward", "zero_grad") for c in calls):
+                    break
+                got = self._stepper_cleared(sem, calls, zr)
+                if got is not None:
+                    label, opt_expr = got
+                    break
+                # an unknown call between the zero_grad and the step may refill the
+                # gradients (a SAM-style second pass): assume it does, no finding
+                if any(not known(sem, c) and sem.method_name(c) not in SCALER_METHODS | {"item", "detach", "cpu"} for c in calls):
+                    break
+            if label is None:
+                continue
+            # backward: a backward() since the last step of that optimizer
+            first = None
+            for s in reversed(block[:i]):
+                calls = [n for n in sem.walk(s) if isinstance(n, ast.Call)]
+                if isinstance(s, _COMPOUND):
+                    if any(sem.method_name(n) in ("backward", "step", "zero_grad") for n in calls):
+                        break
+                    if first is None:
+                        straight = False
+                    continue
+                if any(sem.method_name(c) == "backward" for c in calls):
+                    first = s
+                    continue
+                if any(sem.method_name(c) in ("step", "zero_grad") for c in calls):
+                    break
+            if first is None:
+                continue
+            b = binding(sem, opt_expr)
+            is_known = b.kind in ("opt", "param")
+            zt = sem.segment(z).strip()
+            msg = f"`{zt}` runs between backward() and `{label}`: the step sees no gradients and the model does not learn"
+            if not straight or sole_call(zstmt) is not z:
+                yield ctx.finding(self, z, msg + " (not moved automatically: control flow in between)")
+                continue
+
+            def build(view, zstmt=zstmt, first=first):
+                import libcst as cst
+
+                zs = view.statement(zstmt)
+                return {zs: cst.RemoveFromParent(), **view.insert_before(view.statement(first), moved_stmt(zs))}
+
+            safety = Safety.SAFE if is_known else Safety.UNSAFE
+            yield ctx.finding(self, z, msg, Fix(build, safety=safety, message=f"move `{zt}` before backward()"))
+
+    @staticmethod
+    def _stepper_cleared(sem, calls, zr: str):
+        """A step call among ``calls`` whose optimizer ``zr.zero_grad()`` clears:
+        ``(label, optimizer expression)``."""
+        for c in calls:
+            if sem.method_name(c) != "step":
+                continue
+            recv = sem.receiver(c)
+            if not c.args and not c.keywords:
+                opt = recv
+            elif len(c.args) == 1 and not c.keywords and binding(sem, recv).kind == "scaler":
+                opt = c.args[0]
+            else:
+                continue
+            ot = sem.dotted(opt)
+            if ot is None:
+                continue
+            b = binding(sem, opt)
+            if b.kind in ("sched", "scaler"):
+                continue
+            if ot == zr:
+                return sem.segment(c).strip(), opt
+            models = models_of(sem, b.ctors) if b.kind == "opt" else None
+            if b.kind in ("opt", "param") and models is not None and any(related(zr, m) for m in models):
+                return sem.segment(c).strip(), opt
+        return None
