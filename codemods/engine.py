@@ -36,9 +36,11 @@ class Options:
     write: bool = False  # apply in place
     roots: tuple[str, ...] = ()
     max_bytes: int = 4 * 1024 * 1024
-    # parse only what the rules reach (semantic/source.py); False parses every file
-    # whole: the reference the equivalence tests compare with
-    lazy: bool = True
+    # the text gate (needles) and parsing only what the rules reach (semantic/source.py);
+    # False runs every rule on every file parsed whole: the reference tests compare with
+    shortcuts: bool = True
+    # files shorter than this are parsed whole (the tests set 0 to cut every file)
+    lazy_min_chars: int = 2000
 
 
 @dataclass
@@ -121,10 +123,12 @@ def _syntax_error(e: SyntaxError) -> SourceError:
 
 
 def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None = None, trace: dict | None = None,
-            lazy: bool = True, options: Options | None = None):
+            shortcuts: bool = True, options: Options | None = None):
     """Run every rule whose gate lets ``text`` through on one shared semantic model;
-    returns ``(ctx, findings)``, ``(None, [])`` when no rule applies."""
-    active = select_rules(text, rules)
+    returns ``(ctx, findings)``, ``(None, [])`` when no rule applies.  Without
+    ``shortcuts`` every rule runs and the file is parsed whole."""
+    active = select_rules(text, rules) if shortcuts else list(rules)
+    lazy = shortcuts
     if trace is not None:
         trace["stage"] = STAGE_PREFILTER if not active else STAGE_AST
     if not active:
@@ -135,7 +139,8 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
         project = Project(standalone=True)
     while True:
         try:
-            sem = SemanticModel(text, path, project, lazy=lazy)
+            sem = SemanticModel(text, path, project, lazy=lazy,
+                                lazy_min_chars=options.lazy_min_chars if options is not None else 2000)
             ctx = Context(path, text, sem, project, options)
             findings: list[Finding] = []
             for rule in active:
@@ -319,7 +324,7 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
     not converge or produce invalid Python.
     """
     rules = rules_for(opts.select)
-    ctx, findings = analyse(path, text, rules, project, trace, opts.lazy, opts)
+    ctx, findings = analyse(path, text, rules, project, trace, opts.shortcuts, opts)
     applied: Counter = Counter()
     if not opts.fix or ctx is None:
         return findings, text, applied, ctx
@@ -345,7 +350,7 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
         if new == current:
             raise SourceError(f"internal error: fix by {', '.join(sorted(applied))} changed nothing; nothing written")
         current = new
-        _, cur_findings = analyse(path, current, rules, project, None, opts.lazy, opts)
+        _, cur_findings = analyse(path, current, rules, project, None, opts.shortcuts, opts)
     else:
         raise SourceError(
             f"internal error: fixes did not converge after {MAX_PASSES} passes (not idempotent); nothing written"

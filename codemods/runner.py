@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 from .discovery import discover
 from .engine import STAGE_AST, STAGE_PARSED, STAGE_PREFILTER, FileResult, Options, process_file
-from .rule import ProjectInfo
+from .project import ImportIndex, Project
 
 
 @dataclass
@@ -66,7 +66,8 @@ class RunResult:
 
 
 def process_chunk(paths: list[str], opts: Options) -> list[FileResult]:
-    project = ProjectInfo(roots=opts.roots)
+    """Process files in a worker: without the import index (see project.py)."""
+    project = Project(roots=opts.roots)
     return [process_file(p, opts, project) for p in paths]
 
 
@@ -124,6 +125,7 @@ def run(
         from .cache import tree_fingerprint
 
         tree = tree_fingerprint(files)  # of the whole tree, before --changed-since narrows it
+    all_files = files
     if only is not None:
         files = [p for p in files if os.path.realpath(p) in only]
     jobs = jobs or os.cpu_count() or 1
@@ -167,6 +169,17 @@ def run(
         finally:
             if own:
                 executor.shutdown()
+    # files a rule could not finish without the import index: again, here, with the
+    # index built once for the whole tree (it reads every discovered file's imports)
+    again = [r.path for r in results if r.needs_project]
+    if again:
+        index = ImportIndex(all_files)
+        project = Project(roots=opts.roots, index=index)
+        redo = {p: process_file(p, opts, project) for p in again}
+        results = [redo.get(r.path, r) if r.needs_project else r for r in results]
+        if cache is not None:
+            for p in again:
+                cache.put(redo[p], seen_ns, tree)
     order = {p: i for i, p in enumerate(files)}
     results.sort(key=lambda r: order.get(r.path, len(order)))
     out.results = results

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from torchmend.engine import Options, process_text
-from torchmend.registry import PITFALLS
+from torchmend.registry import all_rules, pitfalls
 from tests.corpus_cases import CORPUS, load_cases
 
 CASES = load_cases()
@@ -17,7 +17,7 @@ def _run(case, data: bytes, **kw):
 
 def test_every_case_file_is_declared():
     declared = {c.id for c in CASES}
-    for pitfall in PITFALLS:
+    for pitfall in pitfalls():
         d = os.path.join(CORPUS, pitfall)
         if not os.path.isdir(d):
             continue
@@ -27,14 +27,12 @@ def test_every_case_file_is_declared():
                 assert f"{pitfall}/{name}" in declared, f"{pitfall}/{f} has no entry in cases.toml"
 
 
-# the minimum corpus per pitfall (bug variants, look-alikes), as the rule issues ask
-MINIMUM = {"device": (10, 8), "zero_grad": (10, 8), "main_guard": (8, 6), "filtered_load": (8, 6), "softmax": (8, 6)}
-
-
-@pytest.mark.parametrize("pitfall", PITFALLS)
+@pytest.mark.parametrize("pitfall", pitfalls())
 def test_corpus_size(pitfall):
+    """The minimum each rule declares (bug variants, look-alikes) for its pitfall."""
     cases = [c for c in CASES if c.pitfall == pitfall]
-    bugs, lookalikes = MINIMUM[pitfall]
+    mins = [r.corpus_minimum for r in all_rules() if r.pitfall == pitfall]
+    bugs, lookalikes = max(m[0] for m in mins), max(m[1] for m in mins)
     assert len([c for c in cases if c.kind == "bug"]) >= bugs
     assert len([c for c in cases if c.kind == "lookalike"]) >= lookalikes
 
@@ -72,7 +70,7 @@ def test_readme_corpus_table_is_current():
     from tests.corpus_cases import ROOT
 
     readme = open(os.path.join(ROOT, "README.md")).read()
-    for pitfall in PITFALLS:
+    for pitfall in pitfalls():
         cases = [c for c in CASES if c.pitfall == pitfall]
         bugs = [c for c in cases if c.kind == "bug"]
         safe = sum(1 for c in bugs if c.read(".expected.py") is not None)

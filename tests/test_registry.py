@@ -1,41 +1,85 @@
+"""Every rule declares everything about itself beside its code (and nothing elsewhere
+lists rules): code, name, pitfall, summary, severity, text gate, verify mode, corpus
+minimum, Fixit-style examples, Ruff-style documentation."""
+
+import os
 import re
 
 import pytest
 
-from torchmend.registry import PITFALLS, all_rules, by_code, resolve
+from torchmend.engine import Options, process_text
+from torchmend.registry import all_rules, by_code, pitfalls, resolve
+from torchmend.rule import Rule, Severity, Verify
+from tests.corpus_cases import CORPUS
+
+RULES = all_rules()
+VERIFY_MODES = ("device", "zero_grad", "softmax", "spawn", "load", "plain")
 
 
 def test_codes_and_names_are_distinct_and_well_formed():
-    rules = all_rules()
-    codes = [r.code for r in rules]
-    names = [r.name for r in rules]
+    codes = [r.code for r in RULES]
+    names = [r.name for r in RULES]
     assert len(set(codes)) == len(codes)
     assert len(set(names)) == len(names)
-    for r in rules:
+    family: dict[str, set[str]] = {}
+    for r in RULES:
         assert re.fullmatch(r"TM[1-9]\d\d", r.code)
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", r.name)
-        assert r.pitfall in PITFALLS
-        assert r.code[2] == str(PITFALLS.index(r.pitfall) + 1), "code family follows the pitfall"
-        assert r.summary and "\n" not in r.summary
-        assert r.needles, "every rule has a textual pre-filter"
+        family.setdefault(r.pitfall, set()).add(r.code[2])
+    # one code family (the hundreds digit) per pitfall, a different one for each
+    assert all(len(d) == 1 for d in family.values()), family
+    digits = [next(iter(d)) for d in family.values()]
+    assert len(set(digits)) == len(digits)
 
 
-def test_every_pitfall_has_rules():
-    assert {r.pitfall for r in all_rules()} == set(PITFALLS)
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_declares_everything(rule: type[Rule]):
+    v = vars(rule)
+    for attr in ("code", "name", "pitfall", "summary", "needles", "verify", "corpus_minimum", "valid", "invalid"):
+        assert attr in v, f"{rule.code} does not declare {attr!r} itself"
+    assert isinstance(rule.severity, Severity)
+    assert rule.summary and "\n" not in rule.summary
+    assert rule.needles and all(isinstance(n, str) and n for n in rule.needles), "a text gate"
+    assert isinstance(rule.verify, Verify) and rule.verify.mode in VERIFY_MODES
+    bugs, look = rule.corpus_minimum
+    assert isinstance(bugs, int) and isinstance(look, int) and bugs > 0 and look > 0
+    assert rule.valid and rule.invalid, "Fixit-style examples"
+    assert os.path.isdir(os.path.join(CORPUS, rule.pitfall)), f"corpus/{rule.pitfall}/ is missing"
+    assert rule.__module__.startswith("torchmend.rules.")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_every_rule_is_documented_like_ruff(rule):
+    doc = rule.doc()
+    for part in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+        assert part in doc, f"{rule.code} lacks {part!r}"
+    assert "pitfalls.md" not in doc
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_examples(rule):
+    """Fixit-style: each invalid example is reported by the rule, each valid one is not."""
+    opts = Options(select=frozenset({rule.code}), fix=False)
+    for i, code in enumerate(rule.invalid):
+        r = process_text(f"invalid_{i}.py", code, opts)
+        assert r.error is None, r.error
+        assert [f.code for f in r.findings] and {f.code for f in r.findings} == {rule.code}, (code, r.findings)
+    for i, code in enumerate(rule.valid):
+        r = process_text(f"valid_{i}.py", code, opts)
+        assert r.error is None, r.error
+        assert not r.findings, (code, [f.format() for f in r.findings])
+
+
+def test_pitfalls_are_derived_from_the_rules():
+    assert pitfalls() == tuple(sorted({r.pitfall for r in RULES}))
+    assert set(pitfalls()) == {"device", "filtered_load", "main_guard", "softmax", "zero_grad"}
 
 
 def test_selectors():
     assert resolve(["TM2"]) == {"TM201", "TM202"}
     assert resolve(["zero_grad"]) == {"TM201", "TM202"}
     assert resolve(["missing-zero-grad", "TM501"]) == {"TM201", "TM501"}
-    assert resolve(["ALL"]) == {r.code for r in all_rules()}
+    assert resolve(["ALL"]) == {r.code for r in RULES}
     with pytest.raises(ValueError):
         resolve(["TM9"])
     assert by_code("tm101").code == "TM101"
-
-
-def test_every_rule_is_documented_like_ruff():
-    for r in all_rules():
-        doc = r.doc()
-        for part in ("## What it does", "## Why is this bad?", "## Example", "## Use instead"):
-            assert part in doc, f"{r.code} lacks {part!r}"

@@ -93,12 +93,13 @@ class ClassInfo:
 
 
 class SemanticModel:
-    def __init__(self, text: str, path: str = "", project=None, lazy: bool = True, package: Optional[str] = None):
+    def __init__(self, text: str, path: str = "", project=None, lazy: bool = True, package: Optional[str] = None,
+                 lazy_min_chars: int = 2000):
         self.path = path
         self.text = text
         self.project = project
         self.package = package  # the dotted package this file belongs to (relative imports)
-        self.source = ParsedSource(text, lazy=lazy)
+        self.source = ParsedSource(text, lazy=lazy, min_chars=lazy_min_chars)
         self.module = ast.Module(body=[], type_ignores=[])  # parent of every top-level statement
         self._parent: dict = {}
         self._by_type: dict = {}  # chunk -> {type: [nodes]}

@@ -62,10 +62,10 @@ class ParsedSource:
     """The text of one file and its ``ast`` statements, parsed chunk by chunk on demand
     (``lazy=True``) or all at once."""
 
-    def __init__(self, text: str, lazy: bool = True):
+    def __init__(self, text: str, lazy: bool = True, min_chars: int = 2000):
         self.text = text
         self.lazy = lazy
-        self.chunks: list[Chunk] = self._cut(text) if lazy else []
+        self.chunks: list[Chunk] = self._cut(text, min_chars) if lazy else []
         if not self.chunks:
             n = _line_count(text)
             self.chunks = [Chunk(0, len(text), 1, max(n, 1), "code", None)]
@@ -116,9 +116,9 @@ class ParsedSource:
 
     # ----------------------------------------------------------------- cutting
     @staticmethod
-    def _cut(text: str) -> list[Chunk]:
+    def _cut(text: str, min_chars: int = 2000) -> list[Chunk]:
         """The chunks of ``text``; [] when it is better parsed whole."""
-        if "\r" in text or "\x0c" in text or len(text) < 2000:
+        if "\r" in text or "\x0c" in text or len(text) < min_chars:
             return []  # CR line ends, form feeds, small files: not worth it
         starts = [m.start() for m in _DEF_START.finditer(text)]
         if not starts:
