@@ -215,7 +215,7 @@ class Project:
                 index = self._neighbours[here] = ImportIndex(
                     [os.path.join(here, n) for n in names_here if n.endswith(".py")]
                 )
-            self.deps.update(index.files)
+            self.deps.update(f for f in index.files if f != real)  # (its own content is checked anyway)
         else:
             if self.index is None:
                 raise NeedsProject()
