@@ -11,17 +11,16 @@ and so is output that does not parse.  Either way nothing is written.
 from __future__ import annotations
 
 import ast
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
+from . import suppression
 from .rule import FileContext, Finding, Fix, ProjectInfo, Rule, Safety
 from .sourcefile import Skipped, Source, SourceError, atomic_write, decode_source, read_source
 from .gitdiff import unified_diff
 
 MAX_PASSES = 6
-_SUPPRESS = re.compile(r"#\s*torchmend:\s*ignore(?:\[(?P<codes>[A-Za-z0-9_,\s-]+)\])?", re.I)
 
 
 @dataclass
@@ -34,6 +33,7 @@ class Options:
     write: bool = False  # apply in place
     roots: tuple[str, ...] = ()
     max_bytes: int = 4 * 1024 * 1024
+    fix_edits: bool = False  # also a Suggestion (the diff of that fix alone) for every fixable finding
 
 
 @dataclass
@@ -62,6 +62,7 @@ class FileResult:
     cacheable: bool = False
     tree_dependent: bool = False  # a rule consulted the whole tree (see codemods.cache)
     deps: tuple = ()  # (path, size, mtime_ns) of other files a rule read
+    warnings: list = field(default_factory=list)  # (line, message): suppression comments naming no rule
 
     @property
     def changed(self) -> bool:
@@ -90,19 +91,6 @@ def rules_for(select: frozenset[str]) -> list[Rule]:
         rules = [r() for r in all_rules() if not select or r.code in select]
         _RULE_CACHE[select] = rules
     return rules
-
-
-def _suppressed(f: Finding, lines: Sequence[str]) -> bool:
-    if not 1 <= f.line <= len(lines):
-        return False
-    m = _SUPPRESS.search(lines[f.line - 1])
-    if not m:
-        return False
-    codes = m.group("codes")
-    if not codes:
-        return True
-    wanted = {c.strip().upper() for c in codes.split(",")}
-    return f.code.upper() in wanted or any(f.code.startswith(c) for c in wanted if c)
 
 
 # Stages a file can stop at, cheapest first (FileResult.stage): no rule's needles in the
@@ -175,9 +163,8 @@ def run_rules(
     ctx.focus, ctx.full_source = fz, full_text if full_text is not None else text
     findings: list[Finding] = []
     for rule in active:
-        for f in rule.check(ctx):
-            if not _suppressed(f, ctx.lines):
-                findings.append(f)
+        findings.extend(rule.check(ctx))
+    findings = suppression.filter(findings, ctx.full_source)
     findings.sort(key=Finding.sort_key)
     return ctx, findings
 
@@ -401,12 +388,13 @@ def _process_source(src: Source, opts: Options, project, trace, focused: bool) -
     res.parsed = ctx is not None
     res.findings = findings
     res.applied = applied
+    res.warnings = suppression.comment_warnings(src.text)
     new_raw = src.encode(new_text) if new_text != src.text else None
     suggestions = []
-    if opts.fix and ctx is not None:
+    if (opts.fix or opts.fix_edits) and ctx is not None:
         # unsafe fixes not applied are shown as suggested diffs, each on its own
         for f in findings:
-            if f.fix is not None and not f.applied:
+            if f.fix is not None and (not f.applied or opts.fix_edits):
                 try:
                     text = apply_fixes(ctx, [f.fix])
                 except Exception:  # a suggestion is best-effort; the finding is still reported

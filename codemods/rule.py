@@ -76,6 +76,8 @@ class Finding:
     path: str = ""
     applied: bool = False  # set by the engine: the fix is in the output
     safety: Optional[Safety] = None  # the fix's class, kept when the fix itself is dropped
+    end_line: int = 0  # where the flagged node ends (0: unknown); end_col 1-based, exclusive
+    end_col: int = 0
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.col, self.code)
@@ -286,15 +288,17 @@ class FileContext:
         fix: Optional[Fix] = None,
         severity: Optional[Severity] = None,
     ) -> Finding:
-        line, col = self.position(node)
+        r = self._pos[node]
         return Finding(
             code=rule.code,
             message=message,
-            line=line,
-            col=col,
+            line=r.start.line,
+            col=r.start.column + 1,
             severity=severity or rule.severity,
             fix=fix,
             path=self.path,
+            end_line=r.end.line,
+            end_col=r.end.column + 1,
         )
 
     @staticmethod
