@@ -298,7 +298,9 @@ class Settings:
             from .registry import resolve as resolve_selectors
 
             for glob, sels in cfg.per_file_ignores.items():
-                if Excludes([(cfg.root, glob)]).match(os.path.abspath(path), False):
+                negated = glob.startswith("!")  # as Ruff: the files that do *not* match
+                hit = Excludes([(cfg.root, glob[1:] if negated else glob)]).match(os.path.abspath(path), False)
+                if hit != negated:
                     codes -= resolve_selectors(sels)
         unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else bool(cfg.unsafe_fixes)
         got = self._files[path] = FileSettings(frozenset(codes), unsafe)
