@@ -671,26 +671,28 @@ def _command():
 def run_cli(argv: Optional[List[str]] = None) -> int:
     """Run the command line and return its exit code: every way out of it goes through
     here (usage errors 2, Ctrl-C 130, an uncaught exception 2 with one line)."""
-    import click
-
+    # Typer's click (vendored by recent Typer, the click package before): its classes
+    # through Typer's public names, whichever it is
+    Exit, Abort = typer.Exit, typer.Abort
+    ClickException = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
     try:
         try:
             rv = _command().main(args=argv, prog_name="torchmend", standalone_mode=False)
         except KeyboardInterrupt:
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
-        except click.exceptions.Abort as e:
+            raise Exit(EXIT_INTERRUPTED) from None
+        except Abort as e:
             if isinstance(e.__context__, KeyboardInterrupt):
-                raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+                raise Exit(EXIT_INTERRUPTED) from None
             raise
         return rv if isinstance(rv, int) else EXIT_CLEAN
-    except click.exceptions.Exit as e:
+    except Exit as e:
         if e.exit_code == EXIT_INTERRUPTED:
             _err("torchmend: interrupted")
         return e.exit_code
-    except click.ClickException as e:
+    except ClickException as e:
         e.show()
         return EXIT_ERROR
-    except click.exceptions.Abort:
+    except Abort:
         _err("torchmend: aborted")
         return EXIT_ERROR
     except KeyboardInterrupt:  # a second Ctrl-C while cleaning up
