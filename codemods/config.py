@@ -255,6 +255,8 @@ class Settings:
         self._dirs: dict[str, Optional[Config]] = {}
         self._files: dict[str, FileSettings] = {}
         self._excludes: dict[int, Excludes] = {}
+        self._layered: dict[int, frozenset] = {}
+        self._settings: dict[FileSettings, FileSettings] = {}  # one object per distinct value
         self.fixed: Optional[Config] = None  # --config / --isolated: one for every file
         if cli.isolated:
             self.fixed = Config(root=self.cwd)
@@ -291,9 +293,12 @@ class Settings:
             return got
         cfg = self.config_for(path)
         cli = self.cli
-        codes = _layer(set(_all_codes()), ["ALL"], [], [])
-        codes = _layer(codes, cfg.select, cfg.extend_select, cfg.ignore)
-        codes = _layer(codes, cli.select, cli.extend_select, cli.ignore)
+        base = self._layered.get(id(cfg))
+        if base is None:  # once per configuration file, not per file
+            codes = _layer(set(_all_codes()), ["ALL"], [], [])
+            codes = _layer(codes, cfg.select, cfg.extend_select, cfg.ignore)
+            base = self._layered[id(cfg)] = frozenset(_layer(codes, cli.select, cli.extend_select, cli.ignore))
+        codes = set(base)
         if cfg.per_file_ignores:
             from .registry import resolve as resolve_selectors
 
@@ -303,7 +308,8 @@ class Settings:
                 if hit != negated:
                     codes -= resolve_selectors(sels)
         unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else bool(cfg.unsafe_fixes)
-        got = self._files[path] = FileSettings(frozenset(codes), unsafe)
+        got = FileSettings(frozenset(codes), unsafe)
+        got = self._files[path] = self._settings.setdefault(got, got)
         return got
 
     # files ----------------------------------------------------------------------------
