@@ -39,27 +39,67 @@ class Discovery:
 class Excludes:
     """Gitignore-style globs, each relative to a directory: ``(root, glob)`` pairs.  A glob
     without ``/`` matches a name at any depth (``build``, ``*_pb2.py``); one with ``/``
-    is anchored at its root (``experiments/*``, ``src/gen/**/*.py``); ``!`` negates."""
+    is anchored at its root (``experiments/*``, ``src/gen/**/*.py``); ``!`` negates.
+
+    Name globs (the defaults are all of that kind) are matched against the path's
+    components directly; the rest through pathspec's gitignore implementation."""
 
     def __init__(self, patterns):
-        import pathspec
+        import fnmatch
+        import re
 
+        self.patterns = tuple(patterns)
         by_root: dict[str, list[str]] = {}
         for root, glob in patterns:
             by_root.setdefault(os.path.abspath(root), []).append(glob)
-        self.patterns = tuple(patterns)
-        self._specs = [(root, pathspec.GitIgnoreSpec.from_lines(globs)) for root, globs in by_root.items()]
+        self._specs = []  # (root, names, dir-only names, name regex or None, dir-only regex or None, pathspec or None)
+        for root, globs in by_root.items():
+            simple = all(
+                "/" not in g.rstrip("/") and not g.startswith("!") and "\\" not in g and "**" not in g and "[" not in g
+                and g.strip() and not g.startswith("#") for g in globs
+            )
+            if not simple:
+                import pathspec
+
+                self._specs.append((root, None, None, None, None, pathspec.GitIgnoreSpec.from_lines(globs)))
+                continue
+            names, dir_names, pats, dir_pats = set(), set(), [], []
+            for g in globs:
+                dir_only = g.endswith("/")
+                g = g.rstrip("/")
+                if any(c in g for c in "*?"):
+                    (dir_pats if dir_only else pats).append(fnmatch.translate(g))
+                else:
+                    (dir_names if dir_only else names).add(g)
+            rx = re.compile("|".join(pats)) if pats else None
+            drx = re.compile("|".join(dir_pats)) if dir_pats else None
+            self._specs.append((root, names, dir_names, rx, drx, None))
 
     def match(self, abs_path: str, is_dir: bool) -> bool:
-        for root, spec in self._specs:
-            rel = os.path.relpath(abs_path, root)
-            if rel == "." :
+        for root, names, dir_names, rx, drx, spec in self._specs:
+            prefix = root if root.endswith(os.sep) else root + os.sep
+            if abs_path.startswith(prefix):
+                rel = abs_path[len(prefix):]
+            elif abs_path == root:
                 continue
-            if rel == ".." or rel.startswith(".." + os.sep):
+            else:
                 rel = os.path.basename(abs_path)  # outside the root: only name globs can match
-            rel = rel.replace(os.sep, "/") + ("/" if is_dir else "")
-            if spec.match_file(rel):
-                return True
+            if os.sep != "/":
+                rel = rel.replace(os.sep, "/")
+            if spec is not None:
+                if spec.match_file(rel + ("/" if is_dir else "")):
+                    return True
+                continue
+            parts = rel.split("/")
+            last = len(parts) - 1
+            for i, part in enumerate(parts):
+                a_dir = is_dir or i < last
+                if part in names or (a_dir and part in dir_names):
+                    return True
+                if rx is not None and rx.match(part):
+                    return True
+                if a_dir and drx is not None and drx.match(part):
+                    return True
         return False
 
 
@@ -110,7 +150,9 @@ class _Repo:
         self._tracked, self._tracked_dirs = files, dirs
 
     def ignored(self, abs_path: str, is_dir: bool) -> bool:
-        rel = os.path.relpath(abs_path, self.workdir).replace(os.sep, "/")
+        prefix = self.workdir if self.workdir.endswith(os.sep) else self.workdir + os.sep
+        rel = abs_path[len(prefix):] if abs_path.startswith(prefix) else os.path.relpath(abs_path, self.workdir)
+        rel = rel.replace(os.sep, "/")
         try:
             if not self.repo.path_is_ignored(_git_name(rel) + ("/" if is_dir else "")):
                 return False
@@ -122,7 +164,77 @@ class _Repo:
         return rel not in (self._tracked_dirs if is_dir else self._tracked)
 
 
-def _open_repo(path: str) -> Optional[_Repo]:
+def _in_git(path: str) -> bool:
+    d = os.path.abspath(path)
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return True
+        parent = os.path.dirname(d)
+        if parent == d:
+            return False
+        d = parent
+
+
+class _Listing:
+    """What ``git ls-files -co --exclude-standard`` lists under one directory (the git
+    binary: the reference answer itself, and cheaper than asking libgit2 per path)."""
+
+    def __init__(self, top: str, names: list[str]):
+        self.workdir = top
+        self.files: set[str] = set()
+        self.dirs: set[str] = set()
+        for n in names:
+            if n.endswith("/"):  # an untracked nested repository
+                n = n.rstrip("/")
+                self.dirs.add(n)
+            else:
+                self.files.add(n)
+            d = n.rpartition("/")[0]
+            while d and d not in self.dirs:
+                self.dirs.add(d)
+                d = d.rpartition("/")[0]
+
+    def ignored(self, abs_path: str, is_dir: bool) -> bool:
+        prefix = self.workdir if self.workdir.endswith(os.sep) else self.workdir + os.sep
+        if not abs_path.startswith(prefix):
+            return False
+        rel = abs_path[len(prefix):].replace(os.sep, "/")
+        if is_dir:  # listed below it, or a submodule (listed as one entry)
+            return rel not in self.dirs and rel not in self.files
+        return rel not in self.files
+
+
+def _git_listing(path: str) -> Optional[_Listing]:
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        return None
+    top = os.path.abspath(path)
+    # repository content must not run code: core.fsmonitor is a command git would start
+    # (from a .git/config that came with the files); no optional index lock writes either
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    try:
+        p = subprocess.run([git, "-c", "core.fsmonitor=false", "-C", top, "ls-files", "-co", "--exclude-standard", "-z"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=300, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if p.returncode != 0:
+        return None
+    return _Listing(top, [os.fsdecode(n) for n in p.stdout.split(b"\0") if n])
+
+
+def _open_repo(path: str):
+    """An object whose ``ignored(abs_path, is_dir)`` answers as git does for the
+    repository holding ``path``: the git binary's listing, else libgit2; None outside
+    a repository."""
+    if not _in_git(path):  # spares starting git or importing pygit2 outside a repository
+        return None
+    listing = _git_listing(path)
+    if listing is not None:
+        return listing
     try:
         import pygit2
 
@@ -258,10 +370,10 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
                 continue
             sub_repo = repo
             if use_git:
-                if is_dir and repo is not None and os.path.lexists(os.path.join(full, ".git")):
-                    sub_repo = _open_repo(full) or repo  # a submodule or nested repository
-                elif repo is not None and repo.ignored(full, is_dir):
+                if repo is not None and repo.ignored(full, is_dir):
                     continue
+                if is_dir and repo is not None and os.path.lexists(os.path.join(full, ".git")):
+                    sub_repo = _open_repo(full) or repo  # a submodule or nested repository: its own rules
                 elif repo is None and any(
                     spec.match_file(os.path.relpath(full, d).replace(os.sep, "/") + ("/" if is_dir else ""))
                     for d, spec in specs

@@ -11,12 +11,23 @@ import pytest
 
 from torchmend.discovery import discover
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs the git binary (the reference)")
+GIT = shutil.which("git")
+PATH = os.environ.get("PATH", "")
+pytestmark = pytest.mark.skipif(GIT is None, reason="needs the git binary (the reference)")
+
+
+@pytest.fixture(params=["git", "libgit2"], autouse=True)
+def backend(request, monkeypatch):
+    """Discovery asks the git binary when there is one, else libgit2: both must give
+    git's answer (PATH without git forces libgit2)."""
+    if request.param == "libgit2":
+        monkeypatch.setenv("PATH", "/nonexistent")
+    return request.param
 
 
 def git(cwd, *args):
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
-    r = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always", *args],
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "PATH": PATH}
+    r = subprocess.run([GIT, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "protocol.file.allow=always", *args],
                        cwd=cwd, env=env, capture_output=True)
     assert r.returncode == 0, r.stderr.decode()
     return r.stdout
@@ -36,7 +47,11 @@ def reference(cwd, *paths) -> list[str]:
 
 
 def ours(monkeypatch, cwd, *paths) -> list[str]:
+    from torchmend import discovery
+
     monkeypatch.chdir(cwd)
+    kind = type(discovery._open_repo(".")).__name__
+    assert kind == ("_Listing" if shutil.which("git") else "_Repo")
     d = discover(list(paths) or ["."], exclude=(), respect_gitignore=True)
     assert d.errors == []
     return sorted(d.files)
@@ -146,3 +161,17 @@ def test_undecodable_file_names(tmp_path, monkeypatch):
     assert patch.startswith(b'diff --git "a/caf\\351.py" "b/caf\\351.py"\n')
     # byte for byte what git prints for the same change
     assert patch == git(tmp_path, "diff", "--no-ext-diff", "--no-color")
+
+
+def test_repository_config_cannot_run_code(tmp_path, monkeypatch):
+    """A .git/config shipped with the files (an unpacked archive) must not make discovery
+    run a command: core.fsmonitor is one git would start."""
+    git(tmp_path, "init", "-q")
+    touch(tmp_path, "a.py")
+    marker = tmp_path / "pwned"
+    hook = tmp_path / "fsmonitor.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    hook.chmod(0o755)
+    git(tmp_path, "config", "core.fsmonitor", str(hook))
+    assert ours(monkeypatch, tmp_path) == ["a.py"]
+    assert not marker.exists()
