@@ -395,11 +395,15 @@ _GH_LEVEL = {"bug": "error", "warning": "warning", "info": "notice"}
 
 def render_github(diags: Sequence[Diagnostic]) -> str:
     """GitHub Actions workflow commands: ``::error file=...,line=...,col=...::...``,
-    shown as annotations on the pull request."""
+    shown as annotations on the pull request (``file`` relative to the repository root,
+    the message's path relative to the current directory)."""
+    from .gitdiff import diff_path, printable
+
     out = []
     for d in diags:
+        # file=: relative to the repository root, which is how GitHub names files
         props = ",".join(f"{k}={_gh_escape(str(v), True)}" for k, v in (
-            ("title", f"torchmend ({d.code})"), ("file", _rel(d.path)), ("line", d.line), ("col", d.col),
+            ("title", f"torchmend ({d.code})"), ("file", printable(diff_path(d.path))), ("line", d.line), ("col", d.col),
             ("endLine", d.end_line), ("endColumn", d.end_col)))
         msg = f"{_rel(d.path)}:{d.line}:{d.col}: {d.code} {d.message}"
         out.append(f"::{_GH_LEVEL.get(d.severity, 'error')} {props}::{_gh_escape(msg, False)}\n")

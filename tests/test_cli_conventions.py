@@ -150,6 +150,9 @@ def test_diff_from_a_subdirectory_applies_at_the_root(tmp_path):
     # findings stay relative to the current directory (clickable)
     shutil.copy(BUG, tmp_path / "src" / "train.py")
     assert tm("check", ".", "--no-cache", cwd=tmp_path / "src").stdout.startswith(b"train.py:17:5:")
+    # GitHub annotations name the file from the repository root, as GitHub does
+    gh = tm("check", ".", "--no-cache", "--output-format", "github", cwd=tmp_path / "src").stdout.decode()
+    assert gh.startswith("::error title=torchmend (TM201),file=src/train.py,line=17,") and "::train.py:17:5: TM201" in gh
 
 
 def test_undecodable_file_name_end_to_end(tmp_path):
