@@ -147,3 +147,19 @@ def test_cli_unsafe_fixes_per_directory_and_cache_per_settings(tmp_path):
     (tmp_path / "b" / "torchmend.toml").write_text("unsafe-fixes = false\n")
     r = tm("diff", ".", cwd=tmp_path)
     assert r.stdout == b"" and r.returncode == 0
+
+
+def test_cli_respect_gitignore_flag_and_config_key(tmp_path):
+    import shutil
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    write(tmp_path, ".gitignore", "generated/\n")
+    write(tmp_path, "generated/train.py", BUG)
+    assert tm("check", ".", "--no-cache", cwd=tmp_path).returncode == 0  # ignored by git
+    r = tm("check", ".", "--no-cache", "--no-respect-gitignore", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout.startswith(b"generated/train.py:17:5: TM201")
+    write(tmp_path, "torchmend.toml", "respect-gitignore = false\n")
+    assert tm("check", ".", "--no-cache", cwd=tmp_path).returncode == 1
+    assert tm("check", ".", "--no-cache", "--respect-gitignore", cwd=tmp_path).returncode == 0
