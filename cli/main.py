@@ -698,14 +698,24 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:  # a second Ctrl-C while cleaning up
         _err("torchmend: interrupted")
         return EXIT_INTERRUPTED
-    except Exception as e:  # torchmend's own bug: one line, exit 2, not "findings"
-        if os.environ.get("TORCHMEND_TRACEBACK"):
-            import traceback
+    except Exception as e:
+        from torchmend.config import ConfigError
 
-            traceback.print_exc()
-        msg = f"{type(e).__name__}: {e}".splitlines()[0]
-        _err(f"torchmend: internal error: {msg} (please report this bug, with the command you ran; TORCHMEND_TRACEBACK=1 prints the traceback)")
+        if not isinstance(e, ConfigError):
+            return _internal_error(e)
+        _err(f"torchmend: error: {e}")  # a configuration file met late (nested in the tree)
         return EXIT_ERROR
+
+
+def _internal_error(e: BaseException) -> int:
+    """torchmend's own bug: one line, exit 2 (not 1, which reads as "findings")."""
+    if os.environ.get("TORCHMEND_TRACEBACK"):
+        import traceback
+
+        traceback.print_exception(type(e), e, e.__traceback__)
+    msg = (f"{type(e).__name__}: {e}".splitlines() or [type(e).__name__])[0]
+    _err(f"torchmend: internal error: {msg} (please report this bug, with the command you ran; TORCHMEND_TRACEBACK=1 prints the traceback)")
+    return EXIT_ERROR
 
 
 def main() -> None:  # console-script entry point

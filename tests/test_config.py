@@ -163,3 +163,12 @@ def test_cli_respect_gitignore_flag_and_config_key(tmp_path):
     write(tmp_path, "torchmend.toml", "respect-gitignore = false\n")
     assert tm("check", ".", "--no-cache", cwd=tmp_path).returncode == 1
     assert tm("check", ".", "--no-cache", "--respect-gitignore", cwd=tmp_path).returncode == 0
+
+
+def test_a_broken_nested_configuration_is_one_line_exit_2(tmp_path):
+    write(tmp_path, "a/train.py", BUG)
+    write(tmp_path, "a/deep/torchmend.toml", "selct = ['TM2']\n")
+    write(tmp_path, "a/deep/x.py", BUG)
+    r = tm("check", ".", "--no-cache", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.count("\n") == 1 and "unknown key 'selct'" in err and "internal error" not in err, err
