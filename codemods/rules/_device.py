@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
-from ..semantic import BindingKind, OriginKind, SemanticModel
+from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 
 __all__ = [
@@ -79,6 +79,8 @@ _DTYPE_WORDS = frozenset({
     "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2",
     "channels_last", "contiguous_format", "preserve_format", "channels_last_3d",
 })
+# calls that return the machine's accelerator device (a value as known as "cuda")
+_ACCELERATOR = frozenset({"torch.accelerator.current_accelerator"})
 _MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 _DEVICE_RE = re.compile(r"\.(?:to|cuda)\(|device|cuda")
 
@@ -112,8 +114,11 @@ def _is_dtype(sem: SemanticModel, expr) -> bool:
 
 def _known_device_value(sem: SemanticModel, node, depth: int) -> bool:
     if isinstance(node, ast.Constant):
-        return isinstance(node.value, str)
+        # "cuda", "cuda:0", "cpu"; 0 (a CUDA device index)
+        return isinstance(node.value, (str, int)) and not isinstance(node.value, bool)
     if isinstance(node, ast.Call) and depth < 4:
+        if sem.call_qualname(node) in _ACCELERATOR and not node.args and not node.keywords:
+            return True
         if sem.call_qualname(node) in N.DEVICE and node.args and not node.keywords:
             if len(node.args) > 2 or any(isinstance(a, ast.Starred) for a in node.args):
                 return False
@@ -454,49 +459,111 @@ def _attr_stmt_moves(sem: SemanticModel, expr: ast.Attribute, use) -> list:
 
 
 def device_text_at(sem: SemanticModel, dev, at) -> Optional[str]:
-    """Source text, valid at node ``at``, of an expression with the same known value as
-    the device expression ``dev`` (written elsewhere): ``dev`` itself when it reads the
-    same there, else a name (a parameter of the function around ``at``, a global) bound
-    only to the same device values; None when there is none or the value is unknown."""
-    want = device_origins(sem, dev)
-    if want is None:
-        return None
+    """Source text, valid at node ``at``, of an expression that holds the same device as
+    the device expression ``dev`` (written elsewhere), or None.
+
+    The same value is proven either way: both are bound only to the same known device
+    values (see :func:`device_origins`), or both are the same variable -- ``dev`` is a
+    name whose every binding reaches it, and the candidate is that name seen from ``at``,
+    a parameter bound to it at every call site, an alias of it, or a ``self`` attribute
+    assigned once from it.  ``args.device`` and other attributes of unknown objects
+    match nothing.  A parameter of the function around ``at`` is preferred (the
+    function's own name for the device), then ``dev`` itself, then a ``self`` attribute."""
     if isinstance(dev, ast.Constant):
-        return sem.segment(dev)
+        return sem.segment(dev) if isinstance(dev.value, (str, int)) and not isinstance(dev.value, bool) else None
+    want = device_origins(sem, dev)
+    ident = _variable(sem, dev)
+    if want is None and ident is None:
+        return None
+
+    def same(bindings) -> bool:
+        if not bindings:
+            return False
+        if want is not None:
+            got = _binding_device_origins(sem, bindings)
+            if got is not None and got == want:
+                return True
+        return ident is not None and _same_variable(sem, bindings, ident, 0)
+
     scope = sem.scope_of(at)
-    # a parameter of the function around ``at`` (the function's own name for it) first
-    names = []
+    seen = set()
     s = scope
     while s is not None:
         fn = s.node
         if isinstance(fn, _DEFS):
             for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
-                if a.arg not in names:
-                    names.append(a.arg)
+                if a.arg in seen:
+                    continue
+                seen.add(a.arg)
+                bs = sem.lookup(scope, a.arg)
+                if bs and all(b.kind is BindingKind.PARAMETER for b in bs) and same(bs):
+                    return a.arg
         s = s.parent
-    for name in names:
-        bs = sem.lookup(scope, name)
-        if not bs or bs[0].kind is not BindingKind.PARAMETER:
-            continue
-        got = _binding_device_origins(sem, bs)
-        if got is not None and got == want:
-            return name
-    if visible_at(sem, dev, at) and not _rebound_between(sem, dev, at):
-        return sem.segment(dev)
     if isinstance(dev, ast.Name):
-        bs = sem.lookup(scope, dev.id)
-        got = _binding_device_origins(sem, bs) if bs else None
-        if got is not None and got == want:
+        if same(sem.lookup(scope, dev.id)):
             return dev.id
-    # ``self.device`` in a method of the class that set it
-    if isinstance(dev, ast.Attribute) and isinstance(dev.value, ast.Name):
-        cls = sem.instance_class(dev.value)
-        fn = sem.enclosing_function(at)
-        if cls is not None and isinstance(fn, _DEFS) and sem.parent(fn) is cls:
-            params = [*fn.args.posonlyargs, *fn.args.args]
-            if params and params[0].arg == dev.value.id:
-                return sem.segment(dev)
+    elif want is not None and visible_at(sem, dev, at) and not _rebound_between(sem, dev, at):
+        return sem.segment(dev)  # an inline expression: ``torch.device("cuda")``
+    # ``self.device`` in a method of the class that set it once
+    fn = sem.enclosing_function(at)
+    cls = sem.parent(fn) if isinstance(fn, _DEFS) else None
+    params = [*fn.args.posonlyargs, *fn.args.args] if isinstance(fn, _DEFS) else []
+    if isinstance(cls, ast.ClassDef) and params and not SemanticModel._is_static(fn):
+        me = params[0].arg
+        info = sem.class_info(cls)
+        for attr, sets in info.attrs.items():
+            if len(sets) != 1 or attr in info.class_attrs or sets[0][1] is None:
+                continue
+            v = sets[0][1]
+            if want is not None and device_origins(sem, v) == want or (
+                ident is not None and isinstance(v, ast.Name) and _same_variable(sem, sem.reaching(v), ident, 0)
+            ):
+                return f"{me}.{attr}"
     return None
+
+
+def _variable(sem: SemanticModel, dev) -> Optional[frozenset]:
+    """The bindings of the name ``dev`` when every one of them reaches it (no rebinding
+    after it in its scope): the identity of the value it holds."""
+    if not isinstance(dev, ast.Name):
+        return None
+    reach = sem.reaching(dev)
+    every = sem.resolve(dev)
+    if not reach or {id(b) for b in reach} != {id(b) for b in every}:
+        return None
+    if any(b.kind not in (BindingKind.ASSIGNMENT, BindingKind.PARAMETER, BindingKind.NAMED_EXPR) for b in every):
+        return None
+    return frozenset(id(b) for b in every)
+
+
+def _same_variable(sem: SemanticModel, bindings, ident: frozenset, depth: int) -> bool:
+    """``bindings`` (of some name) hold the variable ``ident``: they are its bindings, or
+    a parameter bound to it at every call site, or an alias ``d = <it>``."""
+    if {id(b) for b in bindings} == ident:
+        return True
+    if depth > 4 or len(bindings) != 1:
+        return False
+    b = bindings[0]
+    if b.kind is BindingKind.PARAMETER:
+        fn = b.scope.node
+        if not isinstance(fn, _DEFS) or sem.self_class_of_param(b) is not None:
+            return False
+        pv = sem.param_values(fn, b.name)
+        if not pv.complete or not pv.values:
+            return False
+        return all(_same_expr(sem, v, ident, depth + 1) for v, _, _ in pv.values)
+    if b.kind is BindingKind.ASSIGNMENT and b.value is not None:
+        return _same_expr(sem, b.value, ident, depth + 1)
+    return False
+
+
+def _same_expr(sem: SemanticModel, v, ident: frozenset, depth: int) -> bool:
+    if isinstance(v, ast.Name):
+        return _same_variable(sem, sem.reaching(v), ident, depth)
+    if isinstance(v, ast.Attribute):
+        vals = sem.attribute_values(v)
+        return bool(vals) and len(vals) == 1 and vals[0] is not None and _same_expr(sem, vals[0], ident, depth + 1)
+    return False
 
 
 def _rebound_between(sem: SemanticModel, dev, at) -> bool:
@@ -588,20 +655,24 @@ def loader_of(sem: SemanticModel, expr) -> Optional[list]:
     moves device tensors, no ``*args``); None otherwise."""
     calls = []
     for o in sem.origins(expr):
+        if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) and o.node.value is None:
+            continue  # ``loader = None`` until it is built: iterating None would fail anyway
         if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
             return None
         call = o.node
         if not N.is_loader(sem.call_qualname(call)):
             return None
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, ...,
+        # generator (12th)); ``**kwargs`` dicts are looked into
+        cf = sem.argument(call, "collate_fn", 6)
+        ds = sem.argument(call, "dataset", 0)
+        gen = sem.argument(call, "generator", 12)
+        if UNKNOWN_ARG in (cf, ds, gen):
             return None
-        cf = sem.keyword(call, "collate_fn")
         if cf is not None and not _plain_collate(sem, cf):
             return None
-        ds = call.args[0] if call.args else sem.keyword(call, "dataset")
         if ds is not None and _may_hold_device(sem, ds, 2):
             return None
-        gen = sem.keyword(call, "generator")
         if gen is not None and mentions_device(sem, gen):
             return None
         calls.append(call)

@@ -382,6 +382,12 @@ class _Flow:
         if cpu and any(d for _, d in parts):
             self.need(cpu, node, model, certain, why)
 
+    def may_move(self, why: str) -> None:
+        """Something may move the batch from here on: the loop is left alone, unless the
+        batch already met the device on the CPU (that cannot be undone later)."""
+        if not any(n.certain for n in self.needs):
+            self.skip = why
+
     def need(self, srcs, node, model, certain=True, why="") -> None:
         at = self.call_site if self.call_site is not None else node
         self.needs.append(_Need(frozenset(srcs), at, model, certain, why))
@@ -560,11 +566,11 @@ class _Flow:
             return _EMPTY
         if any(self._devicey(a) for a in exprs):
             if as_stmt:
-                self.skip = "a helper receives the batch and a device"
+                self.may_move("a helper receives the batch and a device")
             return _EMPTY
         lp = self.loop
-        if lp.container and lp.container in cpu and as_stmt:
-            self.skip = "an unknown callee receives the whole batch"
+        if lp.container and as_stmt and any(isinstance(a, ast.Name) and a.id == lp.container for a in exprs):
+            self.may_move("an unknown callee receives the whole batch")  # it may move it in place
             return _EMPTY
         gets_model = any(self._model(a, c) is not None for a in exprs if isinstance(a, (ast.Name, ast.Attribute)))
         recv_model = recv is not None and self._model(recv, c) is not None
@@ -586,7 +592,7 @@ class _Flow:
         if fn in self.stack or self.depth >= 3 or _moves_anything(sem, fn):
             # a helper that moves tensors (or one too deep to read): it may move the batch
             if as_stmt and cpu:
-                self.skip = f"`{fn.name}()` may move the batch"
+                self.may_move(f"`{fn.name}()` may move the batch")
             return _EMPTY
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
         if isinstance(c.func, ast.Attribute) and isinstance(sem.parent(fn), ast.ClassDef) and not any(
@@ -612,7 +618,7 @@ class _Flow:
         sub.run(fn.body)
         if sub.skip:
             if as_stmt and cpu:
-                self.skip = sub.skip
+                self.may_move(sub.skip)
             return _EMPTY
         self.needs.extend(sub.needs)
         self.models.extend(sub.models)
