@@ -11,7 +11,7 @@ from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ._device import (
-    HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
+    HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
     file_mentions_device, framework_in_file, is_module_class, loop_batch, model_state, move_of, non_blocking_style,
     visible_at,
 )
@@ -300,10 +300,19 @@ class _Flow:
             self.cache[key] = got
         return got
 
-    def _callable_model(self, call: ast.Call) -> bool:
+    def _callable_model(self, call: ast.Call, depth: int = 0) -> bool:
+        """``Net().to(device)``, ``model.to(device)`` of ``model = Net()``: a module moved,
+        not a tensor."""
         base = call
-        while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute):
+        while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) and (
+            base.func.attr in MOVE_METHODS or base.func.attr in SELF_METHODS
+        ):
             base = base.func.value
+        if isinstance(base, ast.Name) and depth < 4:
+            return any(
+                o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and self._callable_model(o.node, depth + 1)
+                for o in self.sem.origins(base)
+            )
         if isinstance(base, ast.Call):
             target = self.sem.callee(base)
             if isinstance(target, ast.ClassDef):
