@@ -45,7 +45,7 @@ from ..semantic import names as N
 
 __all__ = [
     "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move", "ModelState", "Loop",
-    "device_origins", "is_known_device", "move_of", "is_module_class", "model_state", "device_text_at",
+    "device_origins", "is_known_device", "is_cpu_device", "move_of", "is_module_class", "model_state", "device_text_at",
     "loader_of", "loop_batch", "framework_in_file", "file_mentions_device", "mentions_device", "visible_at",
     "guard_of", "non_blocking_style", "is_torch_call",
 ]
@@ -143,6 +143,22 @@ def device_origins(sem: SemanticModel, expr, _depth: int = 0) -> Optional[frozen
 
 def is_known_device(sem: SemanticModel, expr) -> bool:
     return device_origins(sem, expr) is not None
+
+
+def is_cpu_device(sem: SemanticModel, expr) -> bool:
+    """Every value ``expr`` may hold is the CPU (``"cpu"``, ``torch.device("cpu")``)."""
+    got = device_origins(sem, expr)
+    if not got:
+        return False
+    for n in got:
+        if isinstance(n, ast.Call) and n.args:
+            n = n.args[0]
+            inner = device_origins(sem, n)
+            if not inner or not all(isinstance(m, ast.Constant) and m.value == "cpu" for m in inner):
+                return False
+        elif not (isinstance(n, ast.Constant) and n.value == "cpu"):
+            return False
+    return True
 
 
 def _binding_device_origins(sem: SemanticModel, bindings) -> Optional[frozenset]:
@@ -327,7 +343,7 @@ def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:
         if not isinstance(stmt, ast.Expr):
             continue
         mv = move_of(sem, call)
-        if mv is None or _after(sem, stmt, use):
+        if mv is None or _after(sem, stmt, use) or (mv.style == "to" and is_cpu_device(sem, mv.device)):
             continue
         out.append(Move(mv.call, mv.style, mv.device, guard_of(sem, stmt, use)))
     return out
@@ -379,6 +395,8 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
         return out
     if isinstance(expr, ast.Call):
         mv = move_of(sem, expr)
+        if mv is not None and mv.style == "to" and is_cpu_device(sem, mv.device):
+            return _model_paths(sem, expr.func.value, use, depth + 1, seen, builder)  # .to("cpu"): stays
         if mv is not None:
             recv = expr.func.value
             mv = Move(mv.call, mv.style, mv.device, guard_of(sem, sem.statement_of(expr), use), builder)
