@@ -43,6 +43,25 @@ _DEVICEY = re.compile(r"device|cuda|gpu|local_rank|\.to\(", re.I)
 _EMPTY = (frozenset(), False)
 
 
+def _statement_moves(text: str) -> tuple:
+    """The ``name.to(`` / ``name.cuda(`` texts that start a statement (a line, or follow
+    a ``:`` or ``;``): where a dropped move can be."""
+    out = set()
+    for needle in (".to(", ".cuda("):
+        i = text.find(needle)
+        while i >= 0:
+            j = i
+            while j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
+                j -= 1
+            k = j
+            while k > 0 and text[k - 1] in " \t":
+                k -= 1
+            if j < i and not text[j].isdigit() and (k == 0 or text[k - 1] in "\n\r:;"):
+                out.add(text[j: i + len(needle)])
+            i = text.find(needle, i + 1)
+    return tuple(sorted(out))
+
+
 @dataclass
 class _Need:
     srcs: frozenset
@@ -941,7 +960,12 @@ class DeviceBatchNotMoved(Rule):
     # ------------------------------------------------------------------ dropped moves
     def _noop_moves(self, ctx: Context):
         sem = ctx.sem
-        for e in sem.find(ast.Expr, containing=(".to(", ".cuda(")):
+        # a dropped move is a statement ``name.to(...)``: it starts a line or follows a
+        # ``:`` or ``;`` (only the definitions holding one are parsed)
+        words = _statement_moves(ctx.text)
+        if not words:
+            return
+        for e in sem.find(ast.Expr, containing=words):
             call = e.value
             if not isinstance(call, ast.Call) or sem.method_name(call) not in ("to", "cuda"):
                 continue
