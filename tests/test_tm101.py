@@ -87,6 +87,7 @@ def test_criterion_parameter_still_meets_the_labels():
     "loss = torch.sum(torch.max(model(x), 1)[1] == y.data)",
 ])
 def test_every_kind_of_meeting(use):
+    """Each operation that combines a CPU label with a device value needs the label moved."""
     f, out, src = run(
         f"""
         model = nn.Linear(4, 2).to(device)
@@ -284,6 +285,26 @@ def test_self_attribute_device_set_once():
     assert added(src, out) == ["source, targets = source.to(self.gpu_id), targets.to(self.gpu_id)"]
 
 
+def test_model_making_its_own_tensors_still_needs_its_inputs_moved():
+    f, out, src = run(
+        """
+        class R(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.GRU(4, 3, batch_first=True)
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 3).to(device)
+                return self.rnn(x, h0)[0]
+
+        model = R().to(device)
+        for x, y in loader:
+            out = model(x.unsqueeze(1))
+        """
+    )
+    assert added(src, out) == ["x = x.to(device)"]
+
+
 def test_eval_loop_is_judged_on_its_own():
     f, out, src = run(
         """
@@ -348,6 +369,21 @@ LOOKALIKES = {
         for x, y in loader:
             loss = criterion(model(x), y)
         """,
+    "rnn_hidden_made_on_device_is_not_moving_inputs_but_batch_moved": """
+        class R(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.GRU(4, 3, batch_first=True)
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 3).to(device)
+                return self.rnn(x, h0)[0]
+
+        model = R().to(device)
+        for x, y in loader:
+            x = x.to(device)
+            out = model(x.unsqueeze(1))
+        """,
     "forward_moves_inputs": """
         class M(nn.Module):
             def __init__(self):
@@ -358,6 +394,22 @@ LOOKALIKES = {
                 return self.fc(x.to(self.fc.weight.device))
 
         model = M().to(device)
+        for x, y in loader:
+            out = model(x)
+        """,
+    "preprocess_method_moves": """
+        class Detector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def preprocess(self, batched):
+                return torch.stack([b.to(self.fc.weight.device) for b in batched])
+
+            def forward(self, batched):
+                return self.fc(self.preprocess(batched))
+
+        model = Detector().to(device)
         for x, y in loader:
             out = model(x)
         """,

@@ -536,7 +536,9 @@ class _Flow:
         return st
 
     def _moves_own_inputs(self, callee) -> bool:
-        """A same-file module class whose ``forward`` moves its arguments itself."""
+        """A same-file module class that moves what its methods receive (``x =
+        x.to(self.device)`` in ``forward`` or a preprocessing method): it places its
+        inputs itself.  Tensors it makes (``torch.zeros(...).to(device)``) do not count."""
         for o in self.sem.origins(callee):
             n = o.node
             while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
@@ -544,19 +546,8 @@ class _Flow:
             if not isinstance(n, ast.Call):
                 continue
             cls = self.sem.callee(n)
-            if not isinstance(cls, ast.ClassDef):
-                continue
-            fwd = self.sem.method(cls, "forward")
-            if fwd is None:
-                continue
-            params = {a.arg for a in (*fwd.args.posonlyargs, *fwd.args.args, *fwd.args.kwonlyargs)}
-            for m in ast.walk(fwd):
-                if isinstance(m, ast.Call) and move_of(self.sem, m) is not None:
-                    r = m.func.value
-                    while isinstance(r, (ast.Attribute, ast.Subscript, ast.Call)):
-                        r = r.func.value if isinstance(r, ast.Call) and isinstance(r.func, ast.Attribute) else getattr(r, "value", None)
-                    if isinstance(r, ast.Name) and r.id in params and r.id != "self":
-                        return True
+            if isinstance(cls, ast.ClassDef) and _class_moves_arguments(self.sem, cls):
+                return True
         return False
 
     def _torch_object(self, f) -> bool:
@@ -704,6 +695,25 @@ def _is_factory(sem: SemanticModel, call) -> bool:
     return bool(q) and N.is_tensor_factory(q)
 
 
+def _class_moves_arguments(sem: SemanticModel, cls: ast.ClassDef) -> bool:
+    for fn in (s for s in cls.body if isinstance(s, _DEFS)):
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
+        loop_vars = {
+            n.id for node in ast.walk(fn) if isinstance(node, (ast.For, ast.comprehension))
+            for n in ast.walk(node.target) if isinstance(n, ast.Name)
+        }
+        for m in ast.walk(fn):
+            if isinstance(m, ast.Call) and move_of(sem, m) is not None:
+                r = m.func.value
+                while isinstance(r, (ast.Attribute, ast.Subscript)) or (
+                    isinstance(r, ast.Call) and isinstance(r.func, ast.Attribute)
+                ):
+                    r = r.func.value if isinstance(r, ast.Call) else r.value
+                if isinstance(r, ast.Name) and (r.id in params or r.id in loop_vars):
+                    return True
+    return False
+
+
 def _moves_anything(sem: SemanticModel, fn) -> bool:
     return any(isinstance(n, ast.Call) and (sem.method_name(n) in MOVE_METHODS) for n in ast.walk(fn)) or bool(
         re.search(r"device|cuda", sem.segment(fn))
@@ -762,19 +772,23 @@ class DeviceBatchNotMoved(Rule):
     ```
 
     ## Fix safety
-    Safe when the device is known where the loop runs (a string, `"cuda" if
-    torch.cuda.is_available() else "cpu"`, `torch.device(...)` of those, or a name or
-    parameter bound only to such values; `.cuda()` when the model was moved that way,
-    under the model move's own `if` condition copied verbatim) and every element that
-    meets the device is known.  When an element also goes to a callee that cannot be
+    Safe when the device is known where the loop runs and every element that meets it
+    is known.  The device is known when the loop can name a value equal to the one the
+    model was moved with: bound only to a string, `"cuda" if torch.cuda.is_available()
+    else "cpu"`, `torch.device(...)` of those or the current accelerator, or the very
+    variable of the model's move (a parameter bound to it at every call site, a `self`
+    attribute set once from it); `.cuda()` when the model was moved that way.  A move
+    under an `if` is copied with its condition verbatim.  When an element also goes to a callee that cannot be
     read together with device values (an imported loss, a metric object) the fix moves
     it too and is unsafe.  Report only: an unknown device (`args.device`, `local_rank`),
     a model moved inside a builder function or under a condition that cannot be copied,
     a batch whose structure is unknown.  Nothing is reported for files that use a
-    training framework (Lightning, Accelerate, DeepSpeed, HF `Trainer`), models wrapped
-    in `DataParallel`/`DistributedDataParallel` or loaded with `device_map=`, loaders
-    with a `collate_fn` or dataset that may place tensors, and batches handed to
-    helpers, prefetchers or callees that also receive a device.
+    training framework (Lightning, Accelerate, DeepSpeed, HF `Trainer`), values that come
+    out of `accelerator.prepare(...)`, models wrapped in `DataParallel`,
+    `DistributedDataParallel` or FSDP or loaded with `device_map=`, same-file models
+    that move what their methods receive, models moved to the CPU, loaders with a
+    `collate_fn` or dataset that may place tensors, and batches handed (before they
+    meet the device) to helpers, prefetchers or callees that also receive a device.
     """
 
     code = "TM101"
@@ -786,7 +800,7 @@ class DeviceBatchNotMoved(Rule):
     # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
     needles = ("DataLoader", ".to(", ".cuda(")
     verify = Verify("device", ("Expected all tensors to be on the same device", "should be the same"))
-    corpus_minimum = (12, 12)
+    corpus_minimum = (20, 16)
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
         "model = torch.nn.Linear(4, 2).to('cuda')\nfor x, y in loader:\n"
