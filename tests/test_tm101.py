@@ -413,6 +413,17 @@ LOOKALIKES = {
         for x, y in loader:
             out = model(x)
         """,
+    "next_iter_moved": """
+        model = nn.Linear(4, 2).to(device)
+        x, y = next(iter(loader))
+        x, y = x.to(device), y.to(device)
+        loss = criterion(model(x), y)
+        """,
+    "next_of_unknown_iterator": """
+        model = nn.Linear(4, 2).to(device)
+        x, y = next(prefetcher)
+        loss = criterion(model(x), y)
+        """,
     "map_lambda_move": """
         model = nn.Linear(4, 2).to(device)
         for x, y in loader:

@@ -46,7 +46,7 @@ from ..semantic import names as N
 __all__ = [
     "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move", "ModelState", "Loop",
     "device_origins", "is_known_device", "is_cpu_device", "move_of", "is_module_class", "model_state", "device_text_at",
-    "loader_of", "loop_batch", "framework_in_file", "file_mentions_device", "mentions_device", "visible_at",
+    "loader_of", "loop_batch", "taken_batch", "framework_in_file", "file_mentions_device", "mentions_device", "visible_at",
     "guard_of", "non_blocking_style", "is_torch_call",
 ]
 
@@ -619,14 +619,22 @@ _WRAPPERS = frozenset({
 
 @dataclass
 class Loop:
-    """A ``for`` loop over DataLoader batches: ``names`` the tensor names its target binds
-    (``for x, y in loader``, ``for i, (x, y) in enumerate(loader)``), or ``container`` for
-    a whole batch (``for batch in loader``); ``loaders`` the DataLoader calls."""
+    """Where DataLoader batches are bound: a ``for`` loop over them, or an assignment
+    from ``next(iter(loader))`` (``node``).  ``names`` are the tensor names its target
+    binds (``for x, y in loader``, ``for i, (x, y) in enumerate(loader)``), or
+    ``container`` is the name of a whole batch (``for batch in loader``); ``body`` the
+    statements the batch flows through (the loop body, or the statements after the
+    assignment in its block); ``loaders`` the DataLoader calls."""
 
-    node: ast.For
+    node: ast.stmt
     names: list
     container: Optional[str]
     loaders: list
+    body: list = field(default_factory=list)
+
+    @property
+    def is_loop(self) -> bool:
+        return isinstance(self.node, ast.For)
 
 
 def loop_batch(sem: SemanticModel, loop) -> Optional[Loop]:
@@ -645,12 +653,41 @@ def loop_batch(sem: SemanticModel, loop) -> Optional[Loop]:
     loaders = loader_of(sem, it)
     if loaders is None:
         return None
+    return _batch(loop, target, loaders, loop.body)
+
+
+def _batch(node, target, loaders, body) -> Optional[Loop]:
     if isinstance(target, ast.Name):
-        return Loop(loop, [], target.id, loaders)
+        return Loop(node, [], target.id, loaders, body)
     names = _target_names(target)
     if not names:
         return None
-    return Loop(loop, names, None, loaders)
+    return Loop(node, names, None, loaders, body)
+
+
+def taken_batch(sem: SemanticModel, stmt) -> Optional[Loop]:
+    """``x, y = next(iter(loader))`` (or ``next(it)`` with ``it = iter(loader)``): one
+    batch taken from a plain DataLoader, flowing through the rest of the block."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return None
+    v = stmt.value
+    if not (isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords and sem.call_qualname(v) == "builtins.next"):
+        return None
+    loaders = []
+    for o in sem.origins(v.args[0]):
+        n = o.node
+        if not (o.kind is OriginKind.VALUE and isinstance(n, ast.Call) and sem.call_qualname(n) == "builtins.iter"
+                and len(n.args) == 1):
+            return None
+        got = loader_of(sem, n.args[0])
+        if got is None:
+            return None
+        loaders.extend(got)
+    block = sem.block_of(stmt)
+    if not loaders or block is None:
+        return None
+    i = next(k for k, s in enumerate(block) if s is stmt)
+    return _batch(stmt, stmt.targets[0], loaders, block[i + 1:])
 
 
 def _target_names(t) -> Optional[list]:

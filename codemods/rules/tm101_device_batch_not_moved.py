@@ -12,7 +12,7 @@ from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
-    file_mentions_device, framework_in_file, is_module_class, loop_batch, model_state, move_of, non_blocking_style,
+    file_mentions_device, framework_in_file, loop_batch, model_state, move_of, non_blocking_style, taken_batch,
     visible_at,
 )
 
@@ -188,7 +188,7 @@ class _Flow:
                     # ``x, y = batch``: the parts become batch elements of their own
                     for n in names:
                         self._element(n)
-                    if self.unpack is None and any(s is stmt for s in lp.node.body):
+                    if self.unpack is None and any(s is stmt for s in lp.body):
                         self.unpack = stmt
                         self.unpacked = names
                     return
@@ -829,13 +829,12 @@ class DeviceBatchNotMoved(Rule):
             return
         if framework_in_file(sem) is not None:
             return
-        for loop in sem.find(ast.For):
-            lp = loop_batch(sem, loop)
-            if lp is None:
-                continue
+        batches = [loop_batch(sem, loop) for loop in sem.find(ast.For)]
+        batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
+        for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
             flow = _Flow(sem, lp)
             flow.start()
-            flow.run(loop.body)
+            flow.run(lp.body)
             if flow.skip or not flow.needs or not flow.models:
                 continue
             f = self._finding(ctx, flow)
@@ -928,8 +927,8 @@ class DeviceBatchNotMoved(Rule):
         extra = ""
         if maybe:
             extra = f"; `{', '.join(maybe)}` also goes to {', '.join(whys)} with device values: moved too"
-        body = lp.node.body
-        if not body or sem.position(body[0])[0] == lp.node.lineno:
+        body = lp.body
+        if not body or lp.is_loop and sem.position(body[0])[0] == lp.node.lineno:
             return ctx.finding(self, sink.node, msg + extra)
         nb = non_blocking_style(sem)
         if c and c in move:
@@ -939,7 +938,7 @@ class DeviceBatchNotMoved(Rule):
                 code = f"{c} = [({_move_expr('t', plan, nb)} if torch.is_tensor(t) else t) for t in {c}]"
             else:
                 return ctx.finding(self, sink.node, f"{msg}; the batch structure is not known: move it before use")
-            after = None
+            after = None if lp.is_loop else lp.node
         else:
             if any(n in flow.unpacked for n in move) and flow.unpack is None:
                 return ctx.finding(self, sink.node, msg + extra)
@@ -952,7 +951,7 @@ class DeviceBatchNotMoved(Rule):
                 for n in move
             ]
             code = f"{', '.join(move)} = {', '.join(rhs)}"
-            after = flow.unpack if c else None
+            after = flow.unpack if c else None if lp.is_loop else lp.node
         guard = plan.guard
         first = body[0]
 
