@@ -818,6 +818,15 @@ class DeviceBatchNotMoved(Rule):
         "import torch\nx = torch.zeros(3)\nx.to('cuda')\n",
     )
 
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        """The text gate, tighter than the needles: a DataLoader is spelled, or a
+        statement starts with ``name.to(`` / ``name.cuda(`` (a possibly dropped move).
+        ``check`` finds nothing in any other file."""
+        if not super().may_match(text) or not file_mentions_device(text):
+            return False
+        return "DataLoader" in text or bool(_statement_moves(text))
+
     def check(self, ctx: Context):
         sem = ctx.sem
         if not file_mentions_device(ctx.text):
