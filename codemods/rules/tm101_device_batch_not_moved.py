@@ -69,6 +69,8 @@ class _Need:
     model: Optional[str]  # the moved model's callee text, or None (an op with a device value)
     certain: bool = True
     why: str = ""
+    what: str = ""  # the operation, for the message: "`criterion()`", "a comparison"
+    via: str = ""  # the same-file helper it happens in
 
 
 @dataclass
@@ -94,6 +96,7 @@ class _Flow:
     depth: int = 0
     call_site: Optional[ast.Call] = None  # in a helper: the loop's call that runs it
     stack: tuple = ()
+    via: str = ""  # in a helper: its name (for messages)
 
     # ------------------------------------------------------------------ setup
     def start(self) -> None:
@@ -418,7 +421,15 @@ class _Flow:
 
     def need(self, srcs, node, model, certain=True, why="") -> None:
         at = self.call_site if self.call_site is not None else node
-        self.needs.append(_Need(frozenset(srcs), at, model, certain, why))
+        if isinstance(node, ast.Call):
+            what = f"`{self.sem.segment(node.func)}()`"
+        elif isinstance(node, ast.Compare):
+            what = "a comparison"
+        else:
+            what = "an operation"
+        if self.via:
+            what = f"{what} in `{self.via}()`"
+        self.needs.append(_Need(frozenset(srcs), at, model, certain, why, what, self.via))
 
     # ------------------------------------------------------------------ calls
     def call(self, c: ast.Call):
@@ -631,7 +642,8 @@ class _Flow:
                 return self.unknown_after(c, cpu, devs, as_stmt)
             binding[k.arg] = v
         sub = _Flow(sem, self.loop, cache={}, depth=self.depth + 1,
-                    call_site=self.call_site if self.call_site is not None else c, stack=(*self.stack, fn))
+                    call_site=self.call_site if self.call_site is not None else c, stack=(*self.stack, fn),
+                    via=self.via or fn.name)
         for p, (s, d) in binding.items():
             sub.set(p, (s, d))
         sub.run(fn.body)
@@ -926,8 +938,24 @@ class DeviceBatchNotMoved(Rule):
                 whys.append(n.why)
         plan = self._plan(ctx, flow)
         c = lp.container
-        label = c if c and c in needed else ", ".join(needed)
-        msg = f"batch `{label}` reaches `{mname}` on the CPU while the model is on {plan.where}"
+
+        def label(names):
+            return c if c and c in names else ", ".join(names)
+
+        reach = ordered({s for n in certain if n.model for s in n.srcs})
+        meet = [s for s in needed if s not in reach and not (c and c in reach)]
+        ops = []
+        for n in certain:
+            if not n.model and set(n.srcs) & set(meet) and n.what not in ops:
+                ops.append(n.what)
+        via = next((f" in `{n.via}()`" for n in certain if n.model and n.via), "")
+        if reach:
+            msg = f"batch `{label(needed)}` reaches `{mname}`{via} on the CPU while the model is on {plan.where}"
+            if meet:
+                msg += f" (`{label(meet)}` meets its output in {', '.join(ops)})"
+        else:
+            msg = (f"batch `{label(needed)}` reaches the output of `{mname}` on the CPU in {', '.join(ops)} while"
+                   f" the model is on {plan.where}")
         if not plan.style:
             why = plan.why or "the device is not known here"
             return ctx.finding(self, sink.node, f"{msg}; {why} (move the batch to `next({mname}.parameters()).device`)")
