@@ -211,6 +211,19 @@ def test_dict_of_loaders_and_phase_loop():
     assert added(src, out) == ["inputs, labels = inputs.to(device), labels.to(device)"]
 
 
+def test_progress_bar_bound_to_a_name():
+    f, out, src = run(
+        """
+        from tqdm import tqdm
+        model = nn.Linear(4, 2).to(device)
+        pbar = tqdm(loader, desc="train")
+        for x, y in pbar:
+            loss = criterion(model(x), y)
+        """
+    )
+    assert added(src, out) == ["x, y = x.to(device), y.to(device)"]
+
+
 def test_loader_kwargs_dict_is_looked_into():
     f, out, src = run(
         """

@@ -704,7 +704,7 @@ def _target_names(t) -> Optional[list]:
     return None
 
 
-def loader_of(sem: SemanticModel, expr) -> Optional[list]:
+def loader_of(sem: SemanticModel, expr, _depth: int = 0) -> Optional[list]:
     """The DataLoader constructor calls ``expr`` may be, when every origin is one whose
     batches come out on the CPU (no unknown ``collate_fn``, no dataset that holds or
     moves device tensors, no ``*args``); None otherwise."""
@@ -715,7 +715,14 @@ def loader_of(sem: SemanticModel, expr) -> Optional[list]:
         if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
             return None
         call = o.node
-        if not N.is_loader(sem.call_qualname(call)):
+        q = sem.call_qualname(call)
+        if q in _WRAPPERS and q != "builtins.enumerate" and call.args and _depth < 4:
+            inner = loader_of(sem, call.args[0], _depth + 1)  # ``pbar = tqdm(loader)``
+            if inner is None:
+                return None
+            calls.extend(inner)
+            continue
+        if not N.is_loader(q):
             return None
         # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, ...,
         # generator (12th)); ``**kwargs`` dicts are looked into
