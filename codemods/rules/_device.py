@@ -526,7 +526,8 @@ def device_text_at(sem: SemanticModel, dev, at) -> Optional[str]:
     fn = sem.enclosing_function(at)
     cls = sem.parent(fn) if isinstance(fn, _DEFS) else None
     params = [*fn.args.posonlyargs, *fn.args.args] if isinstance(fn, _DEFS) else []
-    if isinstance(cls, ast.ClassDef) and params and not SemanticModel._is_static(fn):
+    static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in getattr(fn, "decorator_list", ()))
+    if isinstance(cls, ast.ClassDef) and params and not static:
         me = params[0].arg
         info = sem.class_info(cls)
         for attr, sets in info.attrs.items():
@@ -802,9 +803,10 @@ def framework_in_file(sem: SemanticModel) -> Optional[str]:
     for n in sem.find(ast.Import, ast.ImportFrom, containing=("import",)):
         if isinstance(n, ast.Import):
             qs = [a.name for a in n.names]
+        elif n.level == 0 and n.module:  # a relative import is the user's own package
+            qs = [f"{n.module}.{a.name}" for a in n.names] + [n.module]
         else:
-            mod = sem._resolve_from(n) or ""
-            qs = [f"{mod}.{a.name}" if mod else a.name for a in n.names] + ([mod] if mod else [])
+            continue
         for q in qs:
             fw = N.framework_of(q)
             if fw is not None:

@@ -12,7 +12,8 @@ from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
-    file_mentions_device, framework_in_file, loop_batch, model_state, move_of, non_blocking_style, taken_batch,
+    file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state, move_of, non_blocking_style,
+    taken_batch,
     visible_at,
 )
 
@@ -579,8 +580,6 @@ class _Flow:
         if _DEVICEY.search(self.sem.segment(a)):
             return True
         if isinstance(a, ast.Name):
-            from ._device import is_known_device
-
             return is_known_device(self.sem, a)
         return False
 
