@@ -318,6 +318,39 @@ def test_model_making_its_own_tensors_still_needs_its_inputs_moved():
     assert added(src, out) == ["x = x.to(device)"]
 
 
+def test_guarded_move_with_another_unmoved_model_is_report_only():
+    f, out, src = run(
+        """
+        def evaluate(net, dl):
+            for x, y in dl:
+                out = net(x)
+
+        model = nn.Linear(4, 2)
+        if torch.cuda.is_available():
+            model = model.cuda()
+        evaluate(model, loader)
+        evaluate(nn.Linear(4, 2), loader)
+        """
+    )
+    assert codes(f) == ["TM101"] and not f[0].applied and out == src
+
+
+def test_guarded_move_of_the_same_model_is_copied():
+    f, out, src = run(
+        """
+        def evaluate(net, dl):
+            for x, y in dl:
+                out = net(x)
+
+        model = nn.Linear(4, 2)
+        if torch.cuda.is_available():
+            model = model.cuda()
+        evaluate(model, loader)
+        """
+    )
+    assert "        if torch.cuda.is_available():\n            x = x.cuda()\n        out = net(x)" in out
+
+
 def test_eval_loop_is_judged_on_its_own():
     f, out, src = run(
         """
@@ -365,6 +398,18 @@ LOOKALIKES = {
         for x, y in loader:
             loss = criterion(model(x), y)
         model.to(device)
+        """,
+    "moved_back_to_cpu": """
+        model = nn.Linear(4, 2).to(device)
+        model.cpu()
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "default_device": """
+        torch.set_default_device(device)
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            loss = criterion(model(x), y)
         """,
     "dtype_only_to": """
         model = nn.Linear(4, 2).to(torch.float64)

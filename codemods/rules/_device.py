@@ -280,6 +280,9 @@ class ModelState:
     moves: list = field(default_factory=list)
     unmoved: bool = False
     handled: Optional[str] = None
+    # ids of the expressions the module was made by, on the ways with and without a move
+    moved_bases: set = field(default_factory=set)
+    unmoved_bases: set = field(default_factory=set)
 
     @property
     def moved(self) -> bool:
@@ -292,37 +295,35 @@ _PARALLEL = frozenset(N.PARALLEL_WRAPPERS)
 def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None) -> Optional[ModelState]:
     """The module ``expr`` (the callee of a call ``use``) refers to: None when it is not
     provably a module (a same-file ``nn.Module`` class, a ``torch.nn`` layer, a model-zoo
-    builder, or anything called like a model after a ``.to(device)``/``.cuda()``)."""
+    builder, or anything called like a model after a ``.to(device)``/``.cuda()``), or
+    when it may have been moved back (``model.cpu()``)."""
     key = (id(expr),)
     if cache is not None and key in cache:
         return cache[key]
     paths = _model_paths(sem, expr, use, 0, set())
-    st: Optional[ModelState]
-    if not paths or any(p is None for p in paths):
-        st = None
-    else:
-        st = ModelState()
-        is_model = False
-        for p in paths:
-            kind, moves = p
-            if kind in ("module", "moved"):
-                is_model = True
-            if kind == "handled":
-                st.handled = st.handled or "a wrapper that places its inputs"
-                is_model = True
-            elif kind.startswith("handled:"):
-                st.handled = kind.split(":", 1)[1]
-                is_model = True
-            if moves:
-                st.moves.extend(m for m in moves if m not in st.moves)
-                is_model = True
-            else:
-                st.unmoved = True
-            if kind == "unknown" and not moves:
-                is_model = False
-                break
-        if not is_model:
+    st: Optional[ModelState] = ModelState()
+    is_model = False
+    for kind, moves, base in paths:
+        if kind in ("module", "moved"):
+            is_model = True
+        elif kind.startswith("handled:"):
+            st.handled = kind.split(":", 1)[1]
+            is_model = True
+        if any(m.style == "cpu" for m in moves):
             st = None
+            break
+        if moves:
+            st.moves.extend(m for m in moves if m not in st.moves)
+            st.moved_bases.add(id(base))
+            is_model = True
+        else:
+            st.unmoved = True
+            st.unmoved_bases.add(id(base))
+        if kind == "unknown" and not moves:
+            is_model = False
+            break
+    if st is not None and (not paths or not is_model):
+        st = None
     if cache is not None:
         cache[key] = st
     return st
@@ -330,22 +331,24 @@ def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None) -> 
 
 def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:
     """Moves written as statements on references (``model.to(device)``, ``model.cuda()``;
-    ``Module.to`` moves in place) that may run before ``use``."""
+    ``Module.to`` moves in place) that may run before ``use``; ``model.cpu()`` and
+    ``model.to("cpu")`` give a move of style "cpu" (back to the CPU)."""
     out = []
     for ref in refs:
         p = sem.parent(ref)
-        if not (isinstance(p, ast.Attribute) and p.value is ref and p.attr in ("to", "cuda")):
+        if not (isinstance(p, ast.Attribute) and p.value is ref and p.attr in ("to", "cuda", "cpu")):
             continue
         call = sem.parent(p)
         if not (isinstance(call, ast.Call) and call.func is p):
             continue
         stmt = sem.parent(call)
-        if not isinstance(stmt, ast.Expr):
+        if not isinstance(stmt, ast.Expr) or _after(sem, stmt, use):
             continue
         mv = move_of(sem, call)
-        if mv is None or _after(sem, stmt, use) or (mv.style == "to" and is_cpu_device(sem, mv.device)):
-            continue
-        out.append(Move(mv.call, mv.style, mv.device, guard_of(sem, stmt, use)))
+        if p.attr == "cpu" or mv is not None and mv.style == "to" and is_cpu_device(sem, mv.device):
+            out.append(Move(call, "cpu", None, guard_of(sem, stmt, use)))
+        elif mv is not None:
+            out.append(Move(mv.call, mv.style, mv.device, guard_of(sem, stmt, use)))
     return out
 
 
@@ -361,37 +364,38 @@ def _after(sem: SemanticModel, stmt, use) -> bool:
 
 
 def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: bool = False) -> list:
-    """The ways a module value reaches ``use``: ``(kind, moves)`` with kind "module" (a
-    module constructor), "moved" (an unknown value that was moved), "handled..." (a
-    wrapper), "unknown"; None entries when it is certainly not a module."""
+    """The ways a module value reaches ``use``: ``(kind, moves, base)`` with kind
+    "module" (a module constructor), "moved" (an unknown value that was moved),
+    "handled:<why>" (a wrapper that places its inputs), "unknown"; ``base`` the
+    expression the value was made by (the constructor call)."""
     if depth > 8 or id(expr) in seen:
-        return [("unknown", [])]
+        return [("unknown", [], expr)]
     seen = seen | {id(expr)}
     if isinstance(expr, ast.Name):
         bs = sem.reaching(expr)
         if not bs:
-            return [("unknown", [])]
+            return [("unknown", [], expr)]
         out = []
         for b in bs:
-            extra = _stmt_moves(sem, sem.references(b), use) if b.scope is not None else []
+            extra = _stmt_moves(sem, sem.references(b), use)
             if builder:
                 extra = [Move(m.call, m.style, m.device, m.guard, True) for m in extra]
-            for kind, moves in _binding_paths(sem, b, use, depth, seen, builder):
-                out.append((kind, moves + extra))
+            for kind, moves, base in _binding_paths(sem, b, use, depth, seen, builder):
+                out.append((kind, moves + extra, base))
         return out
     if isinstance(expr, ast.Attribute):
         if sem.qualname(expr) is not None:
-            return [("unknown", [])]
+            return [("unknown", [], expr)]
         vals = sem.attribute_values(expr)
         if not vals:
-            return [("unknown", [])]
+            return [("unknown", [], expr)]
         extra = _attr_stmt_moves(sem, expr, use)
         out = []
         for v in vals:
             if v is None:
-                return [("unknown", [])]
-            for kind, moves in _model_paths(sem, v, use, depth + 1, seen, builder):
-                out.append((kind, moves + extra))
+                return [("unknown", [], expr)]
+            for kind, moves, base in _model_paths(sem, v, use, depth + 1, seen, builder):
+                out.append((kind, moves + extra, base))
         return out
     if isinstance(expr, ast.Call):
         mv = move_of(sem, expr)
@@ -401,7 +405,7 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             recv = expr.func.value
             mv = Move(mv.call, mv.style, mv.device, guard_of(sem, sem.statement_of(expr), use), builder)
             inner = _model_paths(sem, recv, use, depth + 1, seen, builder)
-            return [("moved" if k == "unknown" else k, [mv, *m]) for k, m in inner]
+            return [("moved" if k == "unknown" else k, [mv, *m], b) for k, m, b in inner]
         meth = sem.method_name(expr)
         if meth in SELF_METHODS or (meth == "to" and move_of(sem, expr) is None):
             return _model_paths(sem, expr.func.value, use, depth + 1, seen, builder)
@@ -409,29 +413,29 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
         if q in ("torch.compile",) and expr.args:
             return _model_paths(sem, expr.args[0], use, depth + 1, seen, builder)
         if q in _PARALLEL:
-            return [("handled:`" + q.rsplit(".", 1)[-1] + "`", [])]
+            return [("handled:`" + q.rsplit(".", 1)[-1] + "`", [], expr)]
         if sem.keyword(expr, "device_map") is not None:
-            return [("handled:`device_map=`", [])]
+            return [("handled:`device_map=`", [], expr)]
         if _prepared(sem, expr):
-            return [(_PREPARED, [])]
+            return [(_PREPARED, [], expr)]
         target = sem.callee(expr)
         if isinstance(target, ast.ClassDef):
-            return [("module" if is_module_class(sem, target) else "unknown", [])]
+            return [("module" if is_module_class(sem, target) else "unknown", [], expr)]
         if isinstance(target, _DEFS):
             rets = [r for r in sem.returns(target) if r is not None]
             if not rets:
-                return [("unknown", [])]
+                return [("unknown", [], expr)]
             out = []
             for r in rets:
                 out.extend(_model_paths(sem, r, use, depth + 1, seen, True))
             return out
         if q is not None and (N.is_module_class(q) or N.is_model_zoo(q)):
-            return [("module", [])]
-        return [("unknown", [])]
+            return [("module", [], expr)]
+        return [("unknown", [], expr)]
     if isinstance(expr, ast.IfExp):
         return (_model_paths(sem, expr.body, use, depth + 1, seen, builder)
                 + _model_paths(sem, expr.orelse, use, depth + 1, seen, builder))
-    return [("unknown", [])]
+    return [("unknown", [], expr)]
 
 
 _PREPARED = "handled:`prepare()`"
@@ -448,17 +452,17 @@ def _binding_paths(sem: SemanticModel, b, use, depth, seen, builder) -> list:
     if k in (BindingKind.ASSIGNMENT, BindingKind.NAMED_EXPR) and b.value is not None:
         return _model_paths(sem, b.value, use, depth + 1, seen, builder)
     if k is BindingKind.ASSIGNMENT and b.unpack is not None and _prepared(sem, b.unpack[0]):
-        return [(_PREPARED, [])]
+        return [(_PREPARED, [], b.unpack[0])]
     if k is BindingKind.PARAMETER:
         fn = b.scope.node
         if isinstance(fn, _DEFS) and sem.self_class_of_param(b) is None:
             pv = sem.param_values(fn, b.name)
             if pv.complete and pv.values:
                 out = []
-                for v, call, _ in pv.values:
-                    out.extend(_model_paths(sem, v, use if call is None else use, depth + 1, seen, builder))
+                for v, _call, _ in pv.values:
+                    out.extend(_model_paths(sem, v, use, depth + 1, seen, builder))
                 return out
-    return [("unknown", [])]
+    return [("unknown", [], b.target if b.target is not None else b.node)]
 
 
 def _attr_stmt_moves(sem: SemanticModel, expr: ast.Attribute, use) -> list:

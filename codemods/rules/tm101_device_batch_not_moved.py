@@ -843,8 +843,8 @@ class DeviceBatchNotMoved(Rule):
         if not file_mentions_device(ctx.text):
             return
         yield from self._noop_moves(ctx)
-        if "DataLoader" not in ctx.text:
-            return
+        if "DataLoader" not in ctx.text or "set_default_device" in ctx.text or "set_default_tensor_type" in ctx.text:
+            return  # (a default device: batches may be made on it)
         if not any(N.is_loader(sem.call_qualname(c)) for c in sem.find(ast.Call, containing=("DataLoader",))):
             return
         if framework_in_file(sem) is not None:
@@ -865,12 +865,14 @@ class DeviceBatchNotMoved(Rule):
     def _plan(self, ctx: Context, flow: _Flow) -> _Plan:
         sem = ctx.sem
         loop = flow.loop.node
-        moves, unmoved, names = [], False, []
+        moves, unmoved, stray, names = [], False, False, []
         for st, text, _ in flow.models:
             for m in st.moves:
                 if m not in moves:
                     moves.append(m)
             unmoved = unmoved or st.unmoved
+            # a module made elsewhere that is never moved (``train(Net())`` beside ``train(model)``)
+            stray = stray or bool(st.unmoved_bases - st.moved_bases)
             if text not in names:
                 names.append(text)
         mname = names[0]
@@ -902,7 +904,7 @@ class DeviceBatchNotMoved(Rule):
             plan.style, plan.why = "", f"`{mname}` is moved under a condition that cannot be copied"
             return plan
         guard = guards.pop()
-        if unmoved and not guard:
+        if unmoved and (not guard or stray):
             plan.style, plan.why = "", f"`{mname}` reaches the loop both moved and not moved"
             return plan
         if len(guard) > 1:
