@@ -445,7 +445,8 @@ class _Flow:
             rv = self.val(recv)
             self._args(c)
             if rv[0] and as_stmt:
-                self.skip = "moved by a statement"  # dropped (TM101 reports it) or in place
+                # dropped (reported on its own) or in place (a container's own ``.to``)
+                self.may_move("moved by a statement")
             return frozenset(), True
         if meth in HOST_METHODS:
             self.val(recv)
