@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
 from .rule import FileContext, Finding, Fix, ProjectInfo, Rule, Safety
-from .sourcefile import Skipped, Source, SourceError, atomic_write, decode_source, read_source
+from .sourcefile import Skipped, Source, SourceError, decode_source, read_source, syntax_error
 from .gitdiff import unified_diff
 
 MAX_PASSES = 6
@@ -154,6 +154,10 @@ def run_rules(
     active, tree = _gate(text, rules, trace)
     if not active:
         return None, []
+    if tree is None:  # the stdlib parser refused it: say why (LibCST's native parser may crash on it)
+        msg = syntax_error(text, path)
+        if msg:
+            raise SourceError(msg)
     import libcst as cst
 
     if trace is not None:
@@ -168,7 +172,9 @@ def run_rules(
     try:
         module = cst.parse_module(text if seen is None else seen)
     except cst.ParserSyntaxError as e:
-        raise SourceError(f"syntax error at {e.raw_line}:{e.raw_column + 1}: {e.message.splitlines()[0]}") from None
+        raise SourceError(
+            syntax_error(text, path) or f"LibCST cannot parse this file at {e.raw_line}:{e.raw_column + 1} (Python can): {e.message.splitlines()[0]}"
+        ) from None
     except RecursionError:
         raise SourceError("too deeply nested to parse") from None
     ctx = FileContext(path, text if seen is None else seen, module, project)
@@ -423,14 +429,17 @@ def _process_source(src: Source, opts: Options, project, trace, focused: bool) -
     if new_raw is not None:
         res.diff = unified_diff(src.raw, new_raw, src.path, src.mode)
         if opts.write:
-            atomic_write(src.path, new_raw, expect=src.raw)
+            src.write(new_raw)
             res.written = True
     res.suggestions = suggestions
     return res
 
 
 # errors that depend only on the file's bytes (and the options): safe to cache
-_CONTENT_ERRORS = ("syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested", "the fix cannot be encoded")
+_CONTENT_ERRORS = (
+    "syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested",
+    "the fix cannot be encoded", "encoding declaration", "UTF-16 or UTF-32", "LibCST cannot parse",
+)
 
 
 def content_digest(raw: bytes) -> str:
@@ -452,35 +461,27 @@ def _stat(path: str) -> tuple[int, int]:
 def process_file(path: str, opts: Options, project: ProjectInfo | None = None) -> FileResult:
     """Process one file; never raises.  The result says what was read (size, mtime,
     content digest) and whether it may be cached (it depends on the content only)."""
-    import os
+    from .errors import describe
 
     if project is not None:
         project.used = False
         project.deps = set()
-    raw = None
+    raw = st = None  # what was read, and its fstat (set even for decode errors)
     trace: dict = {}
     try:
-        st = os.stat(path)
         src = read_source(path, opts.max_bytes)
-        raw = src.raw
+        raw, st = src.raw, src.st
         res = process_source(src, opts, project, trace).stripped()
     except SourceError as e:
         res = FileResult(path=path, error=str(e))
+        raw, st = (e.raw, e.st) if raw is None else (raw, st)
     except Skipped as e:
         res = FileResult(path=path, skipped=str(e))
-    except RecursionError:
-        res = FileResult(path=path, error="internal error: recursion limit (deeply nested code)")
-    except Exception as e:  # a rule bug must not abort the batch
-        res = FileResult(path=path, error=f"internal error: {type(e).__name__}: {e}".splitlines()[0])
+        raw, st = getattr(e, "raw", None), getattr(e, "st", None)
+    except Exception as e:  # a rule bug must not abort the batch; RecursionError, MemoryError, OSError named
+        res = FileResult(path=path, error=describe(e))
     res.stage = trace.get("stage", "")
-    if raw is None:  # read_source raises before returning for decode errors: read again
-        try:
-            st = os.stat(path)
-            with open(path, "rb") as f:
-                raw = f.read(opts.max_bytes + 1)
-        except OSError:
-            raw = None
-    if raw is not None and len(raw) == st.st_size:  # not changing under our feet
+    if raw is not None and st is not None and len(raw) == st.st_size:  # not changing under our feet
         res.digest, res.size, res.mtime_ns = content_digest(raw), st.st_size, st.st_mtime_ns
         res.cacheable = not res.written and (res.error is None or res.error.startswith(_CONTENT_ERRORS))
         # a rule looked at other files: the result holds only while the tree is unchanged
