@@ -22,6 +22,7 @@ app = typer.Typer(
 )
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # Ctrl-C, like a shell
 
 PathsArg = typer.Argument(..., help="Files or directories (directories: their *.py files).")
 SelectOpt = typer.Option(None, "--select", help="Only these rules: codes (TM201), prefixes (TM2), names or pitfalls; comma-separated or repeated.")
@@ -96,10 +97,20 @@ class _Ctx:
 
             # apply re-hashes every file it trusts the cache for
             cache = Cache(self.opts, self.cache_dir, verify=self.opts.write)
+            if cache.warning:
+                _err(f"torchmend: {cache.warning}")
+        _recover_patch()
         bar = _progress(self.quiet)
         try:
             rr = run(list(paths), self.opts, exclude=self.exclude, jobs=self.jobs, progress=bar,
                      cache=cache, only=only, executor=executor)
+        except KeyboardInterrupt:
+            if bar:
+                bar.close()
+                bar = None
+            _err("torchmend: interrupted: workers stopped, no file left partly written"
+                 + (" (files fixed before the interrupt keep their fixes)" if self.opts.write else ""))
+            raise typer.Exit(EXIT_INTERRUPTED)
         finally:
             if bar:
                 bar.close()
@@ -207,9 +218,12 @@ def diff(
     raise typer.Exit(EXIT_ERROR if rr.errors else EXIT_FOUND if rr.changed else EXIT_CLEAN)
 
 
-def _apply_patch(patch: str, quiet: bool) -> None:
+def _apply_patch(patch: str, quiet: bool, cache_dir: Optional[str] = None) -> None:
+    import os
+
     from torchmend.patch import PatchError, apply_patch
 
+    _recover_patch()
     try:
         if patch == "-":
             data = sys.stdin.buffer.read()
@@ -220,7 +234,7 @@ def _apply_patch(patch: str, quiet: bool) -> None:
         _err(f"torchmend: error: {patch}: cannot read the patch: {e.strerror or e}")
         raise typer.Exit(EXIT_ERROR)
     try:
-        done = apply_patch(data, ".")
+        done = apply_patch(data, ".", protect=(os.path.realpath(cache_dir),) if cache_dir else ())
     except PatchError as e:
         _err(f"torchmend: error: {e}; nothing written")
         raise typer.Exit(EXIT_ERROR)
@@ -257,7 +271,7 @@ def apply(
         if paths:
             _err("torchmend: error: --patch takes no paths (the patch names its files)")
             raise typer.Exit(EXIT_ERROR)
-        _apply_patch(patch, quiet)
+        _apply_patch(patch, quiet, cache_dir)
     if not paths:
         _err("torchmend: error: give files or directories to fix, or --patch FILE")
         raise typer.Exit(EXIT_ERROR)
@@ -331,8 +345,66 @@ from torchmend.cli.verify import verify as _verify  # noqa: E402
 app.command("verify")(_verify)
 
 
+@app.command()
+def clean(cache_dir: Optional[str] = CacheDirOpt, quiet: bool = QuietOpt) -> None:
+    """Remove the result cache: .torchmend_cache/ in the project root, here and below (or --cache-dir)."""
+    from torchmend.cache import CleanError, clean as clean_caches
+
+    try:
+        removed = clean_caches(".", cache_dir)
+    except (CleanError, OSError) as e:
+        _err(f"torchmend: error: {e}")
+        raise typer.Exit(EXIT_ERROR)
+    if not quiet:
+        for d in removed:
+            _err(f"removed {d}")
+        _err(f"torchmend: {len(removed)} cache director{'y' if len(removed) == 1 else 'ies'} removed")
+
+
+def _recover_patch() -> None:
+    """Finish the clean-up of an `apply --patch` that was killed mid-way (see patch.py)."""
+    from torchmend.patch import PatchError, recover
+
+    try:
+        msg = recover(".")
+    except PatchError as e:
+        _err(f"torchmend: error: {e}")
+        raise typer.Exit(EXIT_ERROR)
+    if msg:
+        _err(f"torchmend: {msg}")
+
+
 def main() -> None:  # console-script entry point
-    app()
+    """Exit codes as documented; Ctrl-C is 130; an unexpected exception is torchmend's own
+    bug: one line saying so, exit 2 (the traceback with TORCHMEND_DEBUG=1)."""
+    import click
+
+    from torchmend.errors import debug, internal
+
+    try:
+        rc = app(standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _err("torchmend: interrupted")
+        sys.exit(EXIT_INTERRUPTED)
+    except click.exceptions.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except BrokenPipeError:  # `torchmend diff . | head`: the reader left
+        try:
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        sys.exit(141)
+    except Exception as e:
+        if debug():
+            import traceback
+
+            traceback.print_exc()
+        _err(f"torchmend: {internal(e)}")
+        sys.exit(EXIT_ERROR)
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 if __name__ == "__main__":
