@@ -239,8 +239,10 @@ def _apply_patch(patch: str, quiet: bool, cache_dir: Optional[str] = None) -> No
         _err(f"torchmend: error: {e}; nothing written")
         raise typer.Exit(EXIT_ERROR)
     if not quiet:
+        from torchmend.patch import _shown
+
         for fp in done:
-            _err(f"patched {fp.path}")
+            _err(f"patched {_shown(fp.path)}")
         _err(f"torchmend: {len(done)} file{'s' if len(done) != 1 else ''} patched")
     raise typer.Exit(EXIT_CLEAN)
 

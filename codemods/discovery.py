@@ -64,9 +64,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), respect_gitignore:
             out.errors.append((given, "no such file or directory"))
             continue
         if not os.path.isdir(given):
-            if os.path.islink(given) and not os.path.exists(given):
-                out.errors.append((given, "broken symbolic link"))
-                continue
+            # a broken link or a link loop goes on to the reader, which names the cause
             rel = os.path.normpath(given)
             if not _excluded(rel, os.path.basename(rel), excludes):
                 add(os.path.normpath(given))

@@ -82,6 +82,20 @@ class FilePatch:
     new: bytes
 
 
+def _shown(name: str) -> str:
+    """A file name for a one-line message: git's quoted form when it has control or
+    non-UTF-8 characters."""
+    from .gitdiff import git_quote
+
+    try:
+        name.encode("utf-8")
+        if name.isprintable():
+            return name
+    except UnicodeEncodeError:
+        pass
+    return git_quote(name.encode("utf-8", "surrogateescape")).decode("ascii", "backslashreplace")
+
+
 def git_blob_hash(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
@@ -104,41 +118,41 @@ def _safe_path(name: str, root: str, extra_protected: tuple[str, ...] = (), chec
     """The file ``name`` of the patch under ``root``, or PatchError if it escapes or is
     protected (``check_file``: and it must be a writable regular file with one link)."""
     if not name or "\0" in name:
-        raise PatchError(f"{name!r}: empty or invalid path in the patch")
+        raise PatchError(f"{_shown(name)}: empty or invalid path in the patch")
     if os.path.isabs(name) or name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
-        raise PatchError(f"{name}: absolute path in the patch, refused")
+        raise PatchError(f"{_shown(name)}: absolute path in the patch, refused")
     parts = [p for p in re.split(r"[/\\]", name) if p not in ("", ".")]
     if ".." in parts:
-        raise PatchError(f"{name}: path escapes the root ('..'), refused")
+        raise PatchError(f"{_shown(name)}: path escapes the root ('..'), refused")
     why = _protected(parts)
     if why:
-        raise PatchError(f"{name}: {why}, refused")
+        raise PatchError(f"{_shown(name)}: {why}, refused")
     root_real = os.path.realpath(root)
     cur = root_real
     for part in parts:
         cur = os.path.join(cur, part)
         if os.path.islink(cur):
-            raise PatchError(f"{name}: symbolic link in the path, refused")
+            raise PatchError(f"{_shown(name)}: symbolic link in the path, refused")
     for p in extra_protected:
         if cur == p or cur.startswith(p.rstrip(os.sep) + os.sep):
-            raise PatchError(f"{name}: inside the cache directory, refused")
+            raise PatchError(f"{_shown(name)}: inside the cache directory, refused")
     if not check_file:
         return cur
     try:
         st = os.lstat(cur)
     except FileNotFoundError:
-        raise PatchError(f"{name}: no such file") from None
+        raise PatchError(f"{_shown(name)}: no such file") from None
     except OSError as e:
-        raise PatchError(f"{name}: cannot read: {e.strerror or e}") from None
+        raise PatchError(f"{_shown(name)}: cannot read: {e.strerror or e}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise PatchError(f"{name}: {file_kind(st.st_mode)}, not a regular file: refused")
+        raise PatchError(f"{_shown(name)}: {file_kind(st.st_mode)}, not a regular file: refused")
     if st.st_nlink > 1:
-        raise PatchError(f"{name}: has {st.st_nlink} hard links (a rewrite would detach it from the others), refused")
+        raise PatchError(f"{_shown(name)}: has {st.st_nlink} hard links (a rewrite would detach it from the others), refused")
     if not st.st_mode & stat.S_IWUSR:
-        raise PatchError(f"{name}: read-only file, refused")
+        raise PatchError(f"{_shown(name)}: read-only file, refused")
     real = os.path.realpath(cur)
     if not (real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)):
-        raise PatchError(f"{name}: path escapes the root, refused")
+        raise PatchError(f"{_shown(name)}: path escapes the root, refused")
     return cur
 
 
@@ -180,7 +194,7 @@ def _apply_hunks(name: str, old: bytes, pfile) -> bytes:
             items.append([kind, ln.value])
         start = hunk.source_start - 1 if hunk.source_length else hunk.source_start
         if start < pos or start > len(lines):
-            raise PatchError(f"{name}: hunk at line {hunk.source_start} does not fit the file (it changed since the patch was made)")
+            raise PatchError(f"{_shown(name)}: hunk at line {hunk.source_start} does not fit the file (it changed since the patch was made)")
         out.extend(lines[pos:start])
         pos = start
         for kind, value in items:
@@ -188,7 +202,7 @@ def _apply_hunks(name: str, old: bytes, pfile) -> bytes:
                 out.append(value)
                 continue
             if pos >= len(lines) or lines[pos] != value:
-                raise PatchError(f"{name}: line {pos + 1} differs from the patch (the file changed since the patch was made)")
+                raise PatchError(f"{_shown(name)}: line {pos + 1} differs from the patch (the file changed since the patch was made)")
             if kind == "ctx":
                 out.append(lines[pos])
             pos += 1
@@ -219,31 +233,31 @@ def plan(patch: bytes, root: str = ".", protect: tuple[str, ...] = ()) -> list[F
         for line in str(pf.patch_info).splitlines():
             for prefix, what in _HEADER_REFUSED:
                 if line.startswith(prefix):
-                    raise PatchError(f"{name}: the patch {what} ({line.strip()}); only content edits are applied, refused")
+                    raise PatchError(f"{_shown(name)}: the patch {what} ({line.strip()}); only content edits are applied, refused")
         if pf.is_added_file or pf.is_removed_file or src != tgt or getattr(pf, "is_rename", False):
-            raise PatchError(f"{name}: the patch creates, deletes or renames this file; only edits are applied")
+            raise PatchError(f"{_shown(name)}: the patch creates, deletes or renames this file; only edits are applied")
         if getattr(pf, "is_binary_file", False):
-            raise PatchError(f"{name}: binary patch, refused")
+            raise PatchError(f"{_shown(name)}: binary patch, refused")
         full = _safe_path(name, root, protect)
         real = os.path.realpath(full)
         if real in seen:
-            raise PatchError(f"{name}: appears twice in the patch")
+            raise PatchError(f"{_shown(name)}: appears twice in the patch")
         seen.add(real)
         try:
             with open(full, "rb") as f:
                 old = f.read()
         except OSError as e:
-            raise PatchError(f"{name}: cannot read: {e.strerror or e}") from None
+            raise PatchError(f"{_shown(name)}: cannot read: {e.strerror or e}") from None
         ids = None
         for line in str(pf.patch_info).splitlines():
             m = _INDEX.match(line)
             if m:
                 ids = m.groups()
         if ids is not None and not git_blob_hash(old).startswith(ids[0]):
-            raise PatchError(f"{name}: the file changed since the patch was made (blob {git_blob_hash(old)[:len(ids[0])]}, patch expects {ids[0]})")
+            raise PatchError(f"{_shown(name)}: the file changed since the patch was made (blob {git_blob_hash(old)[:len(ids[0])]}, patch expects {ids[0]})")
         new = _apply_hunks(name, old, pf)
         if ids is not None and set(ids[1]) != {"0"} and not git_blob_hash(new).startswith(ids[1]):
-            raise PatchError(f"{name}: applying the patch does not give the file it describes (blob {ids[1]})")
+            raise PatchError(f"{_shown(name)}: applying the patch does not give the file it describes (blob {ids[1]})")
         out.append(FilePatch(name, old, new))
     return out
 
@@ -353,9 +367,9 @@ def _undo(root: str, journal: dict) -> tuple[int, bool]:
             if cur == e["old"] or cur is None and not os.path.exists(bak):
                 continue
             if cur != e["new"]:
-                raise PatchError(f"{e['path']}: changed since the interrupted `apply --patch`; cannot undo it (the original is in {bak}), nothing else touched")
+                raise PatchError(f"{_shown(e['path'])}: changed since the interrupted `apply --patch`; cannot undo it (the original is in {bak}), nothing else touched")
             if not os.path.exists(bak) or _blob_of(bak) != e["old"]:
-                raise PatchError(f"{e['path']}: the backup of the interrupted `apply --patch` is missing; restore the file by hand")
+                raise PatchError(f"{_shown(e['path'])}: the backup of the interrupted `apply --patch` is missing; restore the file by hand")
             os.replace(bak, full)
             restored += 1
     for e, full, tmp, bak in entries:

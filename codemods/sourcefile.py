@@ -354,7 +354,9 @@ def atomic_write(
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600, dir_fd=dfd)
         except OSError as e:
-            raise SourceError(os_error(e, "cannot write (creating a temporary file in its directory)") + ", file unchanged") from None
+            if e.errno in (errno.EACCES, errno.EPERM):
+                raise SourceError("cannot write: its directory is not writable (permission denied, EACCES), file unchanged") from None
+            raise SourceError(os_error(e, "cannot write") + ", file unchanged") from None
         try:
             try:
                 view = memoryview(data)
