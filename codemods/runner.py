@@ -145,6 +145,12 @@ def _worker_main(conn, opts: Options, allowed, parent_pid: int) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _die_with_parent(parent_pid)
+    from .errors import debug
+
+    if not debug():  # a crash is reported by the parent, in one line (a forked pytest has it on)
+        import faulthandler
+
+        faulthandler.disable()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), WORKER_RECURSION_LIMIT))
     try:
         threading.stack_size(WORKER_STACK)
