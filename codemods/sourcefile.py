@@ -250,8 +250,8 @@ def decode_source(path: str, raw: bytes, mode: int = 0o100644) -> Source:
         raise SourceError(f"unknown encoding {encoding!r}") from None
     if not _ascii_compatible(encoding):
         raise SourceError(
-            f"encoding declaration {encoding!r} is not ASCII-compatible: Python refuses to run this file "
-            f"(SyntaxError: encoding problem), skipped"
+            f"encoding declaration {encoding!r} is not ASCII-compatible (a declaration written in ASCII cannot "
+            f"be in that encoding; Python reports 'encoding problem' for most), skipped"
         )
     try:
         text = body.decode(encoding)
