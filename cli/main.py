@@ -74,6 +74,7 @@ class _Ctx:
         self.changed_since, self.executor = changed_since, executor
 
     def run(self, paths):
+        from torchmend.errors import Interrupted
         from torchmend.runner import run
 
         only = executor = cache = None
@@ -104,7 +105,7 @@ class _Ctx:
         try:
             rr = run(list(paths), self.opts, exclude=self.exclude, jobs=self.jobs, progress=bar,
                      cache=cache, only=only, executor=executor)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             if bar:
                 bar.close()
                 bar = None
@@ -379,26 +380,20 @@ def _recover_patch() -> None:
 def main() -> None:  # console-script entry point
     """Exit codes as documented; Ctrl-C is 130; an unexpected exception is torchmend's own
     bug: one line saying so, exit 2 (the traceback with TORCHMEND_DEBUG=1)."""
-    import click
+    import signal
 
-    from torchmend.errors import debug, internal
+    from torchmend.errors import Interrupted, debug, internal
 
+    def interrupted(signum, frame):
+        raise Interrupted()  # not a KeyboardInterrupt: click would turn that into "Aborted!", exit 1
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # an ignored SIGINT stays ignored
+        signal.signal(signal.SIGINT, interrupted)
     try:
-        rc = app(standalone_mode=False)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+        app()  # usage errors, --help and typer.Exit are handled (and exit) in there
+    except Interrupted:
         _err("torchmend: interrupted")
         sys.exit(EXIT_INTERRUPTED)
-    except click.exceptions.ClickException as e:
-        e.show()
-        sys.exit(e.exit_code)
-    except BrokenPipeError:  # `torchmend diff . | head`: the reader left
-        try:
-            import os
-
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except OSError:
-            pass
-        sys.exit(141)
     except Exception as e:
         if debug():
             import traceback
@@ -406,8 +401,6 @@ def main() -> None:  # console-script entry point
             traceback.print_exc()
         _err(f"torchmend: {internal(e)}")
         sys.exit(EXIT_ERROR)
-    sys.exit(rc if isinstance(rc, int) else 0)
-
 
 if __name__ == "__main__":
     main()

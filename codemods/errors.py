@@ -12,6 +12,11 @@ import os
 import signal
 import sys
 
+class Interrupted(BaseException):
+    """Ctrl-C in the command line (its SIGINT handler raises this rather than
+    KeyboardInterrupt, which click would report as "Aborted!" with exit 1)."""
+
+
 REPORT = "a bug in torchmend: please report it, with the output of TORCHMEND_DEBUG=1"
 
 

@@ -331,8 +331,8 @@ def atomic_write(
     files (even as root), files with several hard links and, when ``expect`` is given, a
     file whose content is no longer ``expect``.
     """
-    target = os.path.abspath(real or path)
-    d, name = os.path.split(target)
+    d, name = os.path.split(real or path)  # relative stays relative: a parent may not be searchable
+    d = d or "."
     try:
         dfd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
