@@ -72,9 +72,13 @@ def tool_fingerprint() -> str:
     in ``codemods/rules/<pitfall>/``): a rule edited in place invalidates the cache too."""
     from . import __version__
 
+    return _source_fingerprint(os.path.dirname(os.path.abspath(__file__)), f"{__version__}|{VERSION}|{sys.version_info[:2]}")
+
+
+def _source_fingerprint(pkg: str, salt: str = "") -> str:
+    """A hash of every ``.py`` file under ``pkg`` (relative path and bytes)."""
     h = hashlib.blake2b(digest_size=12)
-    h.update(f"{__version__}|{VERSION}|{sys.version_info[:2]}".encode())
-    pkg = os.path.dirname(os.path.abspath(__file__))
+    h.update(salt.encode())
     found = []
     for d, dirs, names in os.walk(pkg):
         dirs[:] = sorted(x for x in dirs if x != "__pycache__")
