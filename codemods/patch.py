@@ -119,9 +119,10 @@ def _safe_path(name: str, root: str, extra_protected: tuple[str, ...] = (), chec
     protected (``check_file``: and it must be a writable regular file with one link)."""
     if not name or "\0" in name:
         raise PatchError(f"{_shown(name)}: empty or invalid path in the patch")
-    if os.path.isabs(name) or name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+    if os.path.isabs(name) or name.startswith("/") or os.name == "nt" and (name.startswith("\\") or re.match(r"^[A-Za-z]:", name)):
         raise PatchError(f"{_shown(name)}: absolute path in the patch, refused")
-    parts = [p for p in re.split(r"[/\\]", name) if p not in ("", ".")]
+    # "/" separates; a backslash is part of a POSIX file name (git quotes it), a separator on Windows
+    parts = [p for p in re.split(r"[/\\]" if os.name == "nt" else "/", name) if p not in ("", ".")]
     if ".." in parts:
         raise PatchError(f"{_shown(name)}: path escapes the root ('..'), refused")
     why = _protected(parts)
@@ -386,7 +387,10 @@ def recover(root: str = ".") -> Optional[str]:
     """Finish an ``apply --patch`` that was killed in ``root``: a one-line account of what
     was done, or None when there was nothing to do.  PatchError when it cannot be done
     safely (a file changed since; the journal is then left in place)."""
+    from .sourcefile import remove_stale_temp_files
+
     journal = _load_journal(root)
+    remove_stale_temp_files(root)  # a journal being written when the run was killed
     if journal is None:
         return None
     restored, complete = _undo(root, journal)
