@@ -139,7 +139,7 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _worker_main(conn, opts: Options, allowed, parent_pid: int) -> None:
+def _worker_main(conn, opts: Options, allowed, parent_pid: int, project=None) -> None:
     import signal
     import threading
 
@@ -156,14 +156,14 @@ def _worker_main(conn, opts: Options, allowed, parent_pid: int) -> None:
         threading.stack_size(WORKER_STACK)
     except (ValueError, RuntimeError):
         pass
-    t = threading.Thread(target=_serve, args=(conn, opts, allowed, parent_pid), name="torchmend-worker")
+    t = threading.Thread(target=_serve, args=(conn, opts, allowed, parent_pid, project), name="torchmend-worker")
     t.start()
     t.join()
     os._exit(0)
 
 
-def _serve(conn, opts: Options, allowed, parent_pid: int) -> None:
-    project = ProjectInfo(roots=opts.roots)
+def _serve(conn, opts: Options, allowed, parent_pid: int, project=None) -> None:
+    project = project if project is not None else ProjectInfo(roots=opts.roots)
     while True:
         try:
             chunk = conn.recv()
@@ -182,9 +182,9 @@ def _serve(conn, opts: Options, allowed, parent_pid: int) -> None:
 
 
 class _Worker:
-    def __init__(self, mp, opts: Options, allowed):
+    def __init__(self, mp, opts: Options, allowed, project=None):
         self.conn, child = mp.Pipe()
-        self.proc = mp.Process(target=_worker_main, args=(child, opts, allowed, os.getpid()), daemon=True)
+        self.proc = mp.Process(target=_worker_main, args=(child, opts, allowed, os.getpid(), project), daemon=True)
         self.proc.start()
         child.close()
         self.chunk: Optional[list[str]] = None
@@ -244,9 +244,12 @@ def run_isolated(
     take: Callable[[list[FileResult]], None],
     allowed: Optional[tuple[str, ...]] = None,
     timeout: Optional[float] = FILE_TIMEOUT,
+    project=None,
 ) -> None:
     """Process ``todo`` in ``jobs`` worker processes, each result passed to ``take`` as it
-    comes; a file whose worker dies or overruns ``timeout`` gets an error result."""
+    comes; a file whose worker dies or overruns ``timeout`` gets an error result.
+    ``project``: the ProjectInfo the workers use (default: a fresh one per worker for
+    ``opts.roots``); forked workers inherit it as it is, e.g. with an index built here."""
     import signal
     from multiprocessing.connection import wait
 
@@ -256,7 +259,7 @@ def run_isolated(
         return
     mp = _mp_context()
     queue = deque(_chunks(todo, jobs))
-    workers = [_Worker(mp, opts, allowed) for _ in range(min(jobs, len(queue)))]
+    workers = [_Worker(mp, opts, allowed, project) for _ in range(min(jobs, len(queue)))]
 
     def replace(w: _Worker, result: FileResult) -> None:
         """``w`` is dead (reaped): report its file, give back the rest of its chunk."""
@@ -267,7 +270,7 @@ def run_isolated(
             queue.appendleft(rest)
         workers.remove(w)
         if queue:
-            workers.append(_Worker(mp, opts, allowed))
+            workers.append(_Worker(mp, opts, allowed, project))
 
     try:
         while True:
@@ -300,7 +303,7 @@ def run_isolated(
                     if path is None:  # died between chunks: nothing lost
                         workers.remove(w)
                         if queue:
-                            workers.append(_Worker(mp, opts, allowed))
+                            workers.append(_Worker(mp, opts, allowed, project))
                         continue
                     code = w.proc.exitcode
                     det = code is not None and code < 0 and -code in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE)
