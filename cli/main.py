@@ -4,7 +4,9 @@ Exit codes (also in the README):
   0  nothing to change / nothing found
   1  ``diff``: a change would be made; ``check``: findings; ``apply``: findings left
      for a human after fixing
-  2  a file could not be processed (syntax error, bad encoding, ...) or a usage error
+  2  a file could not be processed (syntax error, bad encoding, ...), a usage error, or
+     an internal error (one line; TORCHMEND_DEBUG=1 for the traceback)
+  130  interrupted (Ctrl-C)
 """
 
 from __future__ import annotations

@@ -204,7 +204,7 @@ def _apply(raw: bytes, diff: bytes) -> bytes:
 
 
 @given(programs(), st.booleans())
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 def test_generated_torch_programs_reach_the_rules_and_fix_cleanly(prog, unsafe):
     raw, want, exact = prog
     ast.parse(raw.decode("utf-8-sig"))  # the generator makes valid Python
