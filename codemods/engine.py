@@ -160,6 +160,17 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
 
 
 # --------------------------------------------------------------------------- fixes
+def _one_per_fix(findings: list[Finding]) -> list[Finding]:
+    """The first finding of each distinct Fix object, in order."""
+    seen: set[int] = set()
+    out = []
+    for f in findings:
+        if id(f.fix) not in seen:
+            seen.add(id(f.fix))
+            out.append(f)
+    return out
+
+
 def _eligible(f: Finding, unsafe: bool) -> bool:
     return f.fix is not None and (f.fix.safety is Safety.SAFE or unsafe)
 
@@ -336,10 +347,13 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
         if trace is not None:
             trace["stage"] = STAGE_PARSED
         view = _view(current)
-        built = [_build(view, f.fix) for f in fixes]
+        # one Fix may be shared by several findings (a follow-on edit reported at its own
+        # line): built and counted once
+        unique = _one_per_fix(fixes)
+        built = [_build(view, f.fix) for f in unique]
         chosen = _choose(built)
         chosen_ids = {id(b.fix) for b in chosen}
-        for f in fixes:
+        for f in unique:
             if id(f.fix) in chosen_ids:
                 applied[f.code] += 1
         new = apply_fixes(view, chosen)
@@ -375,6 +389,7 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     if opts.fix and ctx is not None:
         # fixes not applied (unsafe ones) are shown as suggested diffs, each on its own
         pending = [f for f in findings if f.fix is not None and not f.applied]
+        pending = _one_per_fix(pending)  # a shared Fix: one suggested diff
         if pending:
             res.stage = STAGE_PARSED
             view = _view(src.text)

@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Iterator, Optional
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
 from .source import Chunk, LazyParseError, ParsedSource
 
-__all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError"]
+__all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError", "ValueUses"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -90,6 +90,19 @@ class ClassInfo:
     methods: dict  # name -> [FunctionDef]
     attrs: dict  # self attribute name -> [(statement, value or None, method)]
     class_attrs: dict  # class-level name -> [value or None]
+
+
+@dataclass
+class ValueUses:
+    """What ``SemanticModel.value_uses`` found: the expressions holding the object where
+    it is used, and the places where it escapes (``complete`` when there are none)."""
+
+    uses: list
+    escapes: list
+
+    @property
+    def complete(self) -> bool:
+        return not self.escapes
 
 
 class SemanticModel:
@@ -1051,6 +1064,249 @@ class SemanticModel:
             if not scopes and n is not node and isinstance(n, (*_DEFS, ast.ClassDef, ast.Lambda)):
                 continue
             stack.extend(reversed(list(ast.iter_child_nodes(n))))
+
+
+    # ---- added for softmax
+    def target_binding(self, target) -> Optional[Binding]:
+        """The binding that a stored name (an ``ast.Name`` in an assignment, for, with or
+        walrus target) or a parameter (an ``ast.arg``) creates; None when unknown."""
+        name = target.id if isinstance(target, ast.Name) else getattr(target, "arg", None)
+        if name is None:
+            return None
+        for b in self.scope_of(target).get(name):
+            if b.target is target:
+                return b
+        return None
+
+    def bound_parameter(self, call: ast.Call, arg):
+        """The parameter of the same-file function, method or class (its ``__init__``)
+        that ``call`` runs which receives the argument expression ``arg``: its
+        :class:`Binding`; ``UNKNOWN_ARG`` when the callee is of this file but the
+        argument cannot be mapped (``*args``, ``**kwargs``); None when the callee is not
+        of this file."""
+        target = self.callee(call)
+        skip = 0
+        if isinstance(target, ast.ClassDef):
+            target = self.method(target, "__init__")
+            if target is None:
+                return UNKNOWN_ARG
+            skip = 1
+        elif isinstance(target, _DEFS) and isinstance(call.func, ast.Attribute) and not self._is_static(target):
+            skip = 1  # obj.method(arg): ``self`` is bound implicitly
+        if not isinstance(target, _DEFS):
+            return None
+        if any(isinstance(d, ast.Name) and d.id == "classmethod" for d in target.decorator_list):
+            return UNKNOWN_ARG
+        args = target.args
+        pos = [*args.posonlyargs, *args.args]
+        param = None
+        for j, a in enumerate(call.args):
+            if isinstance(a, ast.Starred):
+                return UNKNOWN_ARG
+            if a is arg:
+                k = j + skip
+                param = pos[k] if k < len(pos) else args.vararg
+                break
+        else:
+            for kw in call.keywords:
+                if kw.value is arg:
+                    if kw.arg is None:
+                        return UNKNOWN_ARG
+                    named = [a for a in (*args.args, *args.kwonlyargs) if a.arg == kw.arg]
+                    param = named[0] if named else args.kwarg
+                    break
+        if param is None or param is args.vararg or param is args.kwarg:
+            return UNKNOWN_ARG
+        b = self.target_binding(param)
+        return b if b is not None else UNKNOWN_ARG
+
+    def maybe_instance(self, expr, cls: ast.ClassDef) -> Optional[bool]:
+        """Is ``expr`` an instance of same-file class ``cls`` (or of a subclass)?  True
+        when it certainly is, False when it certainly is not (every origin is a value
+        made by something else), None when it may be."""
+        if isinstance(expr, ast.Name):
+            own = self.self_class(expr)
+            if own is not None:
+                return True if self.derives_from_class(own, cls) else None if self.derives_from_class(cls, own) else False
+        yes = no = False
+        for o in self.origins(expr):
+            if o.kind is OriginKind.VALUE:
+                c = self.callee(o.node) if isinstance(o.node, ast.Call) else None
+                if isinstance(c, ast.ClassDef) and self.derives_from_class(c, cls):
+                    yes = True
+                else:
+                    no = True
+            elif o.kind in (OriginKind.IMPORT, OriginKind.DEFINITION):
+                no = True
+            else:
+                return None
+        if yes and not no:
+            return True
+        if no and not yes:
+            return False
+        return None
+
+    def attribute_loads(self, cls: ast.ClassDef, attr: str) -> tuple[list, list]:
+        """Reads of attribute ``attr`` of instances of same-file class ``cls``:
+        ``(certain, possible)`` -- the ``X.attr`` loads whose receiver is certainly such
+        an instance (``self`` in its methods, a value made by calling it), and those whose
+        receiver may be one (a parameter, an unknown value)."""
+        certain, possible = [], []
+        for a in self.find(ast.Attribute, containing=(attr,)):
+            if a.attr != attr or not isinstance(a.ctx, ast.Load):
+                continue
+            got = self.maybe_instance(a.value, cls)
+            if got is True:
+                certain.append(a)
+            elif got is None:
+                possible.append(a)
+        return certain, possible
+
+    def sources(self, expr, peel: Callable[[ast.Call], Optional[ast.AST]], _depth: int = 0) -> list[Origin]:
+        """``origins(expr)``, continuing through calls that pass a value on: for a call
+        origin ``c`` with ``peel(c)`` an expression, the sources of that expression
+        (``model.to(device)`` is ``model`` when ``peel`` says that ``.to`` returns its
+        receiver)."""
+        out = []
+        for o in self.origins(expr):
+            if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and _depth < _MAX_DEPTH:
+                inner = peel(o.node)
+                if inner is not None:
+                    out.extend(self.sources(inner, peel, _depth + 1))
+                    continue
+            out.append(o)
+        return _dedup(out)
+
+    def value_uses(self, expr, through: Optional[Callable[[ast.AST], Optional[ast.AST]]] = None,
+                   limit: int = 400) -> "ValueUses":
+        """Where the object that ``expr`` evaluates to is used: the forward counterpart of
+        ``origins``.  Follows it into the names and ``self`` attributes it is stored in
+        (every read of them), into the parameters of same-file functions, methods and
+        constructors it is passed to (every read inside), out of functions that return it
+        (to their call sites), through tuple packing and unpacking, and through the
+        calls ``through(node)`` names (a call whose result is the same object, e.g.
+        ``model.to(device)``).  ``uses`` are the expressions holding the object at each
+        place where it is used otherwise (called, an attribute read, passed to a callee of
+        another file, ...); ``escapes`` the places where it goes where the model cannot
+        follow (into a container, an attribute of an unknown object, a function whose
+        callers are not all known, ``*args``)."""
+        uses: list = []
+        escapes: list = []
+        seen: set = set()
+        work = [expr]
+        while work:
+            e = work.pop()
+            if e in seen:
+                continue
+            seen.add(e)
+            if len(seen) > limit:
+                escapes.append(e)
+                break
+            nxt = through(e) if through is not None else None
+            if nxt is not None:
+                work.append(nxt)
+                continue
+            p = self._parent.get(e)
+            if isinstance(p, (ast.Assign, ast.AnnAssign)) and p.value is e:
+                for t in (p.targets if isinstance(p, ast.Assign) else [p.target]):
+                    self._flow_store(t, e, work, escapes)
+            elif isinstance(p, ast.NamedExpr) and p.value is e:
+                self._flow_store(p.target, e, work, escapes)
+                work.append(p)
+            elif isinstance(p, ast.Return):
+                fn = self.enclosing_function(p)
+                if not isinstance(fn, _DEFS) or _is_generator(fn):
+                    escapes.append(e)
+                    continue
+                sites = self.call_sites(fn)
+                if not sites.complete:
+                    escapes.append(e)
+                work.extend(sites.calls)
+            elif isinstance(p, ast.Call) and p.func is not e and any(a is e for a in p.args):
+                self._flow_argument(p, e, uses, work, escapes)
+            elif isinstance(p, ast.keyword) and isinstance(self._parent.get(p), ast.Call):
+                self._flow_argument(self._parent[p], e, uses, work, escapes)
+            elif isinstance(p, ast.arguments):
+                b = self._default_binding(p, e)
+                if b is None:
+                    escapes.append(e)
+                else:
+                    work.extend(self.references(b))
+            elif isinstance(p, (ast.Tuple, ast.List)) and isinstance(p.ctx, ast.Load):
+                self._flow_element(p, e, work, escapes)
+            else:
+                uses.append(e)
+        uses.sort(key=lambda n: (n.lineno, n.col_offset))
+        return ValueUses(uses, escapes)
+
+    def _flow_store(self, t, e, work: list, escapes: list) -> None:
+        if isinstance(t, ast.Name):
+            scope = self.scope_of(t)
+            b = None if t.id in scope.globals or t.id in scope.nonlocals else self.target_binding(t)
+            if b is None:
+                escapes.append(e)
+            else:
+                work.extend(self.references(b))
+        elif isinstance(t, ast.Attribute):
+            cls = self.instance_class(t.value)
+            if cls is None:
+                escapes.append(e)
+                return
+            certain, possible = self.attribute_loads(cls, t.attr)
+            work.extend(certain)
+            if possible:
+                escapes.append(e)
+        else:
+            escapes.append(e)
+
+    def _flow_argument(self, call, e, uses: list, work: list, escapes: list) -> None:
+        b = self.bound_parameter(call, e)
+        if b is None:
+            uses.append(e)
+        elif b is UNKNOWN_ARG:
+            escapes.append(e)
+        else:
+            work.extend(self.references(b))
+
+    def _default_binding(self, args: ast.arguments, e) -> Optional[Binding]:
+        pos = [*args.posonlyargs, *args.args]
+        for a, d in zip(pos[len(pos) - len(args.defaults):], args.defaults):
+            if d is e:
+                return self.target_binding(a)
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if d is e:
+                return self.target_binding(a)
+        return None
+
+    def _flow_element(self, tup, e, work: list, escapes: list) -> None:
+        """``e`` is element ``i`` of a tuple/list display: follow it when the display is
+        unpacked (``a, b = e, x``; ``return e, x`` unpacked at every call site)."""
+        if any(isinstance(x, ast.Starred) for x in tup.elts):
+            escapes.append(e)
+            return
+        i = next(k for k, x in enumerate(tup.elts) if x is e)
+        holders = [tup]
+        p = self._parent.get(tup)
+        if isinstance(p, ast.Return):
+            fn = self.enclosing_function(p)
+            if not isinstance(fn, _DEFS) or _is_generator(fn):
+                escapes.append(e)
+                return
+            sites = self.call_sites(fn)
+            if not sites.complete:
+                escapes.append(e)
+            holders = sites.calls
+        for h in holders:
+            st = self._parent.get(h)
+            if not (isinstance(st, ast.Assign) and st.value is h):
+                escapes.append(e)
+                continue
+            for t in st.targets:
+                if (isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == len(tup.elts)
+                        and not any(isinstance(x, ast.Starred) for x in t.elts)):
+                    self._flow_store(t.elts[i], e, work, escapes)
+                else:
+                    escapes.append(e)
 
 
 class _Unknown:

@@ -154,3 +154,43 @@ def is_cross_entropy_class(q: Optional[str]) -> bool:
 
 def is_cross_entropy_function(q: Optional[str]) -> bool:
     return q in LOSS_CE_FUNC
+
+
+# ---- added for softmax
+SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential", "torch.nn.modules.Sequential"})
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.modules.Module"})
+# wrappers whose forward is the wrapped module's forward (same outputs)
+MODULE_WRAPPERS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+})
+ARGMAX = frozenset({"torch.argmax"})
+MAX = frozenset({"torch.max"})
+TOPK = frozenset({"torch.topk"})
+SORT = frozenset({"torch.sort"})
+LOG = frozenset({"torch.log"})
+# torch.nn.Softmax / LogSoftmax live under more module paths than the table above lists
+SOFTMAX_CLASSES = SOFTMAX_CLASSES | {"torch.nn.modules.Softmax"}
+LOG_SOFTMAX_CLASSES = LOG_SOFTMAX_CLASSES | {"torch.nn.modules.LogSoftmax"}
+LOSS_CE = LOSS_CE | {"torch.nn.modules.CrossEntropyLoss"}
+
+
+def is_softmax_class(q: Optional[str]) -> bool:
+    return q in SOFTMAX_CLASSES
+
+
+def is_log_softmax_class(q: Optional[str]) -> bool:
+    return q in LOG_SOFTMAX_CLASSES
+
+
+def is_sequential(q: Optional[str]) -> bool:
+    return q in SEQUENTIAL
+
+
+def is_module_base(q: Optional[str]) -> bool:
+    """``torch.nn.Module`` itself (what a model class derives from)."""
+    return q in MODULE_BASES
+
+
+def is_module_wrapper(q: Optional[str]) -> bool:
+    return q in MODULE_WRAPPERS
