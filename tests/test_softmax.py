@@ -28,6 +28,16 @@ def codes(r):
     return sorted(f.code for f in r.findings)
 
 
+def bugs(r):
+    """Codes of the findings that are not follow-on notes (an unsafe fix that re-applies the
+    softmax where probabilities are used reports each such line too, as info)."""
+    return sorted(f.code for f in r.findings if f.severity.value != "info")
+
+
+def notes(r):
+    return [f for f in r.findings if f.severity.value == "info"]
+
+
 def body(out):
     return out[len(HEAD):] if out.startswith(HEAD) else out
 
@@ -168,7 +178,10 @@ def test_sequential_last_softmax_removed(seq, want):
 def test_sequential_with_probability_use_is_unsafe():
     src = "net = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\n" + SEQ_TRAIN + "probs = net(x)\nprint(probs[:, 1] > 0.5)\n"
     r, out = run(src)
-    assert codes(r) == ["TM501"] and body(out) == body(HEAD + textwrap.dedent(src))  # nothing safe
+    assert bugs(r) == ["TM501"] and body(out) == body(HEAD + textwrap.dedent(src))  # nothing safe
+    # the line the unsafe fix also edits is a finding of its own, sharing the fix
+    (note,) = notes(r)
+    assert note.code == "TM501" and note.line == 10 and note.fix.safety.value == "unsafe"
     r, out = run(src, unsafe=True)
     assert "print(probs.softmax(dim=1)[:, 1] > 0.5)" in out
     assert "nn.Sequential(nn.Linear(4, 3))" in out
@@ -239,7 +252,8 @@ def test_forward_softmax_removed_through_function_parameters(fwd, want):
 def test_ranking_uses_only_along_the_softmax_dim(use, safe):
     src = MODEL.format(body="return F.softmax(self.fc(x), dim=1)").replace("_, pred = torch.max(out, 1)", use)
     r, out = run(src)
-    assert codes(r) == ["TM501"]
+    assert bugs(r) == ["TM501"]
+    assert len(notes(r)) == (0 if safe else 1)
     assert r.changed is safe
     if not safe:
         r, out = run(src, unsafe=True)
@@ -262,24 +276,22 @@ def test_model_passed_to_two_models_function_probability_use_not_rewritten():
     assert codes(r) == ["TM501"] and r.findings[0].fix is None and not r.changed
 
 
-def test_model_imported_elsewhere_is_report_only(tmp_path, monkeypatch):
+def test_model_imported_elsewhere_is_report_only(tmp_path):
+    from torchmend.engine import process_source
+    from torchmend.project import ImportIndex, Project
+    from torchmend.sourcefile import decode_source
+
     src = HEAD + MODEL.format(body="return F.softmax(self.fc(x), dim=1)")
     (tmp_path / "netmod.py").write_text(src)
     (tmp_path / "other.py").write_text("from netmod import Net\n")
-    monkeypatch.chdir(tmp_path)
-    from torchmend.engine import process_source
-    from torchmend.rule import ProjectInfo
-    from torchmend.sourcefile import decode_source
-
+    path = str(tmp_path / "netmod.py")
+    files = [path, str(tmp_path / "other.py")]
     opts = Options(roots=(str(tmp_path),), unsafe_fixes=True)
-    r = process_source(decode_source("netmod.py", src.encode()), opts, ProjectInfo(roots=opts.roots))
+    r = process_source(decode_source(path, src.encode()), opts, Project(opts.roots, ImportIndex(files)))
     assert [f.code for f in r.findings] == ["TM501"] and not r.changed
-    assert r.findings[0].fix is None
+    assert r.findings[0].fix is None and "imports this one" in r.findings[0].message
     (tmp_path / "other.py").write_text("import os\n")  # nobody imports it: the fix is safe again
-    from torchmend import project
-
-    project._index.cache_clear()
-    r = process_source(decode_source("netmod.py", src.encode()), opts, ProjectInfo(roots=opts.roots))
+    r = process_source(decode_source(path, src.encode()), opts, Project(opts.roots, ImportIndex(files)))
     assert r.changed
 
 
@@ -411,6 +423,7 @@ def test_model_from_sibling_file_is_reported_not_fixed(tmp_path):
     src = HEAD + "from models import Net, Sm as Model\nnet = Net()\nm = Model().to('cpu')\nout = m(x)\n" \
         "loss = F.cross_entropy(net(x), y) + nn.CrossEntropyLoss()(out, y)\n"
     path = str(tmp_path / "train.py")
+    (tmp_path / "train.py").write_text(src)
     r = process_text(path, src, Options(unsafe_fixes=True))
     assert codes(r) == ["TM501", "TM502"] and not r.changed
     assert all(f.fix is None for f in r.findings)

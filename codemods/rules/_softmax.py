@@ -94,6 +94,7 @@ class Site:
     form: str
     ctors: list = field(default_factory=list)  # the CrossEntropyLoss(...) calls the callee may be
     label: str = ""
+    complete: bool = True  # ``ctors`` are all the callee may be (not a parameter of unknown callers)
 
 
 @dataclass(eq=False)
@@ -587,9 +588,9 @@ class Analysis:
             for e in flow.uses:
                 p = sem.parent(e)
                 if isinstance(p, ast.Call) and p.func is e and p not in self._sites_by_call:
-                    got = self.loss_ctors(e)
+                    got, complete = self.loss_ctors(e)
                     if got:
-                        self._add_site(out, p, "var", got, sem.segment(e))
+                        self._add_site(out, p, "var", got, sem.segment(e), complete)
         out.sort(key=lambda s: (s.call.lineno, s.call.col_offset))
         return out
 
@@ -609,11 +610,11 @@ class Analysis:
                     words.add(name)
         return tuple(sorted(words))
 
-    def _add_site(self, out, call, form, ctors, label) -> None:
+    def _add_site(self, out, call, form, ctors, label, complete=True) -> None:
         inp = arg_of(self.sem, call, "input", 0)
         if inp is None or isinstance(inp, ast.Starred):
             return
-        site = Site(call, inp, form, ctors, label)
+        site = Site(call, inp, form, ctors, label, complete)
         self._sites_by_call[call] = site
         out.append(site)
 
@@ -631,18 +632,22 @@ class Analysis:
             return self.sem.receiver(call)
         return None
 
-    def loss_ctors(self, expr) -> list:
-        """The CrossEntropyLoss constructor calls ``expr`` may hold (all of its origins);
-        [] when one is something else."""
+    def loss_ctors(self, expr) -> tuple[list, bool]:
+        """The CrossEntropyLoss constructor calls ``expr`` may hold, and whether those are
+        all it may hold (False: a parameter whose other callers are not known); ([],
+        False) when it may hold something else."""
         out = []
-        for o in self.sem.sources(expr, self._peel_loss):
+        complete = True
+        for o in self.sem.sources(expr, self._peel_loss, callers=True):
             if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and any(
                 N.is_cross_entropy_class(q) for q in self.sem.qualnames(o.node.func)
             ):
                 out.append(o.node)
+            elif o.kind is OriginKind.PARAMETER:
+                complete = False  # the known callers' values are among the origins
             else:
-                return []
-        return out
+                return [], False
+        return out, complete and bool(out)
 
     def peel_input(self, site: Site):
         """The CE input with shape-only wrappers peeled: (expr, peeled?)."""
@@ -825,7 +830,7 @@ class Analysis:
         sem = self.sem
         e, _ = self.peel_input(site)
         out = []
-        for o in sem.sources(e, self._peel_tensor):
+        for o in sem.sources(e, self._peel_tensor, callers=True):
             if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
                 f = o.node.func
                 if isinstance(f, ast.Attribute) and f.attr == "forward":
@@ -839,7 +844,7 @@ class Analysis:
         """The models ``expr`` (a callee) may be: Model objects, None for anything else."""
         sem = self.sem
         out = []
-        for o in sem.sources(expr, self._peel_module):
+        for o in sem.sources(expr, self._peel_module, callers=True):
             if o.kind is OriginKind.PARAMETER and o.binding is not None:
                 cls = sem.self_class_of_param(o.binding)
                 out.append(self.class_model(cls) if cls is not None else None)
@@ -1232,11 +1237,12 @@ class Analysis:
         soft_code = sem.segment(model.soft.node)
         done = set()
         for site in msites:
-            if site.form == "var" and len(site.ctors) != 1:
+            if site.form == "var" and (len(site.ctors) != 1 or not site.complete):
+                why = "may hold several losses" if len(site.ctors) != 1 else "may also be another loss: its callers are not all known"
                 out.append(Proto(TM502, site.input, (
                     f"`{model.name}` ends with `{soft_code}` (line {model.anchor.lineno}) and its output feeds "
                     f"`{site.label}`, which applies log_softmax again: redundant, use NLLLoss "
-                    f"(`{site.label}` may hold several losses)")))
+                    f"(`{site.label}` {why})")))
                 continue
             key = site.call if site.form == "fn" else site.ctors[0]
             if key in done:
@@ -1281,6 +1287,8 @@ class Analysis:
         if len(call.args) > npos:
             return "positional loss options"
         for t in targets:
+            if not t.complete or len(t.ctors) > 1:
+                return f"`{t.label}` may also be another loss (line {t.call.lineno})"
             models = self.input_models(t)
             if not models or any(m is None or not m.soft.log or m.where for m in models):
                 return f"`{t.label}` also receives other values (line {t.call.lineno})"

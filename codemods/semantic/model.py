@@ -1162,18 +1162,27 @@ class SemanticModel:
                 possible.append(a)
         return certain, possible
 
-    def sources(self, expr, peel: Callable[[ast.Call], Optional[ast.AST]], _depth: int = 0) -> list[Origin]:
+    def sources(self, expr, peel: Callable[[ast.Call], Optional[ast.AST]], callers: bool = False,
+                _depth: int = 0) -> list[Origin]:
         """``origins(expr)``, continuing through calls that pass a value on: for a call
         origin ``c`` with ``peel(c)`` an expression, the sources of that expression
         (``model.to(device)`` is ``model`` when ``peel`` says that ``.to`` returns its
-        receiver)."""
+        receiver).  With ``callers``, a parameter whose call sites are not all known
+        also gives the sources of what the known ones pass (the PARAMETER origin stays:
+        other callers may pass anything)."""
         out = []
         for o in self.origins(expr):
-            if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and _depth < _MAX_DEPTH:
-                inner = peel(o.node)
-                if inner is not None:
-                    out.extend(self.sources(inner, peel, _depth + 1))
-                    continue
+            if _depth < _MAX_DEPTH:
+                if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
+                    inner = peel(o.node)
+                    if inner is not None:
+                        out.extend(self.sources(inner, peel, callers, _depth + 1))
+                        continue
+                elif callers and o.kind is OriginKind.PARAMETER and o.binding is not None:
+                    fn = o.binding.scope.node
+                    if isinstance(fn, _DEFS) and self.self_class_of_param(o.binding) is None:
+                        for v, _, _ in self.param_values(fn, o.binding.name).values:
+                            out.extend(self.sources(v, peel, callers, _depth + 1))
             out.append(o)
         return _dedup(out)
 
