@@ -746,7 +746,7 @@ class Analysis:
         label = f"`{e.id}` = `{sem.segment(b.value)}` (line {def_stmt.lineno})"
         code = TM502 if s.log else TM501
         msg = self._msg(s, label, site)
-        others = [r for r in sem.references(b) if r is not e]
+        others = [r for r in sem.references(b) if r is not e and any(x is b for x in sem.reaching(r))]
         nxt = next_statement(sem, def_stmt)
         adjacent = nxt is use_stmt
         if self_assign:

@@ -385,15 +385,25 @@ class SemanticModel:
             return bs
         before.sort(key=lambda b: b.order)
         out = []
+        dom = None
         for b in reversed(before):
             out.append(b)
             if self._dominates(b, name):
+                dom = b
                 break
         loops = [a for a in self.ancestors(name) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))]
         if loops:
             outer = loops[-1]
             a, z = (outer.lineno, outer.col_offset), (outer.end_lineno, outer.end_col_offset)
-            out.extend(b for b in bs if b.order > pos and a <= b.order <= z and self.scope_of_binding(b) is use_scope)
+            for b in bs:
+                if b.order > pos and a <= b.order <= z and self.scope_of_binding(b) is use_scope:
+                    # a later binding reaches the use through the back edge of the innermost
+                    # loop holding both, unless a binding that dominates the use runs inside
+                    # that loop first (each iteration rebinds the name before the use)
+                    inner = next(lp for lp in loops if _spans(lp, b.order))
+                    if dom is not None and _spans(inner, dom.order):
+                        continue
+                    out.append(b)
         return out
 
     def scope_of_binding(self, b: Binding) -> Scope:
@@ -1356,6 +1366,10 @@ def _find_path(t, name, prefix=()) -> Optional[tuple]:
             if got is not None:
                 return got
     return None
+
+
+def _spans(node, order) -> bool:
+    return (node.lineno, node.col_offset) <= order <= (node.end_lineno, node.end_col_offset)
 
 
 def _is_generator(fdef) -> bool:
