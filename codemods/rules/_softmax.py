@@ -38,6 +38,7 @@ only.  An attention softmax inside a network never reaches this analysis: only a
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
@@ -229,9 +230,67 @@ def is_tensor_receiver(sem: SemanticModel, expr) -> bool:
     return True
 
 
+_FACTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _facts(sem: SemanticModel) -> dict:
+    got = _FACTS.get(sem)
+    if got is None:
+        got = _FACTS[sem] = {"spelled": "oftmax" in sem.text}
+    return got
+
+
+def softmax_holders(sem: SemanticModel) -> Optional[frozenset]:
+    """The names (last part: ``sm`` for ``self.sm``) that may hold an ``nn.Softmax`` /
+    ``nn.LogSoftmax`` module object, or None when a module object goes somewhere this
+    cheap look cannot follow (then every callee is examined).  Only a shortcut: a callee
+    whose name is not among them cannot be such a module (its origins never reach one)."""
+    facts = _facts(sem)
+    if "holders" in facts:
+        return facts["holders"]
+    holders: Optional[set] = set()
+    if "Softmax" in sem.text:
+        pending = []
+        for c in sem.find(ast.Call, containing=("Softmax",)):
+            if module_kind(sem, c) is None:
+                continue
+            p = sem.parent(c)
+            if isinstance(p, ast.Call) and (p.func is c or any(N.is_sequential(q) for q in sem.qualnames(p.func))):
+                continue  # applied at once, or an element of a Sequential
+            pending.append(c)
+        seen: set = set()
+        while pending and holders is not None:
+            v = pending.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            p = sem.parent(v)
+            if isinstance(p, (ast.Assign, ast.AnnAssign)) and p.value is v:
+                for t in (p.targets if isinstance(p, ast.Assign) else [p.target]):
+                    if isinstance(t, ast.Name):
+                        name = t.id
+                    elif isinstance(t, ast.Attribute):
+                        name = t.attr
+                    else:
+                        holders = None
+                        break
+                    if name not in holders:
+                        holders.add(name)
+                        # aliases: ``self.sm = self.act`` / ``sm = act``
+                        for a in sem.find(ast.Assign, ast.AnnAssign, containing=(name,)):
+                            val = a.value
+                            last = val.id if isinstance(val, ast.Name) else val.attr if isinstance(val, ast.Attribute) else None
+                            if last == name:
+                                pending.append(val)
+            else:
+                holders = None
+    facts["holders"] = frozenset(holders) if holders is not None else None
+    return facts["holders"]
+
+
 def soft(sem: SemanticModel, node) -> Optional[Soft]:
     """``node`` as a (log-)softmax application, else None."""
-    if not isinstance(node, ast.Call):
+    if not isinstance(node, ast.Call) or not _facts(sem)["spelled"]:
         return None
     func = node.func
     q = sem.qualnames(func)
@@ -255,6 +314,9 @@ def soft(sem: SemanticModel, node) -> Optional[Soft]:
     if isinstance(func, ast.Call):
         kinds = [module_kind(sem, func)]
     elif isinstance(func, (ast.Name, ast.Attribute)) and not q:
+        holders = softmax_holders(sem)
+        if holders is not None and (func.id if isinstance(func, ast.Name) else func.attr) not in holders:
+            return None
         origins = sem.origins(func)
         kinds = [module_kind(sem, o.node) if o.kind is OriginKind.VALUE else None for o in origins]
     if kinds and all(k is not None for k in kinds) and len({k[0] for k in kinds}) == 1:

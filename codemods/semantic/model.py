@@ -88,8 +88,16 @@ class ParamValues:
 class ClassInfo:
     node: ast.ClassDef
     methods: dict  # name -> [FunctionDef]
-    attrs: dict  # self attribute name -> [(statement, value or None, method)]
+    _attrs: object  # self attribute name -> [(statement, value or None, method)]; or a function computing it
     class_attrs: dict  # class-level name -> [value or None]
+
+    @property
+    def attrs(self) -> dict:
+        """Attributes bound on ``self`` in the methods (computed on first use: it walks
+        every method, and a method lookup needs only ``methods``)."""
+        if callable(self._attrs):
+            self._attrs = self._attrs()
+        return self._attrs
 
 
 @dataclass
@@ -121,6 +129,7 @@ class SemanticModel:
         self._origins: dict = {}
         self._sites: dict = {}
         self._classes: dict = {}
+        self._attr_cache: dict = {}
         self._line_starts: Optional[list[int]] = None
         self._ascii = text.isascii()
         self.module_scope = Scope(ScopeKind.MODULE, self.module, None, self)
@@ -471,9 +480,24 @@ class SemanticModel:
         if b.scope is self.module_scope:
             cands = self.find(ast.Name, containing=(b.name,))
         else:
-            root = b.scope.node
-            cands = [n for n in ast.walk(root) if isinstance(n, ast.Name)]
+            cands = self._names_within(b.scope.node, b.name)
         return [n for n in cands if n.id == b.name and isinstance(n.ctx, ast.Load) and b in self.resolve(n)]
+
+    def _names_within(self, root, name: str) -> list:
+        """The ``Name`` nodes spelled ``name`` inside ``root``'s source span, in source
+        order, from the index of its chunk (what walking ``root`` finds, without the walk;
+        decorators lie outside the span, and they are evaluated outside the scope)."""
+        top = root
+        while self._parent.get(top) is not self.module and self._parent.get(top) is not None:
+            top = self._parent[top]
+        chunk = next((c for c in self.source.parsed() if c.stmts and any(st is top for st in c.stmts)), None)
+        if chunk is None or chunk not in self._by_type:
+            return sorted((n for n in ast.walk(root) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
+        a = (root.lineno, root.col_offset)
+        z = (root.end_lineno, root.end_col_offset)
+        out = [n for n in self._by_type[chunk].get(ast.Name, ()) if n.id == name and a <= (n.lineno, n.col_offset) <= z]
+        out.sort(key=lambda n: (n.lineno, n.col_offset))
+        return out
 
     # ================================================================ functions and calls
     def binding_of_def(self, fdef) -> Optional[Binding]:
@@ -696,7 +720,6 @@ class SemanticModel:
         if got is not None:
             return got
         methods: dict = {}
-        attrs: dict = {}
         class_attrs: dict = {}
         for s in cls.body:
             if isinstance(s, _DEFS):
@@ -707,6 +730,11 @@ class SemanticModel:
                         class_attrs.setdefault(t.id, []).append(s.value)
             elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
                 class_attrs.setdefault(s.target.id, []).append(s.value)
+        got = self._classes[cls] = ClassInfo(cls, methods, lambda: self._self_attrs(methods), class_attrs)
+        return got
+
+    def _self_attrs(self, methods: dict) -> dict:
+        attrs: dict = {}
         for ms in methods.values():
             for m in ms:
                 params = [*m.args.posonlyargs, *m.args.args]
@@ -734,8 +762,7 @@ class SemanticModel:
                     ):
                         key = n.args[1].value if isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str) else "*"
                         attrs.setdefault(key, []).append((self.statement_of(n), n.args[2], m))
-        got = self._classes[cls] = ClassInfo(cls, methods, attrs, class_attrs)
-        return got
+        return attrs
 
     def base_qualnames(self, cls: ast.ClassDef, _depth: int = 0) -> set[str]:
         """Qualified names of the library classes ``cls`` derives from (through
@@ -887,13 +914,25 @@ class SemanticModel:
         vals = []
         for c in self._mro(cls):
             info = self.class_info(c)
-            for _, v, _ in info.attrs.get(expr.attr, ()):
+            attrs = info.attrs if not callable(info._attrs) else self._self_attrs_named(info, expr.attr)
+            for _, v, _ in attrs.get(expr.attr, ()):
                 vals.append(v)
             for v in info.class_attrs.get(expr.attr, ()):
                 vals.append(v)
-            if "*" in info.attrs:
+            if "*" in attrs:
                 return None
         return vals or None
+
+    def _self_attrs_named(self, info: ClassInfo, name: str) -> dict:
+        """``info.attrs`` restricted to ``name`` (and ``"*"``), from the methods whose text
+        holds ``name`` or ``setattr`` only (the same entries, without walking the rest)."""
+        key = (info.node, name)
+        got = self._attr_cache.get(key)
+        if got is None:
+            methods = {k: [m for m in ms if self._contains(m, (name, "setattr"))] for k, ms in info.methods.items()}
+            full = self._self_attrs(methods)
+            got = self._attr_cache[key] = {k: v for k, v in full.items() if k in (name, "*")}
+        return got
 
     def _mro(self, cls, _depth=0) -> list:
         out = [cls]
