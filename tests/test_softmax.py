@@ -851,3 +851,83 @@ def test_reaching_in_a_loop_respects_a_dominating_rebinding():
     sem = _sem("o = 0\nfor i in r:\n    h(o)\n    o = g(o)\n")
     first = [n for n in sem.find(ast.Name) if n.id == "o" and isinstance(n.ctx, ast.Load)][0]
     assert sorted(b.order[0] for b in sem.reaching(first)) == [1, 4]
+
+
+def test_lightning_module_and_explicit_forward_call_report_only():
+    src = """\
+    import lightning.pytorch as pl
+
+
+    class Lit(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return F.softmax(self.fc(x), dim=1)
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            logits = self.forward(x)
+            return F.cross_entropy(logits, y)
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None and not r.changed
+    assert "`Lit.forward`" in r.findings[0].message
+    # even when nothing in the file calls the module itself, the framework may (predict)
+    src2 = textwrap.dedent(src).replace("logits = self.forward(x)\n        ", "") + "m = Lit()\nl = F.cross_entropy(m(x), y)\n"
+    r, out = run(src2, unsafe=True)
+    assert bugs(r) == ["TM501"] and all(f.fix is None for f in r.findings)
+    assert "LightningModule" in r.findings[0].message
+
+
+def test_forward_hook_sees_the_probabilities():
+    r, out = run(SOFT_MODEL + "model.register_forward_hook(lambda m, i, o: print(o))\n", unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None
+
+
+def test_comments_on_every_edited_line_survive_the_fix():
+    """Issue 12: a comment at the end of (and above) each line a fix edits is still in
+    the output, on the whole softmax corpus, safe and unsafe."""
+    import ast as _ast
+
+    from tests.corpus_cases import load_cases
+
+    tried = 0
+    for case in load_cases():
+        if case.pitfall != "softmax" or case.kind != "bug":
+            continue
+        src = case.read().decode()
+        for unsafe in (False, True):
+            opts = Options(unsafe_fixes=unsafe, select=frozenset({"TM501", "TM502"}))
+            r = process_text(case.path(), src, opts)
+            if not r.changed:
+                continue
+            lines = src.splitlines(keepends=True)
+            marked = list(lines)
+            tags = []
+            for n in sorted(_edited_old_lines(r.diff)):
+                if not 1 <= n <= len(lines):
+                    continue
+                body_ = lines[n - 1].rstrip("\n")
+                if "#" in body_ or not body_.strip():
+                    continue
+                indent = body_[: len(body_) - len(body_.lstrip())]
+                trial = list(marked)
+                trial[n - 1] = f"{indent}# above {n}\n{body_}  # tag {n}\n"
+                text = "".join(trial)
+                try:
+                    same = _ast.dump(_ast.parse(text)) == _ast.dump(_ast.parse("".join(marked)))
+                except SyntaxError:
+                    same = False
+                if same:
+                    marked = trial
+                    tags += [f"# above {n}", f"# tag {n}"]
+            text = "".join(marked)
+            got = process_text(case.path(), text, opts)
+            assert got.error is None and got.changed, (case.id, got.error)
+            out = apply_patch(text.encode(), got.diff).decode()
+            for t in tags:
+                assert out.count(t) == 1, (case.id, unsafe, t, got.diff.decode())
+            tried += len(tags)
+    assert tried >= 40, tried

@@ -57,7 +57,6 @@ NEUTRAL_ATTRS = frozenset({
     "to", "cuda", "cpu", "train", "eval", "parameters", "named_parameters", "zero_grad", "state_dict",
     "load_state_dict", "requires_grad_", "float", "double", "half", "bfloat16", "modules", "children",
     "named_modules", "named_children", "buffers", "named_buffers", "apply", "type", "training",
-    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
 })
 NEUTRAL_FUNCS = frozenset({
     "builtins.print", "builtins.repr", "builtins.str", "builtins.id", "builtins.isinstance", "builtins.type",
@@ -110,6 +109,7 @@ class Model:
     cls: Optional[ast.ClassDef] = None
     softmax_attrs: frozenset = frozenset()  # self attributes holding the final softmax
     where: str = ""  # a sibling module's file name (cross-file)
+    base: Optional[str] = None  # a base class other than torch.nn.Module (LightningModule, ...): never fixed
     lines: tuple = ()  # lines the removal edits besides the anchor's
 
 
@@ -183,6 +183,13 @@ def next_statement(sem: SemanticModel, stmt: ast.stmt):
         if s is stmt:
             return block[i + 1] if i + 1 < len(block) else None
     return None
+
+
+def trailing_comment(sem: SemanticModel, stmt: ast.stmt) -> bool:
+    """A comment after the statement on its last line."""
+    _, b = sem.offsets(stmt)
+    end = sem.text.find("\n", b)
+    return "#" in sem.text[b: end if end >= 0 else len(sem.text)]
 
 
 def has_comment_lines(sem: SemanticModel, stmt: ast.stmt) -> bool:
@@ -333,7 +340,16 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
     ``return`` (the last statement, not inside a branch on ``self.training`` or a flag) of
     a softmax, of a name assigned a softmax right above it, or of ``self.X(...)`` where
     ``self.X`` is an ``nn.Sequential`` ending with ``nn.Softmax``."""
-    if not sem.derives_from(cls, N.is_module_base):
+    bases = sem.base_qualnames(cls)
+    if any(N.is_module_base(q) for q in bases):
+        base = None
+    elif bases and not any(N.is_torch(q) for q in bases):
+        # a LightningModule, or a class of another module (a user's base model): a module
+        # whose framework or base class may use the outputs where this file cannot see
+        base = next((q for q in sorted(bases) if N.is_lightning_module(q)), sorted(bases)[0])
+    elif _has_unresolved_base(sem, cls):
+        base = sem.segment(cls.bases[0])
+    else:
         return None
     forward = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "forward"), None)
     if forward is None or not forward.body:
@@ -349,7 +365,7 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
         def removal(view, ret=ret, s=s):
             return replace_expr(view, ret, s.node, view.node(s.input))
 
-        return Model(cls, name, s, s.node, removal, cls, _softmax_attrs(sem, cls, s))
+        return _based(Model(cls, name, s, s.node, removal, cls, _softmax_attrs(sem, cls, s)), base)
     body = forward.body
     # x = F.softmax(h, 1); return x
     if isinstance(ret.value, ast.Name) and len(body) >= 2:
@@ -366,7 +382,8 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
                     inner = None if same else (ret.value, view.node(s.input))
                     return remove_statement(view, prev, ret, inner)
 
-                return Model(cls, name, s, s.node, removal, cls, _softmax_attrs(sem, cls, s), lines=(ret.lineno,))
+                edits = () if same and not trailing_comment(sem, prev) else (ret.lineno,)
+                return _based(Model(cls, name, s, s.node, removal, cls, _softmax_attrs(sem, cls, s), lines=edits), base)
     # return self.net(h) where self.net = nn.Sequential(..., nn.Softmax(1))
     v = ret.value
     if (
@@ -381,8 +398,22 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
                 seq.name = f"{cls.name}.{attr}"
                 seq.key, seq.cls = cls, cls
                 seq.softmax_attrs = frozenset({attr})
-                return seq
+                return _based(seq, base)
     return None
+
+
+def _based(m: Model, base: Optional[str]) -> Model:
+    m.base = base
+    return m
+
+
+def _has_unresolved_base(sem: SemanticModel, cls: ast.ClassDef) -> bool:
+    """A base that is neither a same-file class nor a known name (``class Net(Base)``
+    with ``Base`` from ``from .base import *``)."""
+    for b in cls.bases:
+        if sem.class_def(b) is None and not sem.qualnames(b):
+            return True
+    return False
 
 
 def _softmax_attrs(sem: SemanticModel, cls: ast.ClassDef, s: Soft) -> frozenset:
@@ -894,6 +925,10 @@ class Analysis:
         out = []
         for o in sem.sources(e, self._peel_tensor, callers=True):
             if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
+                m = self._returned_by_forward(o.node)
+                if m is not None:  # ``self.forward(x)``: the model followed into its forward
+                    out.append(m)
+                    continue
                 f = o.node.func
                 if isinstance(f, ast.Attribute) and f.attr == "forward":
                     f = f.value
@@ -901,6 +936,17 @@ class Analysis:
             else:
                 out.append(None)
         return out
+
+    def _returned_by_forward(self, node) -> Optional[Model]:
+        """The model whose ``forward`` ends with the softmax ``node``."""
+        sem = self.sem
+        fn = sem.enclosing_function(node)
+        cls = sem.parent(fn) if isinstance(fn, ast.FunctionDef) and fn.name == "forward" else None
+        if isinstance(cls, ast.ClassDef):
+            m = self.class_model(cls)
+            if m is not None and m.soft.node is node:
+                return m
+        return None
 
     def models_of(self, expr) -> list:
         """The models ``expr`` (a callee) may be: Model objects, None for anything else."""
@@ -980,6 +1026,8 @@ class Analysis:
         self._dim = dim_code(sem, model.soft.dim)
         if self.ctx.project is not None and self.ctx.project.is_imported(self.ctx.path):
             uses.append(Use("unknown", model.anchor, why="another file imports this one and may use the model"))
+        if model.base is not None:
+            uses.append(Use("unknown", model.anchor, why=f"it derives from `{model.base}`, whose code may use its outputs"))
         if model.cls is not None:
             cls = model.cls
             if self._calls_itself(cls):

@@ -194,3 +194,13 @@ def is_module_base(q: Optional[str]) -> bool:
 
 def is_module_wrapper(q: Optional[str]) -> bool:
     return q in MODULE_WRAPPERS
+LIGHTNING_MODULES = frozenset({
+    "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+    "lightning.pytorch.core.module.LightningModule", "pytorch_lightning.LightningModule",
+    "pytorch_lightning.core.LightningModule", "pytorch_lightning.core.module.LightningModule",
+    "pytorch_lightning.core.lightning.LightningModule",
+})
+
+
+def is_lightning_module(q: Optional[str]) -> bool:
+    return q in LIGHTNING_MODULES
