@@ -1024,8 +1024,12 @@ class Analysis:
         sem = self.sem
         uses: list[Use] = []
         self._dim = dim_code(sem, model.soft.dim)
-        if self.ctx.project is not None and self.ctx.project.is_imported(self.ctx.path):
-            uses.append(Use("unknown", model.anchor, why="another file imports this one and may use the model"))
+        project = self.ctx.project
+        if project is not None and self.ctx.path:
+            if project.package_of(self.ctx.path) is not None:
+                uses.append(Use("unknown", model.anchor, why="this module of a package may be imported by any other"))
+            elif project.is_imported(self.ctx.path):
+                uses.append(Use("unknown", model.anchor, why="another file imports this one and may use the model"))
         if model.base is not None:
             uses.append(Use("unknown", model.anchor, why=f"it derives from `{model.base}`, whose code may use its outputs"))
         if model.cls is not None:

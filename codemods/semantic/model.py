@@ -568,11 +568,12 @@ class SemanticModel:
         order, from the index of its chunk (what walking ``root`` finds, without the walk;
         decorators lie outside the span, and they are evaluated outside the scope)."""
         top = root
-        while self._parent.get(top) is not self.module and self._parent.get(top) is not None:
-            top = self._parent[top]
+        while self.parent(top) is not self.module and self.parent(top) is not None:
+            top = self.parent(top)
         chunk = next((c for c in self.source.parsed() if c.stmts and any(st is top for st in c.stmts)), None)
-        if chunk is None or chunk not in self._by_type:
+        if chunk is None:
             return sorted((n for n in ast.walk(root) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
+        self._adopt_chunk(chunk)  # resolving the names records their parents: the whole chunk
         a = (root.lineno, root.col_offset)
         z = (root.end_lineno, root.end_col_offset)
         out = [n for n in self._by_type[chunk].get(ast.Name, ()) if n.id == name and a <= (n.lineno, n.col_offset) <= z]
@@ -1353,7 +1354,7 @@ class SemanticModel:
             if nxt is not None:
                 work.append(nxt)
                 continue
-            p = self._parent.get(e)
+            p = self.parent(e)
             if isinstance(p, (ast.Assign, ast.AnnAssign)) and p.value is e:
                 for t in (p.targets if isinstance(p, ast.Assign) else [p.target]):
                     self._flow_store(t, e, work, escapes)
@@ -1371,8 +1372,8 @@ class SemanticModel:
                 work.extend(sites.calls)
             elif isinstance(p, ast.Call) and p.func is not e and any(a is e for a in p.args):
                 self._flow_argument(p, e, uses, work, escapes)
-            elif isinstance(p, ast.keyword) and isinstance(self._parent.get(p), ast.Call):
-                self._flow_argument(self._parent[p], e, uses, work, escapes)
+            elif isinstance(p, ast.keyword) and isinstance(self.parent(p), ast.Call):
+                self._flow_argument(self.parent(p), e, uses, work, escapes)
             elif isinstance(p, ast.arguments):
                 b = self._default_binding(p, e)
                 if b is None:
@@ -1433,7 +1434,7 @@ class SemanticModel:
             return
         i = next(k for k, x in enumerate(tup.elts) if x is e)
         holders = [tup]
-        p = self._parent.get(tup)
+        p = self.parent(tup)
         if isinstance(p, ast.Return):
             fn = self.enclosing_function(p)
             if not isinstance(fn, _DEFS) or _is_generator(fn):
@@ -1444,7 +1445,7 @@ class SemanticModel:
                 escapes.append(e)
             holders = sites.calls
         for h in holders:
-            st = self._parent.get(h)
+            st = self.parent(h)
             if not (isinstance(st, ast.Assign) and st.value is h):
                 escapes.append(e)
                 continue
