@@ -931,3 +931,11 @@ def test_comments_on_every_edited_line_survive_the_fix():
                 assert out.count(t) == 1, (case.id, unsafe, t, got.diff.decode())
             tried += len(tags)
     assert tried >= 40, tried
+
+
+def test_non_literal_softmax_dim_is_never_copied_to_a_use():
+    src = MODEL.format(body="return F.softmax(self.fc(x), dim=self.dim)").replace(
+        "_, pred = torch.max(out, 1)", "print(out)"
+    )
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None and "not a literal" in r.findings[0].message

@@ -1023,13 +1023,7 @@ class Analysis:
         """Every use of ``model`` in the file; 'unknown' for anything that escapes."""
         sem = self.sem
         uses: list[Use] = []
-        self._dim = dim_code(sem, model.soft.dim)
-        project = self.ctx.project
-        if project is not None and self.ctx.path:
-            if project.package_of(self.ctx.path) is not None:
-                uses.append(Use("unknown", model.anchor, why="this module of a package may be imported by any other"))
-            elif project.is_imported(self.ctx.path):
-                uses.append(Use("unknown", model.anchor, why="another file imports this one and may use the model"))
+        self._dim = int_code(model.soft.dim)
         if model.base is not None:
             uses.append(Use("unknown", model.anchor, why=f"it derives from `{model.base}`, whose code may use its outputs"))
         if model.cls is not None:
@@ -1039,7 +1033,7 @@ class Analysis:
             b = sem.binding_of_def(cls)
             if b is None or len(b.scope.get(cls.name)) != 1 or b.scope is not sem.module_scope:
                 uses.append(Use("unknown", cls, why=f"`{cls.name}` is bound more than once"))
-                return uses
+                return uses + self._imported_uses(model)
             for ref in sem.references(b):
                 p = sem.parent(ref)
                 if isinstance(p, ast.Call) and p.func is ref:
@@ -1050,7 +1044,20 @@ class Analysis:
                     uses.append(Use("unknown", ref, why=f"`{cls.name}` is used at line {ref.lineno}"))
         else:
             self.instance_uses(model.key, model, uses)
+        uses.extend(self._imported_uses(model))
         return uses
+
+    def _imported_uses(self, model: Model) -> list[Use]:
+        """Another file may use the model: a module of a package, or a script that
+        another file imports."""
+        project = self.ctx.project
+        if project is None or not self.ctx.path:
+            return []
+        if project.package_of(self.ctx.path) is not None:
+            return [Use("unknown", model.anchor, why="this module of a package may be imported by any other")]
+        if project.is_imported(self.ctx.path):
+            return [Use("unknown", model.anchor, why="another file imports this one and may use the model")]
+        return []
 
     def _harmless_class_ref(self, ref, p) -> bool:
         """``super(Net, self)``, ``isinstance(x, Net)``, an annotation."""
@@ -1262,7 +1269,9 @@ class Analysis:
                 out.append(u)
 
     def _same_dim(self, arg, default: Optional[str]) -> bool:
-        got = dim_code(self.sem, arg) if arg is not None else default
+        """Along the softmax's dim: both literal integers (a name means different things
+        in the model and at the use)."""
+        got = int_code(arg) if arg is not None else default
         return got is not None and self._dim is not None and got == self._dim
 
     def classify_name(self, target: ast.Name, out: list, depth: int) -> None:
@@ -1315,8 +1324,9 @@ class Analysis:
                 probs.append(u)
         lines = "".join(f", line {n}" for n in model.lines)
         if probs:
-            if model.soft.dim is None:
-                return [Proto(TM501, model.anchor, msg + "; its probabilities are also used (and the softmax has no dim): remove it by hand")]
+            if int_code(model.soft.dim) is None:
+                what = "has no dim" if model.soft.dim is None else "dim is not a literal"
+                return [Proto(TM501, model.anchor, msg + f"; its probabilities are also used (and the softmax {what}): remove it by hand")]
             dim = model.soft.dim
             nodes = [u.node for u in probs]
             removal = model.removal
