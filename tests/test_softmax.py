@@ -939,3 +939,17 @@ def test_non_literal_softmax_dim_is_never_copied_to_a_use():
     )
     r, out = run(src, unsafe=True)
     assert codes(r) == ["TM501"] and r.findings[0].fix is None and "not a literal" in r.findings[0].message
+
+
+def test_model_built_by_a_sibling_builder_is_reported(tmp_path):
+    (tmp_path / "nets.py").write_text(
+        HEAD + "def make_net(n):\n    net = nn.Sequential(nn.Linear(n, 3), nn.Softmax(dim=1))\n    return net\n\n\n"
+        "def make_plain(n):\n    return nn.Linear(n, 3)\n"
+    )
+    src = HEAD + "from nets import make_net, make_plain\nnet = make_net(4)\nplain = make_plain(4)\n" \
+        "loss = F.cross_entropy(net(x), y) + F.cross_entropy(plain(x), y)\n"
+    path = tmp_path / "train.py"
+    path.write_text(src)
+    r = process_text(str(path), src, Options(unsafe_fixes=True))
+    assert codes(r) == ["TM501"] and not r.changed and r.findings[0].fix is None
+    assert "`make_net()` (from nets.py) ends with `nn.Softmax(dim=1)`" in r.findings[0].message

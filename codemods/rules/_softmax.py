@@ -402,6 +402,31 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
     return None
 
 
+def _built_model(sem: SemanticModel, fdef) -> Optional[Model]:
+    """The model a builder function returns on every path (a same-file class whose
+    forward ends with a softmax, or an ``nn.Sequential`` ending with one), else None."""
+    found = None
+    rets = sem.returns(fdef)
+    if not rets:
+        return None
+    for r in rets:
+        got = None
+        for o in (sem.origins(r) if r is not None else []):
+            if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
+                return None
+            c = sem.callee(o.node)
+            m = class_model(sem, c) if isinstance(c, ast.ClassDef) else seq_model(sem, o.node)
+            if m is None or (got is not None and got.soft.log != m.soft.log):
+                return None
+            got = m
+        if got is None or (found is not None and found.soft.log != got.soft.log):
+            return None
+        found = got
+    if found is not None and found.name == "nn.Sequential":
+        found.name = f"{fdef.name}()"
+    return found
+
+
 def _based(m: Model, base: Optional[str]) -> Model:
     m.base = base
     return m
@@ -996,9 +1021,12 @@ class Analysis:
         if other is None:
             return None
         bs = other.module_scope.get(name)
-        if len(bs) != 1 or bs[0].kind is not BindingKind.CLASS:
+        if len(bs) != 1 or bs[0].kind not in (BindingKind.CLASS, BindingKind.FUNCTION):
             return None
-        m = class_model(other, bs[0].node)
+        if bs[0].kind is BindingKind.CLASS:
+            m = class_model(other, bs[0].node)
+        else:
+            m = _built_model(other, bs[0].node)
         if m is None:
             return None
         return Model(m.key, m.name, Soft(m.soft.node, m.soft.log, None, None), m.anchor, None,
