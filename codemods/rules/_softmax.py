@@ -939,7 +939,7 @@ class Analysis:
         sem = self.sem
         if sem.method_name(call) in MODULE_SELF:
             return sem.receiver(call)
-        if call.args and any(N.is_module_wrapper(q) for q in sem.qualnames(call.func)):
+        if call.args and any(N.is_parallel_wrapper(q) for q in sem.qualnames(call.func)):
             return call.args[0]
         return None
 
@@ -1126,7 +1126,7 @@ class Analysis:
             gp = sem.parent(p)
             if isinstance(gp, ast.Call) and gp.func is p:
                 return gp
-        if isinstance(p, ast.Call) and p.args and p.args[0] is e and any(N.is_module_wrapper(q) for q in sem.qualnames(p.func)):
+        if isinstance(p, ast.Call) and p.args and p.args[0] is e and any(N.is_parallel_wrapper(q) for q in sem.qualnames(p.func)):
             return p
         return None
 

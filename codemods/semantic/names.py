@@ -156,14 +156,23 @@ def is_cross_entropy_function(q: Optional[str]) -> bool:
     return q in LOSS_CE_FUNC
 
 
+# ---- added for device
+# wrappers that scatter or move their inputs to the devices of the module they wrap
+PARALLEL_WRAPPERS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.parallel.DistributedDataParallelCPU",
+    "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+})
+
+
+def is_parallel_wrapper(q: Optional[str]) -> bool:
+    return q in PARALLEL_WRAPPERS
+
+
 # ---- added for softmax
 SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential", "torch.nn.modules.Sequential"})
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.modules.Module"})
-# wrappers whose forward is the wrapped module's forward (same outputs)
-MODULE_WRAPPERS = frozenset({
-    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
-    "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
-})
 ARGMAX = frozenset({"torch.argmax"})
 MAX = frozenset({"torch.max"})
 TOPK = frozenset({"torch.topk"})
@@ -192,8 +201,6 @@ def is_module_base(q: Optional[str]) -> bool:
     return q in MODULE_BASES
 
 
-def is_module_wrapper(q: Optional[str]) -> bool:
-    return q in MODULE_WRAPPERS
 LIGHTNING_MODULES = frozenset({
     "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
     "lightning.pytorch.core.module.LightningModule", "pytorch_lightning.LightningModule",
