@@ -448,7 +448,7 @@ def _softmax_attrs(sem: SemanticModel, cls: ast.ClassDef, s: Soft) -> frozenset:
         if any(v is not None and module_kind(sem, v) is not None for _, v, _ in vals):
             out.add(attr)
     f = s.node.func if isinstance(s.node, ast.Call) else None
-    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and sem.self_class(f.value) is cls:
         out.add(f.attr)
     return frozenset(out)
 
@@ -457,7 +457,7 @@ def _self_attr_reads(sem: SemanticModel, cls: ast.ClassDef, attr: str) -> int:
     n = 0
     for node in ast.walk(cls):
         if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load):
-            if isinstance(node.value, ast.Name) and node.value.id == "self":
+            if isinstance(node.value, ast.Name) and sem.self_class(node.value) is cls:
                 n += 1
     return n
 
@@ -1108,12 +1108,14 @@ class Analysis:
         return False
 
     def _calls_itself(self, cls: ast.ClassDef) -> bool:
+        """``self(x)`` or ``self.forward(x)`` in a method of ``cls``."""
+        sem = self.sem
         for n in ast.walk(cls):
             if isinstance(n, ast.Call):
                 f = n.func
-                if isinstance(f, ast.Name) and f.id == "self":
-                    return True
-                if isinstance(f, ast.Attribute) and f.attr == "forward" and isinstance(f.value, ast.Name) and f.value.id == "self":
+                if isinstance(f, ast.Attribute) and f.attr == "forward":
+                    f = f.value
+                if isinstance(f, ast.Name) and sem.self_class(f) is cls:
                     return True
         return False
 
