@@ -155,6 +155,17 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
 
 
 # --------------------------------------------------------------------------- fixes
+def _one_per_fix(findings: list[Finding]) -> list[Finding]:
+    """The first finding of each distinct Fix object, in order."""
+    seen: set[int] = set()
+    out = []
+    for f in findings:
+        if id(f.fix) not in seen:
+            seen.add(id(f.fix))
+            out.append(f)
+    return out
+
+
 def _eligible(f: Finding, unsafe: bool) -> bool:
     return f.fix is not None and (f.fix.safety is Safety.SAFE or unsafe)
 
@@ -355,10 +366,13 @@ def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applie
         if trace is not None:
             trace["stage"] = STAGE_PARSED
         view = _view(current)
-        built = [_build(view, f.fix) for f in fixes]
+        # one Fix may be shared by several findings (a follow-on edit reported at its own
+        # line): built and counted once
+        unique = _one_per_fix(fixes)
+        built = [_build(view, f.fix) for f in unique]
         chosen = _choose(built)
         chosen_ids = {id(b.fix) for b in chosen}
-        for f in fixes:
+        for f in unique:
             if id(f.fix) in chosen_ids:
                 applied[f.code] += 1
         new = apply_fixes(view, chosen)
@@ -401,6 +415,7 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
         # fixes not applied (unsafe ones) are shown as suggested diffs, each on its own;
         # with ``fix_edits`` every fix (for output formats that carry the edit)
         pending = [f for f in findings if f.fix is not None and (not f.applied or opts.fix_edits)]
+        pending = _one_per_fix(pending)  # a Fix shared by several findings: one suggested diff
         if pending:
             res.stage = STAGE_PARSED
             try:
