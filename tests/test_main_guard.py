@@ -4,6 +4,7 @@ import textwrap
 
 import pytest
 
+from torchmend import runner
 from torchmend.engine import Options, process_file, process_text
 from torchmend.rule import Severity
 from tests.patching import apply_patch
@@ -256,21 +257,25 @@ def test_lookalikes_are_silent(src):
 def test_imported_elsewhere_is_report_only(tmp_path):
     (tmp_path / "data.py").write_text(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n")
     (tmp_path / "train.py").write_text("from data import ds\nprint(ds)\n")
-    r = process_file(str(tmp_path / "data.py"), Options(select=frozenset({"TM301"})))
+    opts = Options(select=frozenset({"TM301"}))
+    # a worker process has no import index: the file is redone in the parent with one
+    assert process_file(str(tmp_path / "data.py"), opts).needs_project
+    (r,) = [x for x in runner.run([str(tmp_path)], opts, jobs=1).results if x.path.endswith("data.py")]
     assert r.error is None and not r.changed
     assert len(r.findings) == 1 and r.findings[0].safety is None and "imports this module" in r.findings[0].message
     # the same file alone in its directory is fixed
     other = tmp_path / "alone"
     other.mkdir()
     (other / "data.py").write_text((tmp_path / "data.py").read_text())
-    r2 = process_file(str(other / "data.py"), Options(select=frozenset({"TM301"})))
+    (r2,) = runner.run([str(other)], opts, jobs=1).results
     assert r2.changed
 
 
 def test_in_memory_text_has_no_importers():
-    from torchmend.rule import ProjectInfo
+    from torchmend.project import Project
 
-    assert ProjectInfo().is_imported_elsewhere("no/such/dir/train.py") is False
+    assert Project(standalone=True).is_imported("no/such/dir/train.py") is False
+    assert Project().is_imported("no/such/dir/train.py") is False
 
 
 @pytest.mark.parametrize(
