@@ -40,6 +40,13 @@ _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SCOPE_NODES = (*_DEFS, ast.ClassDef, ast.Lambda, *_COMPS)
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 8
+_AST = ast.AST
+_FIELDS: dict = {ast.Name: (), ast.Constant: (), ast.alias: (), ast.Load: (), ast.Store: (), ast.Del: ()}
+
+
+def _child_fields(t) -> tuple:
+    got = _FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+    return got
 
 
 class OriginKind(enum.Enum):
@@ -121,29 +128,56 @@ class SemanticModel:
                 self.module_scope.add(
                     Binding(c.name, kind, self.module_scope, None, chunk=c, order=(c.end_line, 0))
                 )
+        # functions that declare ``global``/``nonlocal`` bind names of other scopes: read
+        # them now, so that every module binding is known whatever is parsed later
+        for c in self.source.chunks_containing(("global", "nonlocal")):
+            self._parse(c)
+            for s in c.stmts:
+                for n in ast.walk(s):
+                    if isinstance(n, (ast.Global, ast.Nonlocal)):
+                        fn = self.enclosing(n, *_DEFS)
+                        if fn is not None:
+                            self.scope_for(fn)
 
     # ================================================================ chunks and nodes
     def _adopt_chunk(self, chunk: Chunk) -> None:
+        """Record the parent of every node of a parsed chunk and index its nodes by type."""
         if chunk in self._by_type:
             return
         parent = self._parent
         by_type: dict = {}
         module = self.module
-        stack = []
         for s in chunk.stmts:
             parent[s] = module
-            stack.append(s)
+        stack = list(chunk.stmts)
+        pop, push = stack.pop, stack.append
         while stack:
-            n = stack.pop()
-            by_type.setdefault(type(n), []).append(n)
-            for child in ast.iter_child_nodes(n):
-                parent[child] = n
-                stack.append(child)
+            n = pop()
+            t = type(n)
+            lst = by_type.get(t)
+            if lst is None:
+                lst = by_type[t] = []
+            lst.append(n)
+            fields = _FIELDS.get(t)
+            if fields is None:
+                fields = _child_fields(t)
+            for f in fields:
+                v = getattr(n, f, None)
+                if type(v) is list:
+                    for x in v:
+                        if isinstance(x, _AST):
+                            parent[x] = n
+                            push(x)
+                elif isinstance(v, _AST):
+                    parent[v] = n
+                    push(v)
         self._by_type[chunk] = by_type
 
     def _parse(self, chunk: Chunk) -> list:
         stmts = self.source.parse(chunk)
-        self._adopt_chunk(chunk)
+        if stmts and stmts[0] not in self._parent:
+            for s in stmts:
+                self._parent[s] = self.module
         return stmts
 
     def body(self) -> list:
@@ -155,16 +189,46 @@ class SemanticModel:
 
     def find(self, *types: type, containing: tuple[str, ...] = ()) -> list:
         """Nodes of ``types`` whose own source text contains one of ``containing`` (every
-        node of those types when empty), in source order."""
-        chunks = self.source.chunks_containing(containing) if containing else [c for c in self.source.chunks]
+        node of those types when empty), in source order.  Only chunks holding one of
+        the words are parsed, and inside them only statements holding one are walked."""
+        chunks = self.source.chunks_containing(containing) if containing else list(self.source.chunks)
         out = []
         for c in chunks:
-            self._parse(c)
-            by_type = self._by_type[c]
-            for t in types:
-                for n in by_type.get(t, ()):
-                    if not containing or self._contains(n, containing):
+            stmts = self._parse(c)
+            if not containing:
+                self._adopt_chunk(c)
+            if c in self._by_type:
+                by_type = self._by_type[c]
+                for t in types:
+                    out.extend(n for n in by_type.get(t, ()) if not containing or self._contains(n, containing))
+                continue
+            # a pruned walk: statements whose text holds none of the words are not entered
+            parent = self._parent
+            stack = list(stmts)
+            pop, push = stack.pop, stack.append
+            while stack:
+                n = pop()
+                t = type(n)
+                if isinstance(n, ast.stmt):
+                    if not self._contains(n, containing):
+                        continue
+                    if t in types:
                         out.append(n)
+                elif t in types and self._contains(n, containing):
+                    out.append(n)
+                fields = _FIELDS.get(t)
+                if fields is None:
+                    fields = _child_fields(t)
+                for f in fields:
+                    v = getattr(n, f, None)
+                    if type(v) is list:
+                        for x in v:
+                            if isinstance(x, _AST):
+                                parent[x] = n
+                                push(x)
+                    elif isinstance(v, _AST):
+                        parent[v] = n
+                        push(v)
         out.sort(key=lambda n: (n.lineno, n.col_offset))
         return out
 
@@ -213,19 +277,35 @@ class SemanticModel:
 
     # ================================================================ navigation
     def parent(self, node):
-        return self._parent.get(node)
+        p = self._parent.get(node)
+        if p is None and node is not self.module:
+            p = self._adopt_around(node)
+        return p
+
+    def _adopt_around(self, node):
+        """The parent of a node no walk has recorded yet: index its whole chunk."""
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return None
+        for c in self.source.chunks:
+            if c.stmts is not None and c.start_line <= line <= c.end_line and c not in self._by_type:
+                self._adopt_chunk(c)
+                return self._parent.get(node)
+        return None
 
     def ancestors(self, node) -> Iterator:
-        p = self._parent.get(node)
-        while p is not None:
+        p = self.parent(node)
+        while p is not None and p is not self.module:
             yield p
-            p = self._parent.get(p)
+            p = self.parent(p)
+        if p is self.module:
+            yield p
 
     def statement_of(self, node):
         """The innermost statement holding ``node`` (itself if it is one)."""
         n = node
         while n is not None and not isinstance(n, ast.stmt):
-            n = self._parent.get(n)
+            n = self.parent(n)
         return n
 
     def enclosing(self, node, *types):
@@ -245,7 +325,7 @@ class SemanticModel:
 
     def block_of(self, stmt) -> Optional[list]:
         """The statement list holding ``stmt``."""
-        p = self._parent.get(stmt)
+        p = self.parent(stmt)
         if p is self.module:
             for c in self.source.chunks:
                 if c.stmts and stmt in c.stmts:
@@ -396,7 +476,7 @@ class SemanticModel:
             return True
         if b.kind in (BindingKind.FOR_TARGET, BindingKind.COMPREHENSION_TARGET):
             return any(a is stmt for a in self.ancestors(use))
-        blk_parent = self._parent.get(stmt)
+        blk_parent = self.parent(stmt)
         for a in self.ancestors(use):
             if a is blk_parent:
                 return True
@@ -527,7 +607,7 @@ class SemanticModel:
         params = [*fn.args.posonlyargs, *fn.args.args]
         if not params or params[0] is not bs[0].node:
             return None
-        cls = self._parent.get(fn)
+        cls = self.parent(fn)
         if not isinstance(cls, ast.ClassDef):
             return None
         for d in fn.decorator_list:
@@ -542,7 +622,7 @@ class SemanticModel:
         got = self._sites.get(fdef)
         if got is not None:
             return got
-        parent = self._parent.get(fdef)
+        parent = self.parent(fdef)
         if isinstance(parent, ast.ClassDef):
             if fdef.name == "__init__":
                 got = self._function_sites(parent)
@@ -560,14 +640,13 @@ class SemanticModel:
             return CallSites([], False)
         calls, complete = [], len(self.scope_of(fdef).get(fdef.name)) == 1
         for ref in self.references(b):
-            p = self._parent.get(ref)
+            p = self.parent(ref)
             if isinstance(p, ast.Call) and p.func is ref:
                 calls.append(p)
             else:
                 complete = False  # passed around, decorated, exported
         if b.scope is self.module_scope and complete and not fdef.name.startswith("_"):
-            if self.project is not None and self.project.is_imported(self.path):
-                complete = False
+            complete = not self._importable(fdef.name)
         if fdef.decorator_list:
             complete = False
         return CallSites(calls, complete)
@@ -579,7 +658,7 @@ class SemanticModel:
             if a.attr != name:
                 continue
             owner = self.instance_class(a.value)
-            p = self._parent.get(a)
+            p = self.parent(a)
             is_call = isinstance(p, ast.Call) and p.func is a
             if owner is cls or (owner is not None and self.derives_from_class(owner, cls)):
                 if is_call:
@@ -588,9 +667,19 @@ class SemanticModel:
                     complete = False
             else:
                 complete = False  # some other receiver: may be an instance of cls
-        if complete and self.project is not None and self.project.is_imported(self.path):
-            complete = False
+        if complete and not cls.name.startswith("_"):
+            complete = not self._importable(cls.name)
         return CallSites(calls, complete, method=True)
+
+    def _importable(self, name: str) -> bool:
+        """May another file use ``name`` from this one?  A module of a package may be
+        imported by anyone (its public names are an API); a script only by a file that
+        the project index says imports it."""
+        if self.project is None:
+            return False
+        if self.project.package_of(self.path) is not None:
+            return True
+        return self.project.is_imported(self.path, name)
 
     def derives_from_class(self, cls: ast.ClassDef, base: ast.ClassDef, _depth: int = 0) -> bool:
         if cls is base:
@@ -833,8 +922,8 @@ class SemanticModel:
     def self_class_of_param(self, b: Binding) -> Optional[ast.ClassDef]:
         fn = b.scope.node
         params = [*fn.args.posonlyargs, *fn.args.args]
-        if params and params[0] is b.node and isinstance(self._parent.get(fn), ast.ClassDef) and not self._is_static(fn):
-            return self._parent.get(fn)
+        if params and params[0] is b.node and isinstance(self.parent(fn), ast.ClassDef) and not self._is_static(fn):
+            return self.parent(fn)
         return None
 
     def _unpack(self, whole, path, depth) -> Optional[list[Origin]]:
@@ -919,10 +1008,10 @@ class SemanticModel:
         if isinstance(sub.value, ast.Name):
             for b in self.resolve(sub.value):
                 for ref in self.references(b):
-                    p = self._parent.get(ref)
+                    p = self.parent(ref)
                     if isinstance(p, ast.Subscript) and p.value is ref and isinstance(p.ctx, ast.Store):
                         k = p.slice
-                        st = self._parent.get(p)
+                        st = self.parent(p)
                         if isinstance(st, ast.Assign) and (const is _MISSING or not isinstance(k, ast.Constant) or k.value == const):
                             out.append(st.value)
         return out or None
@@ -999,9 +1088,9 @@ class SemanticModel:
         if isinstance(expr, ast.Name):
             for b in self.resolve(expr):
                 for ref in self.references(b):
-                    p = self._parent.get(ref)
+                    p = self.parent(ref)
                     if isinstance(p, ast.Attribute) and p.value is ref and p.attr == "update":
-                        call = self._parent.get(p)
+                        call = self.parent(p)
                         if isinstance(call, ast.Call):
                             for a in call.args:
                                 inner = self.dict_entry(a, key)
@@ -1012,7 +1101,7 @@ class SemanticModel:
                                 found = v
                     elif isinstance(p, ast.Subscript) and p.value is ref and isinstance(p.ctx, ast.Store):
                         if isinstance(p.slice, ast.Constant) and p.slice.value == key:
-                            st = self._parent.get(p)
+                            st = self.parent(p)
                             if isinstance(st, ast.Assign):
                                 found = st.value
                         elif not isinstance(p.slice, ast.Constant):
