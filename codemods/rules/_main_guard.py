@@ -338,14 +338,36 @@ class Analysis:
         yield expr, False, ""
 
     def loaders_of(self, expr, depth: int = 0) -> list[Loader]:
-        """The worker loaders the value of ``expr`` may be."""
+        """The worker loaders the value of ``expr`` may be.  A parameter of a function
+        that runs at import time takes what its import-time calls pass (not what a call
+        elsewhere passes)."""
         if depth > 6:
             return []
         sem = self.sem
-        out: list[Loader] = []
         if isinstance(expr, ast.Call) and expr in self.by_call:
             return [self.by_call[expr]]
-        for o in sem.origins(expr):
+        out: list[Loader] = []
+        if isinstance(expr, ast.Name):
+            reach = self.reach()
+            for b in sem.reaching(expr):
+                fn = b.scope.node
+                if b.kind is BindingKind.PARAMETER and fn in reach and sem.self_class_of_param(b) is None:
+                    out.extend(self._param_loaders(b, depth))
+                else:
+                    out.extend(self._from_origins(sem.binding_origins(b), depth))
+        else:
+            out = self._from_origins(sem.origins(expr), depth)
+        seen, uniq = set(), []
+        for ld in out:
+            if id(ld) not in seen:
+                seen.add(id(ld))
+                uniq.append(ld)
+        return uniq
+
+    def _from_origins(self, origins, depth: int) -> list[Loader]:
+        sem = self.sem
+        out: list[Loader] = []
+        for o in origins:
             if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
                 ld = self.by_call.get(o.node)
                 if ld is not None:
@@ -358,12 +380,7 @@ class Analysis:
                         out.extend(self._param_loaders(e.binding, depth))
             elif o.kind is OriginKind.PARAMETER and o.binding is not None:
                 out.extend(self._param_loaders(o.binding, depth))
-        seen, uniq = set(), []
-        for ld in out:
-            if id(ld) not in seen:
-                seen.add(id(ld))
-                uniq.append(ld)
-        return uniq
+        return out
 
     def _param_loaders(self, b, depth) -> list[Loader]:
         """A parameter whose callers are not all known: what its import-time calls pass."""

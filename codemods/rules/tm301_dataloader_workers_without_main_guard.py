@@ -423,7 +423,7 @@ class Plan:
         ctx, sem = self.ctx, self.sem
         if ctx.path.endswith(".ipynb"):
             return "notebook: move the Dataset to a .py module or use num_workers=0"
-        if ctx.project is not None and ctx.project.is_imported(ctx.path):
+        if ctx.project is not None and ctx.project.is_imported(ctx.path, namespace=True):
             return "another file of the tree imports this module; guarding would hide its names from the importer"
         kept, moved = self.kept, self.moved
         for unit in moved:
