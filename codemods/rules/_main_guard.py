@@ -65,15 +65,26 @@ def module_code(sem: SemanticModel) -> list:
     return out
 
 
-def _in_loop(sem: SemanticModel, node, stop) -> bool:
-    """``node`` runs in a loop body below ``stop`` (a function, or None: the module)."""
+def _in_loop(sem: SemanticModel, node, stop, value=None) -> bool:
+    """``node`` runs in a loop body below ``stop`` (a function, or None: the module).
+    With ``value`` (the expression iterated at ``node``), a loop whose target binds a
+    name ``value`` reads does not count: it steps through loaders, each one once
+    (``for name, dl in (("train", a), ("val", b))``, ``for phase in phases``)."""
+    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
     child = node
     for a in sem.ancestors(node):
         if a is stop or isinstance(a, _SCOPES) and stop is None:
             return False
-        if isinstance(a, _LOOPS) and any(s is child for s in a.body):
+        target = None
+        if isinstance(a, (ast.For, ast.AsyncFor)) and any(s is child for s in a.body):
+            target = a.target
+        elif isinstance(a, ast.While) and any(s is child for s in a.body):
             return True
-        if isinstance(a, (ast.comprehension,)):
+        elif isinstance(a, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            gens = [g for g in a.generators if g is not child and g.iter is not child]
+            if gens and not any(reads & {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)} for g in gens):
+                return True
+        if target is not None and not reads & {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}:
             return True
         child = a
     return False
@@ -147,12 +158,26 @@ class Analysis:
             has, lit = self.worker_count(value)
             if not has:
                 continue
-            name = "DataLoader(...)"
-            parent = sem.parent(call)
-            if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], (ast.Name, ast.Attribute)):
-                name = sem.segment(parent.targets[0])
-            out.append(Loader(call, value, lit, name))
+            out.append(Loader(call, value, lit, self._name(call)))
         return out
+
+    def _name(self, call) -> str:
+        """How messages call the loader: the name or attribute it is assigned to, an
+        element of a container assigned to a name (``loaders["train"]``, ``loaders[...]``)."""
+        sem = self.sem
+        node, key = call, ""
+        parent = sem.parent(node)
+        if isinstance(parent, ast.Dict):
+            i = next((j for j, v in enumerate(parent.values) if v is node), None)
+            k = parent.keys[i] if i is not None else None
+            key = f"[{sem.segment(k)}]" if isinstance(k, ast.Constant) else "[...]"
+            node, parent = parent, sem.parent(parent)
+        elif isinstance(parent, (ast.DictComp, ast.ListComp, ast.List, ast.Tuple)):
+            key = "[...]"
+            node, parent = parent, sem.parent(parent)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], (ast.Name, ast.Attribute)):
+            return sem.segment(parent.targets[0]) + key
+        return "DataLoader(...)"
 
     def platform_dependent(self, expr, depth: int = 0) -> bool:
         sem = self.sem
@@ -304,7 +329,7 @@ class Analysis:
                     lds = self.loaders_of(expr)
                     if not lds:
                         continue
-                    rep = r.repeated or _in_loop(sem, n, owner)
+                    rep = r.repeated or _in_loop(sem, n, owner, expr)
                     for ld in lds:
                         ld.sites.append(Site(r.stmt, rep, maybe or r.maybe, expr, via))
         return [ld for ld in self.loaders if ld.sites]
