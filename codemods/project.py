@@ -225,13 +225,7 @@ class Project:
         stem = os.path.splitext(os.path.basename(path))[0]
         real = os.path.realpath(path)
         here = os.path.dirname(real)
-        index = self._neighbours.get(here)
-        if index is None:
-            try:
-                names_here = sorted(os.listdir(here))
-            except OSError:
-                names_here = []
-            index = self._neighbours[here] = ImportIndex([os.path.join(here, n) for n in names_here if n.endswith(".py")])
+        index = self._neighbour_index(here)
         self.deps.update(index.files)
         checks = [(index, stem, True)] if stem != "__init__" else []
         dotted = [mod] if pkg is not None else (_namespace_names(real) if namespace else [])
@@ -249,6 +243,24 @@ class Project:
                 if name is None or "*" in names or name in names:
                     return True
         return False
+
+    def _neighbour_index(self, here: str) -> ImportIndex:
+        index = self._neighbours.get(here)
+        if index is None:
+            try:
+                names_here = sorted(os.listdir(here))
+            except OSError:
+                names_here = []
+            index = self._neighbours[here] = ImportIndex([os.path.join(here, n) for n in names_here if n.endswith(".py")])
+        return index
+
+    def neighbour_files(self, path: str) -> list[str]:
+        """The other ``.py`` files of ``path``'s directory (none for a text with no tree
+        around it); each one read later through ``model_for`` is a dependency."""
+        if self.standalone or not path or not os.path.isfile(path):
+            return []
+        real = os.path.realpath(path)
+        return [f for f in self._neighbour_index(os.path.dirname(real)).files if os.path.realpath(f) != real]
 
     def module_file(self, dotted: str, importer: str) -> Optional[str]:
         """The file ``import dotted`` reaches from ``importer``: a module next to it, or

@@ -5,7 +5,7 @@ import textwrap
 import pytest
 
 from torchmend.engine import Options, process_text
-from torchmend.filtered_load import HELPER
+from torchmend.rules.tm401_strict_load_after_head_change import HELPER
 from torchmend.rule import Safety
 from tests.patching import apply_patch
 
@@ -139,7 +139,7 @@ def test_helper_really_loads_matching_weights():
     import torch
     import torch.nn as nn
 
-    from torchmend.filtered_load import HELPER_SOURCE
+    from torchmend.rules.tm401_strict_load_after_head_change import HELPER_SOURCE
 
     ns = {"warnings": warnings}
     exec(HELPER_SOURCE, ns)
