@@ -454,7 +454,7 @@ class Heads:
             if code is not None:
                 a = self.local_assignment(code, r)
                 if a is not None:
-                    return HeadChange(a, f"`{fn.name}()` replaces `{sem.segment(a.targets[0])}` (line {a.lineno})", False)
+                    return HeadChange(a, f"`{fn.name}()` replaced `{sem.segment(a.targets[0])}` (line {a.lineno})", False)
             if isinstance(r, ast.Name):
                 got = self.elsewhere(r, r, depth + 1)
                 if got is not None:
@@ -481,7 +481,7 @@ class Heads:
                     t = a.targets[0]
                     if sem.enclosing_function(a) is init and isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) \
                             and t.value.id == "self" and t.attr in HEADS and self._inherited(cls, t.attr):
-                        return HeadChange(a, f"`{cls.name}.__init__` replaces `self.{t.attr}` (line {a.lineno})", False)
+                        return HeadChange(a, f"`{cls.name}.__init__` replaced the inherited `self.{t.attr}` (line {a.lineno})", False)
         return None
 
     def _inherited(self, cls: ast.ClassDef, attr: str) -> bool:

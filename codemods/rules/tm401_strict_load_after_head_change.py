@@ -228,11 +228,14 @@ class StrictLoadAfterHeadChange(Rule):
             m = project.model_for(other)
             if m is None or not any(n in m.text for n in names) or "save" not in m.text:
                 continue
-            ov = Values(m)
+            ov, oh = Values(m), Heads(m)
             for save in m.find(ast.Call, containing=("save",)):
                 if m.qualnames(save.func) & SAVES:
                     where = save.args[1] if len(save.args) > 1 else m.keyword(save, "f")
-                    if where is not None and ov.basenames(where) & names:
+                    if where is None or not ov.basenames(where) & names:
+                        continue
+                    obj = save.args[0] if save.args else m.keyword(save, "obj")
+                    if not self._unmodified_state(m, oh, obj, None, save):
                         return True
         return False
 
@@ -245,7 +248,7 @@ class StrictLoadAfterHeadChange(Rule):
         for n in sem.walk(obj):
             if isinstance(n, ast.Call) and sem.method_name(n) == "state_dict":
                 x = sem.receiver(n)
-                if sem.dotted(x) == recv_code or heads.change(x, at) is not None:
+                if (recv_code is not None and sem.dotted(x) == recv_code) or heads.change(x, at) is not None:
                     return False
                 origins = sem.origins(x)
                 if not origins or any(o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call) for o in origins):
