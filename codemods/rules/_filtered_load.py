@@ -55,6 +55,15 @@ _TV_HEADS = (
 )
 
 
+def may_be_torchvision_builder(func) -> bool:
+    """The callee's last name is one of a torchvision classification builder (a cheap
+    test before the qualified name is resolved)."""
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if last is None:
+        return False
+    return any(rx.fullmatch(last) for rx, _ in _TV_HEADS) or bool(re.fullmatch(r"squeezenet1_[01]|inception_v3", last))
+
+
 def torchvision_head(q: Optional[str]) -> Optional[str]:
     """The head path of a torchvision classification builder (``fc`` for resnet50),
     '' for one whose head is not a single Linear layer (squeezenet, inception_v3), None

@@ -130,12 +130,12 @@ class Analysis:
         self.sem: SemanticModel = ctx.sem
         self.code = module_code(self.sem)
         self.guards = [s for s in self.code if is_main_guard(s)]
-        self.loaders = self._find_loaders()
-        self.by_call = {ld.call: ld for ld in self.loaders}
         self._body: Optional[list] = None
         self._reach: Optional[dict] = None
         self._sited = False
         self.calls_of: dict = {}  # function -> its import-time calls
+        self.loaders = self._find_loaders()
+        self.by_call = {ld.call: ld for ld in self.loaders}
 
     # ------------------------------------------------------------------ loaders
     def _loader_words(self) -> tuple[str, ...]:
@@ -147,9 +147,22 @@ class Analysis:
         return tuple(sorted(words))
 
     def _find_loaders(self) -> list[Loader]:
+        """The DataLoaders with workers that code running at import time creates (a
+        loader made elsewhere cannot be iterated at import)."""
         sem = self.sem
+        if not sem.source.chunks_containing(self._loader_words()):
+            return []
+        words = self._loader_words()
+        calls = []
+        for region in [*self.regions(), *(s for fn in self.reach() for s in fn.body)]:
+            for n in sem.walk(region, scopes=False):
+                if isinstance(n, ast.Call) and any(w in sem.segment(n.func) for w in words):
+                    calls.append(n)
         out = []
-        for call in sem.find(ast.Call, containing=self._loader_words()):
+        for call in calls:
+            if not any(k.arg in ("num_workers", None) for k in call.keywords) and len(call.args) < 6 \
+                    and not any(isinstance(a, ast.Starred) for a in call.args):
+                continue  # no worker count given: the default, 0
             if not (sem.qualnames(call.func) & N.LOADERS):
                 continue
             value = sem.argument(call, "num_workers", position=5)

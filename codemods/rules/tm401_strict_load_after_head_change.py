@@ -7,7 +7,7 @@ import os
 from typing import Optional
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
-from ._filtered_load import SAVES, TV_DEFAULT_CLASSES, Heads, Values, torchvision_head
+from ._filtered_load import SAVES, TV_DEFAULT_CLASSES, Heads, Values, may_be_torchvision_builder, torchvision_head
 from ..semantic import OriginKind
 
 HELPER = "load_matching_state_dict"
@@ -113,7 +113,7 @@ class StrictLoadAfterHeadChange(Rule):
         sem = ctx.sem
         vals = Values(sem)
         heads = Heads(sem)
-        if "num_classes" in ctx.text:
+        if "num_classes" in ctx.text and "torchvision" in ctx.text:  # a torchvision builder (its qualified name decides)
             for call in sem.find(ast.Call, containing=("num_classes",)):
                 f = self._builder_call(ctx, call)
                 if f is not None:
@@ -271,6 +271,8 @@ class StrictLoadAfterHeadChange(Rule):
     # ------------------------------------------------------------------ a torchvision builder
     def _builder_call(self, ctx: Context, call: ast.Call):
         sem = ctx.sem
+        if sem.keyword(call, "num_classes") is None or not may_be_torchvision_builder(call.func):
+            return None
         q = sem.call_qualname(call)
         head = torchvision_head(q)
         if head is None:
