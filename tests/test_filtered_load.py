@@ -384,7 +384,22 @@ def test_pretrained_builder_variants():
     "models.resnet18(pretrained=True, num_classes=1000)", "models.resnet18(num_classes=10)",
     "models.resnet18(weights=None, num_classes=10)", "models.resnet18(pretrained=False, num_classes=10)",
     "timm.create_model('resnet18', pretrained=True, num_classes=10)",
-    "models.detection.fasterrcnn_resnet50_fpn(weights='DEFAULT', num_classes=3)",
+    "models.detection.fasterrcnn_resnet50_fpn(weights=None, weights_backbone='DEFAULT', num_classes=3)",
+    "models.detection.fasterrcnn_resnet50_fpn(weights='DEFAULT', num_classes=91)",
+    "models.segmentation.fcn_resnet50(pretrained=True, num_classes=21)",
+    "models.detection.keypointrcnn_resnet50_fpn(weights='DEFAULT', num_classes=2)",
 ])
 def test_builders_that_do_not_raise(ctor):
     silent("import timm\n" + TV + f"net = {ctor}\n")
+
+
+@pytest.mark.parametrize("ctor, expected", [
+    ("models.detection.fasterrcnn_resnet50_fpn(weights='DEFAULT', num_classes=3)", 91),
+    ("models.segmentation.fcn_resnet101(pretrained=True, num_classes=512)", 21),
+    ("models.detection.keypointrcnn_resnet50_fpn(pretrained=True, num_classes=5)", 2),
+])
+def test_detection_and_segmentation_builders_are_reported(ctor, expected):
+    r, out = run(TV + f"net = {ctor}\n", unsafe_fixes=True)
+    (f,) = r.findings
+    assert f.fix is None and f"expected value {expected}" in f.message and "weights_backbone=" in f.message
+    assert not r.changed

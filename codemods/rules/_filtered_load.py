@@ -61,7 +61,26 @@ def may_be_torchvision_builder(func) -> bool:
     last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
     if last is None:
         return False
-    return any(rx.fullmatch(last) for rx, _ in _TV_HEADS) or bool(re.fullmatch(r"squeezenet1_[01]|inception_v3", last))
+    return any(rx.fullmatch(last) for rx, _ in (*_TV_HEADS, *_TV_TASKS)) or bool(re.fullmatch(r"squeezenet1_[01]|inception_v3", last))
+
+
+_TV_TASKS = (  # (builder name, the class count its pretrained weights have)
+    (re.compile(r"keypointrcnn_\w+"), 2),
+    (re.compile(r"(fasterrcnn|maskrcnn|retinanet|fcos|ssd|ssdlite)\w*"), 91),
+    (re.compile(r"(deeplabv3|fcn|lraspp)_\w+"), 21),
+)
+
+
+def torchvision_task_classes(q: Optional[str]) -> Optional[int]:
+    """The class count of a torchvision detection/segmentation builder's pretrained
+    weights (91 COCO categories, 21 VOC ones), None for anything else."""
+    if not q or not q.startswith(("torchvision.models.detection.", "torchvision.models.segmentation.")):
+        return None
+    last = q.rsplit(".", 1)[-1]
+    for rx, n in _TV_TASKS:
+        if rx.fullmatch(last):
+            return n
+    return None
 
 
 def torchvision_head(q: Optional[str]) -> Optional[str]:

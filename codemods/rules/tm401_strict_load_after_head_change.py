@@ -7,7 +7,7 @@ import os
 from typing import Optional
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
-from ._filtered_load import SAVES, TV_DEFAULT_CLASSES, Heads, Values, may_be_torchvision_builder, torchvision_head
+from ._filtered_load import SAVES, TV_DEFAULT_CLASSES, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
 from ..semantic import OriginKind
 
 HELPER = "load_matching_state_dict"
@@ -275,8 +275,11 @@ class StrictLoadAfterHeadChange(Rule):
             return None
         q = sem.call_qualname(call)
         head = torchvision_head(q)
+        expected = TV_DEFAULT_CLASSES
         if head is None:
-            return None
+            expected = torchvision_task_classes(q)
+            if expected is None:
+                return None
         nc = sem.keyword(call, "num_classes")
         if nc is None:
             return None
@@ -297,11 +300,21 @@ class StrictLoadAfterHeadChange(Rule):
         count = None
         consts = [o.node.value for o in sem.origins(nc) if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
         if all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in sem.origins(nc)) and consts:
-            if all(c == TV_DEFAULT_CLASSES for c in consts):
+            if all(c == expected for c in consts):
                 return None
             if len(set(consts)) == 1 and isinstance(consts[0], int):
                 count = consts[0]
         name = sem.segment(call.func)
+        if head is None:  # detection / segmentation
+            if pre != "yes" or count is None:
+                return None
+            return ctx.finding(
+                self, call,
+                f"`{name}(...)` loads pretrained weights with {expected} classes into a head built for "
+                f"num_classes={sem.segment(nc)}: torchvision raises (\"expected value {expected}\"); pass "
+                "`weights_backbone=` instead (a pretrained backbone, a new head) or replace the predictor "
+                "after building it with its pretrained head (not fixed)",
+            )
         msg = (
             f"`{name}(...)` loads the pretrained 1000-class weights into a head built for "
             f"num_classes={sem.segment(nc)}: torchvision raises (\"expected value 1000\"); build it with the "
