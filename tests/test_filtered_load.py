@@ -316,6 +316,9 @@ def test_own_checkpoint_saved_to_the_same_path_is_never_rewritten():
     # a checkpoint saved from an unmodified model to that path is the original's
     f, _ = fixed(body + "orig = Backbone()\ntorch.save(orig.state_dict(), 'resnet_imagenet.pth')\n"
                  "model.load_state_dict(torch.load('resnet_imagenet.pth'))\n")
+    # a path named like the file's own run
+    silent(body + "model.load_state_dict(torch.load(args.resume))\n")
+    silent(body + "best_model_path = get_path()\nmodel.load_state_dict(torch.load(best_model_path))\n")
     # the file trains and saves this model elsewhere, no sign of a pretrained checkpoint: its own
     silent(body + "torch.save(model.state_dict(), args.out)\nmodel.load_state_dict(torch.load(args.resume))\n")
 

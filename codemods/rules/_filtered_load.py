@@ -278,6 +278,16 @@ class Values:
         text = " ".join(self.texts(path))
         return bool(_FOREIGN.search(text)) and not _OWN.search(text)
 
+    def named_own(self, path) -> bool:
+        """The path is held in a variable or attribute named like the file's own run
+        (``args.resume``, ``best_model_path``, ``finetuned_ckpt``): used only to stay
+        silent, never as evidence for a fix."""
+        for n in self.sem.walk(path):
+            word = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+            if word and _OWN.search(word):
+                return True
+        return False
+
     def foreign(self, src: Source) -> bool:
         """The checkpoint is recognisably a pretrained one."""
         if src.kind in ("hub", "zoo"):

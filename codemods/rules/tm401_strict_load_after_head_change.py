@@ -164,8 +164,8 @@ class StrictLoadAfterHeadChange(Rule):
             return None  # a builder or constructor made it, and nothing says the checkpoint is foreign
         if self._own_checkpoint(ctx, vals, heads, src, recv_code):
             return None
-        if not foreign and self._saves_state_of(ctx, recv_code):
-            return None  # the file trains and saves this very model: its checkpoint is its own
+        if not foreign and (self._saves_state_of(ctx, recv_code) or (src.path is not None and vals.named_own(src.path))):
+            return None  # the file trains and saves this very model, or resumes its own run
         what = sem.segment(src.path) if src.path is not None else sem.segment(src.call)
         base = (
             f"`{recv_code}.load_state_dict` loads `{what}` after {head.text}: a checkpoint of the original "
