@@ -226,7 +226,7 @@ class Project:
         real = os.path.realpath(path)
         here = os.path.dirname(real)
         index = self._neighbour_index(here)
-        self.deps.update(index.files)
+        self.deps.update(f for f in index.files if f != real)  # (its own content is checked anyway)
         checks = [(index, stem, True)] if stem != "__init__" else []
         dotted = [mod] if pkg is not None else (_namespace_names(real) if namespace else [])
         if dotted:
