@@ -7,7 +7,7 @@ from typing import Optional
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind
-from ._main_guard import _DEFS, _SCOPES, DATASET_BASES, IMPORT_STATE, WORKER_ARGS, Analysis, Loader, is_main_guard
+from ._main_guard import _DEFS, DATASET_BASES, IMPORT_STATE, WORKER_ARGS, Analysis, Loader
 
 _EXEC = frozenset({"builtins.exec", "builtins.eval", "builtins.globals", "builtins.vars"})
 

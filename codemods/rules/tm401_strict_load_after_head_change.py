@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import Optional
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._filtered_load import SAVES, TV_DEFAULT_CLASSES, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
