@@ -58,6 +58,7 @@ def config_key(opts: Options) -> str:
         ",".join(sorted(opts.select)),
         f"unsafe={opts.unsafe_fixes}",
         f"fix={opts.fix}",
+        f"edits={opts.fix_edits}",
         f"max={opts.max_bytes}",
         f"roots={opts.roots}",
         f"cwd={os.getcwd()}",

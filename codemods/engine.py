@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
+from . import suppression
 from .gitdiff import unified_diff
 from .project import NeedsProject, Project
 from .rule import Context, Finding, Fix, Rule, Safety
@@ -41,6 +42,7 @@ class Options:
     shortcuts: bool = True
     # files shorter than this are parsed whole (the tests set 0 to cut every file)
     lazy_min_chars: int = 2000
+    fix_edits: bool = False  # also a Suggestion (the diff of that fix alone) for every fixable finding
 
 
 @dataclass
@@ -70,6 +72,7 @@ class FileResult:
     cacheable: bool = False
     tree_dependent: bool = False  # a rule consulted the whole tree (see torchmend.cache)
     deps: tuple = ()  # (path, size, mtime_ns) of other files a rule read
+    warnings: list = field(default_factory=list)  # (line, message): suppression comments naming no rule
 
     @property
     def changed(self) -> bool:
@@ -98,12 +101,6 @@ def rules_for(select: frozenset[str]) -> list[Rule]:
         rules = [r() for r in all_rules() if not select or r.code in select]
         _RULE_CACHE[select] = rules
     return rules
-
-
-def _suppressed(findings: list[Finding], text: str) -> list[Finding]:
-    from .suppression import filter_findings
-
-    return filter_findings(findings, text)
 
 
 # How far a file went (FileResult.stage): no rule's text gate matched; analysed on the
@@ -154,7 +151,7 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
             raise _syntax_error(e) from None
         except (RecursionError, MemoryError):
             raise SourceError("too deeply nested to analyse (Python's own parser gives up on it)") from None
-    findings = _suppressed(findings, text)
+    findings = suppression.filter(findings, text)
     findings.sort(key=Finding.sort_key)
     return ctx, findings
 
@@ -399,11 +396,13 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     res.parsed = ctx is not None
     res.findings = findings
     res.applied = applied
+    res.warnings = suppression.comment_warnings(src.text)
     new_raw = src.encode(new_text) if new_text != src.text else None
     suggestions = []
-    if opts.fix and ctx is not None:
-        # fixes not applied (unsafe ones) are shown as suggested diffs, each on its own
-        pending = [f for f in findings if f.fix is not None and not f.applied]
+    if (opts.fix or opts.fix_edits) and ctx is not None:
+        # fixes not applied (unsafe ones) are shown as suggested diffs, each on its own;
+        # with ``fix_edits`` every fix (for output formats that carry the edit)
+        pending = [f for f in findings if f.fix is not None and (not f.applied or opts.fix_edits)]
         if pending:
             res.stage = STAGE_PARSED
             try:

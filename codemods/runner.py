@@ -12,7 +12,7 @@ import os
 import time
 from collections import Counter
 from concurrent.futures import Executor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Callable, Optional
 
 from .discovery import discover
@@ -105,6 +105,7 @@ def run(
     progress: Optional[Callable[[int, int], None]] = None,
     cache=None,
     only: Optional[set[str]] = None,
+    options_for: Optional[Callable[[str], Options]] = None,
 ) -> RunResult:
     """Run the engine over ``paths`` (or exactly ``files``).
 
@@ -113,6 +114,8 @@ def run(
     of the discovered files (``--changed-since``).  Work is sent in chunks of paths and
     results are taken as they complete; the output is sorted by path whatever the order
     of completion, so it does not depend on ``jobs`` or the executor.
+    ``options_for(path)``: each file's own Options (per-file settings); files are grouped
+    by them and each chunk runs with its group's Options (default: ``opts`` for all).
     """
     t0 = time.perf_counter()
     seen_ns = time.time_ns()
@@ -153,9 +156,14 @@ def run(
         if progress:
             progress(len(results), len(files))
 
+    groups: dict = {}  # Options (as a tuple) -> (Options, files)
+    for p in todo:
+        o = opts if options_for is None else options_for(p)
+        groups.setdefault(astuple(o), (o, []))[1].append(p)
     if executor is None and (jobs == 1 or len(todo) < 4):
-        for p in todo:
-            take(process_chunk([p], opts))
+        for o, group in groups.values():
+            for p in group:
+                take(process_chunk([p], o))
     elif todo:
         own = executor is None
         if own:
@@ -163,7 +171,7 @@ def run(
 
             executor = ProcessPoolExecutor(max_workers=jobs)
         try:
-            futures = [executor.submit(process_chunk, c, opts) for c in _chunks(todo, jobs)]
+            futures = [executor.submit(process_chunk, c, o) for o, group in groups.values() for c in _chunks(group, jobs)]
             for fut in as_completed(futures):
                 take(fut.result())
         finally:

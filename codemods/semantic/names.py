@@ -156,6 +156,20 @@ def is_cross_entropy_function(q: Optional[str]) -> bool:
     return q in LOSS_CE_FUNC
 
 
+# ---- added for device
+# wrappers that scatter or move their inputs to the devices of the module they wrap
+PARALLEL_WRAPPERS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.parallel.DistributedDataParallelCPU",
+    "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+})
+
+
+def is_parallel_wrapper(q: Optional[str]) -> bool:
+    return q in PARALLEL_WRAPPERS
+
+
 # ---- added for main_guard
 # builtins that consume an iterable right away (iterating it, so starting a DataLoader's workers)
 CONSUMERS = frozenset(f"builtins.{n}" for n in (
