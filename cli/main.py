@@ -6,6 +6,7 @@ configuration), output from ``torchmend.output``.  Exit codes (also in the READM
   1  ``diff``: a change would be made; ``check``: findings; ``apply``: findings left
      for a human after fixing (or, with ``--exit-non-zero-on-fix``, anything fixed)
   2  a file could not be processed, a usage or configuration error, or an internal error
+     (one line; TORCHMEND_DEBUG=1 for the traceback)
 130  interrupted (Ctrl-C)
 """
 
@@ -101,37 +102,6 @@ def settings_from_cli(cli):
         raise typer.Exit(EXIT_ERROR)
 
 
-class _Caches:
-    """One result cache per effective settings (per-file configuration): the runner asks
-    this for a file and it asks the cache of that file's Options."""
-
-    def __init__(self, options_for, directory, verify):
-        self.options_for, self.directory, self.verify = options_for, directory, verify
-        self.caches: dict = {}
-
-    def _for(self, path):
-        from dataclasses import astuple
-
-        from torchmend.cache import Cache
-
-        o = self.options_for(path)
-        k = astuple(o)
-        c = self.caches.get(k)
-        if c is None:
-            c = self.caches[k] = Cache(o, self.directory, verify=self.verify)
-        return c
-
-    def get(self, path, tree=None):
-        return self._for(path).get(path, tree)
-
-    def put(self, r, seen_ns, tree=None):
-        self._for(r.path).put(r, seen_ns, tree)
-
-    def save(self):
-        for c in self.caches.values():
-            c.save()
-
-
 class _Ctx:
     """One run of check / diff / apply: settings, discovery, the engine, output style."""
 
@@ -169,6 +139,7 @@ class _Ctx:
                         force_exclude=s.force_exclude())
 
     def run(self, paths):
+        from torchmend.errors import Interrupted
         from torchmend.runner import run
 
         self.roots = tuple(paths)
@@ -199,11 +170,24 @@ class _Ctx:
             raise typer.Exit(EXIT_ERROR)
         if not self.no_cache:
             # apply re-hashes every file it trusts the cache for
-            cache = _Caches(self.options_for, self.cache_dir, verify=self.base.write)
+            from torchmend.cache import Cache
+
+            # one cache for every file's settings: results are keyed by content and settings
+            cache = Cache(self.base, self.cache_dir, verify=self.base.write)
+            if cache.warning:
+                _err(f"torchmend: {cache.warning}")
+        _recover_patch()
         bar = _progress(self.quiet)
         try:
             rr = run(list(paths), self.base, jobs=self.jobs, progress=bar, cache=cache, only=only,
                      executor=executor, files=disc.files, options_for=self.options_for)
+        except (KeyboardInterrupt, Interrupted):
+            if bar:
+                bar.close()
+                bar = None
+            _err("torchmend: interrupted: workers stopped, no file left partly written"
+                 + (" (files fixed before the interrupt keep their fixes)" if self.base.write else ""))
+            raise typer.Exit(EXIT_INTERRUPTED)
         finally:
             if bar:
                 bar.close()
@@ -424,10 +408,11 @@ def diff(
     raise typer.Exit(EXIT_ERROR if rr.errors else EXIT_FOUND if rr.changed else EXIT_CLEAN)
 
 
-def _apply_patch(patch: str, quiet: bool) -> None:
+def _apply_patch(patch: str, quiet: bool, cache_dir: Optional[str] = None) -> None:
     from torchmend.gitdiff import repo_root
     from torchmend.patch import PatchError, apply_patch
 
+    _recover_patch()
     try:
         if patch == "-":
             data = sys.stdin.buffer.read()
@@ -440,13 +425,15 @@ def _apply_patch(patch: str, quiet: bool) -> None:
     # the diff names files relative to the repository root (as git does)
     root = repo_root(".") or "."
     try:
-        done = apply_patch(data, root)
+        done = apply_patch(data, root, protect=(os.path.realpath(cache_dir),) if cache_dir else ())
     except PatchError as e:
         _err(f"torchmend: error: {e}; nothing written")
         raise typer.Exit(EXIT_ERROR)
     if not quiet:
+        from torchmend.patch import _shown
+
         for fp in done:
-            _err(f"patched {fp.path}")
+            _err(f"patched {_shown(fp.path)}")
         _err(f"torchmend: {len(done)} file{'s' if len(done) != 1 else ''} patched")
     raise typer.Exit(EXIT_CLEAN)
 
@@ -492,7 +479,7 @@ def apply(
         if paths:
             _err("torchmend: error: --patch takes no paths (the patch names its files)")
             raise typer.Exit(EXIT_ERROR)
-        _apply_patch(patch, quiet)
+        _apply_patch(patch, quiet, cache_dir)
     if not paths:
         _err("torchmend: error: give files or directories to fix, or --patch FILE")
         raise typer.Exit(EXIT_ERROR)
@@ -674,6 +661,8 @@ def _command():
 def run_cli(argv: Optional[List[str]] = None) -> int:
     """Run the command line and return its exit code: every way out of it goes through
     here (usage errors 2, Ctrl-C 130, an uncaught exception 2 with one line)."""
+    from torchmend.errors import Interrupted
+
     # Typer's click (vendored by recent Typer, the click package before): its classes
     # through Typer's public names, whichever it is
     Exit, Abort = typer.Exit, typer.Abort
@@ -681,7 +670,7 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
     try:
         try:
             rv = _command().main(args=argv, prog_name="torchmend", standalone_mode=False)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, Interrupted):
             raise Exit(EXIT_INTERRUPTED) from None
         except Abort as e:
             if isinstance(e.__context__, KeyboardInterrupt):
@@ -698,7 +687,7 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
     except Abort:
         _err("torchmend: aborted")
         return EXIT_ERROR
-    except KeyboardInterrupt:  # a second Ctrl-C while cleaning up
+    except (KeyboardInterrupt, Interrupted):  # a second Ctrl-C while cleaning up
         _err("torchmend: interrupted")
         return EXIT_INTERRUPTED
     except Exception as e:
@@ -711,18 +700,60 @@ def run_cli(argv: Optional[List[str]] = None) -> int:
 
 
 def _internal_error(e: BaseException) -> int:
-    """torchmend's own bug: one line, exit 2 (not 1, which reads as "findings")."""
-    if os.environ.get("TORCHMEND_TRACEBACK"):
+    """torchmend's own bug: one line, exit 2 (not 1, which reads as "findings"); the
+    traceback with TORCHMEND_DEBUG=1."""
+    from torchmend.errors import debug, internal
+
+    if debug():
         import traceback
 
         traceback.print_exception(type(e), e, e.__traceback__)
-    msg = (f"{type(e).__name__}: {e}".splitlines() or [type(e).__name__])[0]
-    _err(f"torchmend: internal error: {msg} (please report this bug, with the command you ran; TORCHMEND_TRACEBACK=1 prints the traceback)")
+    _err(f"torchmend: {internal(e)}")
     return EXIT_ERROR
 
 
 def main() -> None:  # console-script entry point
+    """Exit codes as documented; Ctrl-C is 130 (SIGINT raises ``Interrupted``, which click
+    does not turn into "Aborted!", exit 1; an ignored SIGINT stays ignored)."""
+    import signal
+
+    from torchmend.errors import Interrupted
+
+    def interrupted(signum, frame):
+        raise Interrupted()
+
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, interrupted)
     sys.exit(run_cli())
+
+
+@app.command()
+def clean(cache_dir: Optional[str] = CacheDirOpt, quiet: bool = QuietOpt) -> None:
+    """Remove the result cache: .torchmend_cache/ in the project root, here and below (or --cache-dir)."""
+    from torchmend.cache import CleanError, clean as clean_caches
+
+    try:
+        removed = clean_caches(".", cache_dir)
+    except (CleanError, OSError) as e:
+        _err(f"torchmend: error: {e}")
+        raise typer.Exit(EXIT_ERROR)
+    if not quiet:
+        for d in removed:
+            _err(f"removed {d}")
+        _err(f"torchmend: {len(removed)} cache director{'y' if len(removed) == 1 else 'ies'} removed")
+
+
+def _recover_patch() -> None:
+    """Finish the clean-up of an `apply --patch` that was killed mid-way (see patch.py)."""
+    from torchmend.patch import PatchError, recover
+
+    try:
+        msg = recover(".")
+    except PatchError as e:
+        _err(f"torchmend: error: {e}")
+        raise typer.Exit(EXIT_ERROR)
+    if msg:
+        _err(f"torchmend: {msg}")
 
 
 if __name__ == "__main__":

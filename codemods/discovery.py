@@ -298,9 +298,7 @@ def discover(
             out.errors.append((given, "no such file or directory"))
             continue
         if not os.path.isdir(given):
-            if os.path.islink(given) and not os.path.exists(given):
-                out.errors.append((given, "broken symbolic link"))
-                continue
+            # a broken link or a link loop goes on to the reader, which names the cause
             path = os.path.normpath(given)
             ab = os.path.abspath(path)
             if force_exclude and excludes_for(os.path.dirname(ab)).match(ab, False):

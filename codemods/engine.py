@@ -22,7 +22,7 @@ from . import suppression
 from .gitdiff import unified_diff
 from .project import NeedsProject, Project
 from .rule import Context, Finding, Fix, Rule, Safety
-from .sourcefile import Skipped, Source, SourceError, atomic_write, decode_source, read_source
+from .sourcefile import Skipped, Source, SourceError, decode_source, read_source, syntax_error
 
 MAX_PASSES = 6
 
@@ -113,12 +113,6 @@ def select_rules(text: str, rules: Iterable[Rule]) -> list[Rule]:
     return [r for r in rules if r.may_match(text)]
 
 
-def _syntax_error(e: SyntaxError) -> SourceError:
-    msg = (e.msg or "invalid syntax").splitlines()[0]
-    where = f"{e.lineno}:{(e.offset or 1)}" if e.lineno else "?"
-    return SourceError(f"syntax error at {where}: {msg}")
-
-
 def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None = None, trace: dict | None = None,
             shortcuts: bool = True, options: Options | None = None):
     """Run every rule whose gate lets ``text`` through on one shared semantic model;
@@ -147,16 +141,31 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
             if not lazy:
                 raise
             lazy = False  # a cut was wrong (or the file is invalid): parse it whole
-        except SyntaxError as e:
-            raise _syntax_error(e) from None
-        except (RecursionError, MemoryError):
-            raise SourceError("too deeply nested to analyse (Python's own parser gives up on it)") from None
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+            # the stdlib parser refused it (or a rule's recursion did): say why
+            msg = syntax_error(text, path)
+            if msg is None and isinstance(e, (RecursionError, MemoryError)):
+                msg = "too deeply nested to analyse (recursion limit reached)"
+            if msg is None:
+                raise
+            raise SourceError(msg) from None
     findings = suppression.filter(findings, text)
     findings.sort(key=Finding.sort_key)
     return ctx, findings
 
 
 # --------------------------------------------------------------------------- fixes
+def _one_per_fix(findings: list[Finding]) -> list[Finding]:
+    """The first finding of each distinct Fix object, in order."""
+    seen: set[int] = set()
+    out = []
+    for f in findings:
+        if id(f.fix) not in seen:
+            seen.add(id(f.fix))
+            out.append(f)
+    return out
+
+
 def _eligible(f: Finding, unsafe: bool) -> bool:
     return f.fix is not None and (f.fix.safety is Safety.SAFE or unsafe)
 
@@ -357,10 +366,13 @@ def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applie
         if trace is not None:
             trace["stage"] = STAGE_PARSED
         view = _view(current)
-        built = [_build(view, f.fix) for f in fixes]
+        # one Fix may be shared by several findings (a follow-on edit reported at its own
+        # line): built and counted once
+        unique = _one_per_fix(fixes)
+        built = [_build(view, f.fix) for f in unique]
         chosen = _choose(built)
         chosen_ids = {id(b.fix) for b in chosen}
-        for f in fixes:
+        for f in unique:
             if id(f.fix) in chosen_ids:
                 applied[f.code] += 1
         new = apply_fixes(view, chosen)
@@ -403,6 +415,7 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
         # fixes not applied (unsafe ones) are shown as suggested diffs, each on its own;
         # with ``fix_edits`` every fix (for output formats that carry the edit)
         pending = [f for f in findings if f.fix is not None and (not f.applied or opts.fix_edits)]
+        pending = _one_per_fix(pending)  # a Fix shared by several findings: one suggested diff
         if pending:
             res.stage = STAGE_PARSED
             try:
@@ -417,15 +430,17 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     if new_raw is not None:
         res.diff = unified_diff(src.raw, new_raw, src.path, src.mode)
         if opts.write:
-            atomic_write(src.path, new_raw, expect=src.raw)
+            src.write(new_raw)
             res.written = True
     res.suggestions = suggestions
     return res
 
 
 # errors that depend only on the file's bytes (and the options): safe to cache
-_CONTENT_ERRORS = ("syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested",
-                   "the fix cannot be encoded", "LibCST cannot parse")
+_CONTENT_ERRORS = (
+    "syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested",
+    "the fix cannot be encoded", "encoding declaration", "UTF-16 or UTF-32", "LibCST cannot parse",
+)
 
 
 def content_digest(raw: bytes) -> str:
@@ -447,39 +462,30 @@ def _stat(path: str) -> tuple[int, int]:
 def process_file(path: str, opts: Options, project: Project | None = None) -> FileResult:
     """Process one file; never raises.  The result says what was read (size, mtime,
     content digest) and whether it may be cached (it depends on the content only)."""
-    import os
+    from .errors import describe
 
     if project is None:
         project = Project(roots=opts.roots)
     project.used = False
     project.deps = set()
-    raw = None
+    raw = st = None  # what was read, and its fstat (set even for decode errors)
     trace: dict = {}
-    st = None
     try:
-        st = os.stat(path)
         src = read_source(path, opts.max_bytes)
-        raw = src.raw
+        raw, st = src.raw, src.st
         res = process_source(src, opts, project, trace).stripped()
     except NeedsProject:
         res = FileResult(path=path, needs_project=True)
     except SourceError as e:
         res = FileResult(path=path, error=str(e))
+        raw, st = (e.raw, e.st) if raw is None else (raw, st)
     except Skipped as e:
         res = FileResult(path=path, skipped=str(e))
-    except RecursionError:
-        res = FileResult(path=path, error="internal error: recursion limit (deeply nested code)")
-    except Exception as e:  # a rule bug must not abort the batch
-        res = FileResult(path=path, error=f"internal error: {type(e).__name__}: {e}".splitlines()[0])
-    res.stage = res.stage or trace.get("stage", "")
-    if raw is None and st is not None:  # read_source raises before returning for decode errors: read again
-        try:
-            st = os.stat(path)
-            with open(path, "rb") as f:
-                raw = f.read(opts.max_bytes + 1)
-        except OSError:
-            raw = None
-    if raw is not None and st is not None and len(raw) == st.st_size and not res.needs_project:
+        raw, st = getattr(e, "raw", None), getattr(e, "st", None)
+    except Exception as e:  # a rule bug must not abort the batch; RecursionError, MemoryError, OSError named
+        res = FileResult(path=path, error=describe(e))
+    res.stage = trace.get("stage", "")
+    if raw is not None and st is not None and len(raw) == st.st_size and not res.needs_project:  # not changing under our feet
         res.digest, res.size, res.mtime_ns = content_digest(raw), st.st_size, st.st_mtime_ns
         res.cacheable = not res.written and (res.error is None or res.error.startswith(_CONTENT_ERRORS))
         # a rule looked at other files: the result holds only while the tree is unchanged
