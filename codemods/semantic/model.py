@@ -1204,6 +1204,119 @@ class SemanticModel:
                 continue
             stack.extend(reversed(list(ast.iter_child_nodes(n))))
 
+    # ---- added for main_guard
+    def top_statement(self, node):
+        """The top-level statement of the module that holds ``node`` (itself if it is one)."""
+        n = node
+        while n is not None:
+            p = self._parent.get(n)
+            if p is self.module:
+                return n
+            n = p
+        return None
+
+    def call_argument(self, fdef, call: ast.Call, param: str):
+        """The expression ``call`` passes for parameter ``param`` of ``fdef`` (the function,
+        method or ``__init__`` it runs), or the parameter's default when it passes none;
+        ``UNKNOWN_ARG`` when a ``*args``/``**kwargs`` of the call may hold it (or ``param``
+        is the function's own ``*args``/``**kwargs``); None when there is neither."""
+        args = fdef.args
+        pos = [a.arg for a in (*args.posonlyargs, *args.args)]
+        kwonly = [a.arg for a in args.kwonlyargs]
+        if param not in pos and param not in kwonly:
+            return UNKNOWN_ARG
+        skip = 0
+        if isinstance(self._parent.get(fdef), ast.ClassDef) and pos and not self._is_static(fdef):
+            f = call.func
+            via_class = isinstance(f, ast.Attribute) and self.class_def(f.value) is not None
+            if fdef.name == "__init__" or (isinstance(f, ast.Attribute) and not via_class):
+                skip = 1  # ``self`` is passed implicitly
+        if param in pos:
+            i = pos.index(param) - skip
+            for j, a in enumerate(call.args):
+                if isinstance(a, ast.Starred):
+                    return UNKNOWN_ARG
+                if j == i:
+                    return a
+        for kw in call.keywords:
+            if kw.arg == param:
+                return kw.value
+        for kw in call.keywords:
+            if kw.arg is None:
+                got = self.dict_entry(kw.value, param)
+                if got is not None:
+                    return got
+        if param in pos:
+            k = pos.index(param) - (len(pos) - len(args.defaults))
+            return args.defaults[k] if k >= 0 else None
+        return args.kw_defaults[kwonly.index(param)]
+
+    def element_origins(self, iterable, path: tuple = (), _depth: int = 0) -> list[Origin]:
+        """Where the element at index ``path`` of what iterating ``iterable`` yields was
+        made: elements of list/tuple/set literals (or names bound to one), values of
+        ``d.values()`` / ``d.items()`` of a dict literal, through ``enumerate``, ``zip``
+        and pass-through wrappers (``reversed``, ``sorted``, ``tqdm``...); ``path`` indexes
+        into an unpacking target (``for i, (x, y) in enumerate(pairs)``: ``x`` is ``(1, 0)``).
+        An ``UNKNOWN`` origin when it cannot be followed."""
+        from . import names as _names
+
+        unknown = [Origin(OriginKind.UNKNOWN, iterable)]
+        if _depth > _MAX_DEPTH:
+            return unknown
+        if isinstance(iterable, ast.Call):
+            args = iterable.args
+            starred = any(isinstance(a, ast.Starred) for a in args)
+            q = self.qualname(iterable.func)
+            if q == "builtins.enumerate" and args and not starred:
+                if path and path[0] == 1:
+                    return self.element_origins(args[0], path[1:], _depth + 1)
+                return unknown
+            if q == "builtins.zip" and not starred:
+                if path and isinstance(path[0], int) and path[0] < len(args):
+                    return self.element_origins(args[path[0]], path[1:], _depth + 1)
+                return unknown
+            if q in _names.ITER_PASSTHROUGH and args and not starred:
+                return self.element_origins(args[0], path, _depth + 1)
+            m = self.method_name(iterable)
+            if m in ("values", "items") and not args and not iterable.keywords:
+                sub = ast.Subscript(value=iterable.func.value, slice=ast.Name(id="_", ctx=ast.Load()), ctx=ast.Load())
+                vals = self.element_values(sub)
+                if vals is None:
+                    return unknown
+                if m == "items":
+                    if not path or path[0] != 1:
+                        return unknown
+                    path = path[1:]
+                out = []
+                for v in vals:
+                    out.extend(self._origins_at(v, path, _depth + 1))
+                return _dedup(out) or unknown
+        vals = self.iterated_values(iterable)
+        if vals is None:
+            return unknown
+        out = []
+        for v in vals:
+            out.extend(self._origins_at(v, path, _depth + 1))
+        return _dedup(out) or unknown
+
+    def _origins_at(self, expr, path: tuple, depth: int) -> list[Origin]:
+        """Origins of component ``path`` of the value of ``expr`` (tuple/list literals)."""
+        if not path:
+            return self.origins(expr)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in expr.elts) or not isinstance(path[0], int):
+                return [Origin(OriginKind.UNKNOWN, expr)]
+            if path[0] < len(expr.elts):
+                return self._origins_at(expr.elts[path[0]], path[1:], depth + 1)
+            return [Origin(OriginKind.UNKNOWN, expr)]
+        out = []
+        for o in self.origins(expr):
+            if o.kind is OriginKind.VALUE and isinstance(o.node, (ast.Tuple, ast.List)) and depth <= _MAX_DEPTH:
+                out.extend(self._origins_at(o.node, path, depth + 1))
+            else:
+                out.append(Origin(OriginKind.UNKNOWN, expr))
+        return _dedup(out)
+
 
     # ---- added for softmax
     def target_binding(self, target) -> Optional[Binding]:

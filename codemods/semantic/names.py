@@ -211,3 +211,22 @@ LIGHTNING_MODULES = frozenset({
 
 def is_lightning_module(q: Optional[str]) -> bool:
     return q in LIGHTNING_MODULES
+
+
+# ---- added for main_guard
+# builtins that consume an iterable right away (iterating it, so starting a DataLoader's workers)
+CONSUMERS = frozenset(f"builtins.{n}" for n in (
+    "iter", "next", "list", "tuple", "sorted", "set", "frozenset", "sum", "any", "all", "max", "min", "dict",
+))
+# lazy wrappers: they iterate their argument(s) when they are themselves iterated
+ITER_WRAPPERS = frozenset({
+    "builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.map", "builtins.filter",
+    "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm",
+    "itertools.islice", "itertools.cycle", "itertools.chain", "itertools.zip_longest", "itertools.tee",
+})
+# calls whose result yields the elements of their (first) argument unchanged, in some order
+ITER_PASSTHROUGH = frozenset({
+    "builtins.reversed", "builtins.sorted", "builtins.list", "builtins.tuple", "builtins.iter", "builtins.set",
+    "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm",
+    "itertools.islice", "itertools.cycle",
+})
