@@ -245,7 +245,7 @@ def read_verdicts(path: str) -> dict[str, tuple[str, str]]:
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#") or (n == 1 and line.startswith("id\t")):
+            if not line.strip() or line.startswith("#") or line.split("\t")[:2] == ["id", "verdict"]:
                 continue
             parts = line.split("\t")
             if len(parts) != 3 or parts[1] not in ("TP", "FP") or not parts[2].strip() or parse_id(parts[0]) is None:
