@@ -7,7 +7,8 @@ a human verdict (TP / FP) from a checked-in file, and precision per rule.
 
 torchmend runs over the tree in three modes, like ``torchmend check TREE``, ``torchmend
 diff TREE`` and ``torchmend diff --unsafe-fixes TREE`` (one run each over the whole tree:
-the tree is the project, ``roots`` included).  Rows:
+the tree is the project, ``roots`` included; ``--per-source``: each top-level directory is
+its own project, as if torchmend ran in each repository).  Rows:
 
 * ``finding``: every finding of ``check`` (is the pitfall really there?);
 * ``safe-rewrite``: every finding whose fix ``diff`` applies (is the rewrite right?);
@@ -100,7 +101,8 @@ def parse_id(rid: str) -> tuple | None:
 
 def split_path(tree: str, abspath: str) -> tuple[str, str]:
     """(source, path inside it) of a file of the tree."""
-    sys.path.insert(0, HERE)
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
     from realcode import source_of_dir
 
     rel = os.path.relpath(abspath, tree).replace(os.sep, "/")
@@ -161,7 +163,7 @@ def _context(lines: list[str], line: int, n: int = 3) -> str:
     return "\n".join(out)
 
 
-def rows_of(tree: str, results: dict[str, list], ) -> tuple[list[Row], list[str]]:
+def rows_of(tree: str, results: dict[str, list]) -> tuple[list[Row], list[str]]:
     """Rows from the results per mode; plus notes (errors, mode disagreements)."""
     rows: list[Row] = []
     notes: list[str] = []
@@ -178,11 +180,9 @@ def rows_of(tree: str, results: dict[str, list], ) -> tuple[list[Row], list[str]
             if r.error and mode == "check":
                 notes.append(f"error: {os.path.relpath(r.path, tree)}: {r.error}")
             for f in r.findings:
-                if kind == "finding":
-                    pass
-                elif not f.applied:
+                if kind != "finding" and not f.applied:
                     continue
-                elif kind == "unsafe-rewrite" and (f.safety is None or f.safety.name != "UNSAFE"):
+                if kind == "unsafe-rewrite" and (f.safety is None or f.safety.name != "UNSAFE"):
                     continue  # a safe fix: its row is the safe-rewrite one
                 source, rel = split_path(tree, r.path)
                 ls = lines_of(r.path)
@@ -216,18 +216,30 @@ def uniquify(rows: list[Row]) -> list[Row]:
     return rows
 
 
-def collect(tree: str, jobs: int, full: bool = False, log=print) -> tuple[list[Row], list[str]]:
+def collect(tree: str, jobs: int, full: bool = False, per_source: bool = False, log=print) -> tuple[list[Row], list[str]]:
+    """Run the three modes; ``per_source``: each top-level directory of the tree is its own
+    project (as if torchmend ran in each repository), else the tree is one project."""
     tree = os.path.abspath(tree)
     files = tree_files(tree)
-    results = {}
-    t0 = time.perf_counter()
-    results["check"] = run_mode(tree, files, "check", jobs)
-    log(f"check: {len(files)} files, {sum(len(r.findings) for r in results['check'])} findings ({time.perf_counter() - t0:.0f} s)")
-    flagged = files if full else [r.path for r in results["check"] if r.findings]
-    for mode in ("diff", "unsafe"):
+    if per_source:
+        groups: dict[str, list[str]] = {}
+        for p in files:
+            top = os.path.relpath(p, tree).split(os.sep)[0]
+            groups.setdefault(os.path.join(tree, top) if top != os.path.basename(p) else tree, []).append(p)
+    else:
+        groups = {tree: files}
+    results: dict[str, list] = {"check": [], "diff": [], "unsafe": []}
+    for root, group in groups.items():
         t0 = time.perf_counter()
-        results[mode] = run_mode(tree, flagged, mode, jobs)
-        log(f"{mode}: {len(flagged)} files, {sum(1 for r in results[mode] if r.diff)} changed ({time.perf_counter() - t0:.0f} s)")
+        check = run_mode(root, group, "check", jobs)
+        results["check"] += check
+        log(f"check {os.path.relpath(root, tree)}: {len(group)} files, {sum(len(r.findings) for r in check)} findings ({time.perf_counter() - t0:.0f} s)")
+        flagged = group if full else [r.path for r in check if r.findings]
+        for mode in ("diff", "unsafe"):
+            t0 = time.perf_counter()
+            res = run_mode(root, flagged, mode, jobs) if flagged else []
+            results[mode] += res
+            log(f"{mode} {os.path.relpath(root, tree)}: {len(flagged)} files, {sum(1 for r in res if r.diff)} changed ({time.perf_counter() - t0:.0f} s)")
     return rows_of(tree, results)
 
 
@@ -382,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", default=os.path.join(TRIAGE, "rows.jsonl"), help="where to save this run's rows")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--full", action="store_true", help="run diff and diff --unsafe-fixes on every file, not only flagged ones")
+    ap.add_argument("--per-source", action="store_true", help="each top-level directory is its own project (default: the tree is one)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a row has no verdict or a safe rewrite is FP")
     a = ap.parse_args(argv)
     if bool(a.tree) == bool(a.from_rows):
@@ -395,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         if not os.path.isdir(a.tree):
             print(f"triage: {a.tree}: no such directory (python bench/realcode.py build {a.tree})", file=sys.stderr)
             return 2
-        rows, notes = collect(a.tree, a.jobs, a.full, log=lambda s: print(s, file=sys.stderr, flush=True))
+        rows, notes = collect(a.tree, a.jobs, a.full, a.per_source, log=lambda s: print(s, file=sys.stderr, flush=True))
         save_rows(rows, notes, a.rows)
     else:
         rows, notes = load_rows(a.from_rows)
