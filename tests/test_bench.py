@@ -277,3 +277,16 @@ def test_soundness_differences_name_what_differs():
     assert "finding only as shipped: TM102 3:9" in d["a.py"][0]
     assert "finding only with shortcuts off" in d["b.py"][0] and "diff differs" in d["b.py"][1]
     assert "error: shipped 'syntax error" in d["c.py"][0]
+
+
+def test_triage_per_source_makes_each_top_directory_its_own_project(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "a+one").mkdir(parents=True)
+    (tree / "b+two").mkdir()
+    (tree / "a+one" / "main.py").write_text(generate.HEADER_TORCH + generate.NET + generate.TRAIN_PITFALLS["main_guard"])
+    (tree / "b+two" / "cli.py").write_text("from tool import main\n")  # another project's import of a `main`
+    rc, out = _triage(tmp_path, tree, "--per-source")
+    rows, _ = triage.load_rows(str(tmp_path / "rows.jsonl"))
+    mine = {(r.source, r.path, r.code, r.kind) for r in rows}
+    assert ("a/one", "main.py", "TM301", "finding") in mine
+    assert ("a/one", "main.py", "TM301", "safe-rewrite") in mine  # b/two is not part of a/one's project
