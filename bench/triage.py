@@ -38,6 +38,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -172,7 +173,8 @@ def rows_of(tree: str, results: dict[str, list]) -> tuple[list[Row], list[str]]:
     def lines_of(p):
         if p not in texts:
             with open(p, "rb") as f:
-                texts[p] = f.read().decode("utf-8", "replace").splitlines()
+                # lines as Python counts them (str.splitlines would also split at \f, \x1c, ...)
+                texts[p] = re.split(r"\r\n|\r|\n", f.read().decode("utf-8", "replace"))
         return texts[p]
 
     for mode, kind in (("check", "finding"), ("diff", "safe-rewrite"), ("unsafe", "unsafe-rewrite")):
