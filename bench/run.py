@@ -26,7 +26,8 @@ missed; the column is never below ``RSS max proc``).
 
 With ``--real``, one large file (``--big-lines``, default 100,000 lines) is made by
 concatenating real model files of the tree (``modeling_*.py``, whole files that parse
-alone and have no ``from __future__`` import; the result is checked with ``ast.parse``)
+alone and have no ``from __future__`` import, the ones with the shortest lines first so
+that it stays under torchmend's 4 MiB file limit; the result is checked with ``ast.parse``)
 and ``torchmend check --no-cache`` on it reports time and peak memory.
 
 The ratio lines come last: ``ratio torchmend check cold / ruff`` and ``ratio torchmend
@@ -215,32 +216,42 @@ def rowset(name: str, root: str, a, ruff: str | None) -> list[str]:
     return ratios
 
 
-def big_file_source(root: str, lines: int) -> tuple[str, int]:
-    """About ``lines`` lines of real code in one valid module: whole model files of the
-    tree (``modeling_*.py``; any ``.py`` file when there are none) concatenated in path
-    order, each one that parses alone and has no ``from __future__`` import (which must
-    come first in a module).  Returns (source, number of files used)."""
+def big_file_source(root: str, lines: int, max_bytes: int = 4_000_000) -> tuple[str, int]:
+    """About ``lines`` lines of real code in one valid module of at most ``max_bytes``:
+    whole model files of the tree (``modeling_*.py``; any ``.py`` file when there are
+    none), each one that parses alone and has no ``from __future__`` import (which must
+    come first in a module), those with the shortest lines first (so that 100k lines fit
+    under torchmend's 4 MiB file limit), concatenated in path order.  Returns (source,
+    number of files used)."""
     files = py_files(root)
     models = [f for f in files if os.path.basename(f).startswith("modeling_")] or files
-    parts, total = [], 0
+    cands = []
     for f in models:
-        if total >= lines:
-            break
         with open(f, "rb") as fh:
-            try:
-                text = fh.read().decode("utf-8")
-                tree = ast.parse(text)
-            except (UnicodeDecodeError, SyntaxError, ValueError):
-                continue
+            data = fh.read()
+        try:
+            text = data.decode("utf-8")
+            tree = ast.parse(text)
+        except (UnicodeDecodeError, SyntaxError, ValueError):
+            continue
         if any(isinstance(s, ast.ImportFrom) and s.module == "__future__" for s in tree.body):
             continue
         if not text.endswith("\n"):
             text += "\n"
-        parts.append(text)
+        cands.append((len(text.encode()) / max(1, text.count("\n")), f, text))
+    chosen, total, nbytes = [], 0, 0
+    for _, f, text in sorted(cands):
+        if total >= lines:
+            break
+        size = len(text.encode())
+        if nbytes + size > max_bytes:
+            continue
+        chosen.append((f, text))
         total += text.count("\n")
-    src = "".join(parts)
+        nbytes += size
+    src = "".join(text for _, text in sorted(chosen))
     ast.parse(src)  # the concatenation is a valid module
-    return src, len(parts)
+    return src, len(chosen)
 
 
 def big_file(root: str, a, ruff: str | None) -> list[str]:
@@ -258,6 +269,9 @@ def big_file(root: str, a, ruff: str | None) -> list[str]:
         for label, r in res:
             print(f"{label:56} {r['wall']:8.2f} {n / max(r['wall'], 1e-9):8.0f} {r['cpu']:8.2f} {r['maxrss_mb']:11.0f}MB {r['tree_mb']:7.0f}MB")
         print(f"big file: {summary_line(res[0][1]['stderr'])}  [exit {res[0][1]['rc']}]")
+        for ln in res[0][1]["stderr"].splitlines():
+            if ": error: " in ln:
+                print(f"big file: {ln}")
         return [f"large file torchmend check: {res[0][1]['wall']:.2f}s, {res[0][1]['tree_mb']:.0f} MB  ({n} lines)"]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -264,6 +264,9 @@ def test_big_file_is_valid_python_of_whole_files(tmp_path):
     src, used = benchrun.big_file_source(str(tmp_path), 100)
     assert used == 2 and src == "class B:\n    pass\ny = 2\n"
     ast.parse(src)
+    # under a byte limit (torchmend skips files over 4 MiB) the files with the shortest lines go first
+    src, used = benchrun.big_file_source(str(tmp_path), 100, max_bytes=len("y = 2\n"))
+    assert (src, used) == ("y = 2\n", 1)
 
 
 def test_soundness_differences_name_what_differs():
