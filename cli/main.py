@@ -647,6 +647,9 @@ def _command():
             name = self.metavar or self.name.upper() + ("..." if self.nargs != 1 else "")
             return name if self.required or name.startswith("[") else f"[{name}]"
 
+        def get_usage_pieces(self, ctx) -> list:  # the usage line (Typer < 0.29 writes {PATHS...})
+            return [self._usage_display_name()]
+
         def display_type_rich(self, ctx):
             return ""
 

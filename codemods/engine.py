@@ -114,10 +114,11 @@ def select_rules(text: str, rules: Iterable[Rule]) -> list[Rule]:
 
 
 def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None = None, trace: dict | None = None,
-            shortcuts: bool = True, options: Options | None = None):
+            shortcuts: bool = True, options: Options | None = None, tail: str = ""):
     """Run every rule whose gate lets ``text`` through on one shared semantic model;
     returns ``(ctx, findings)``, ``(None, [])`` when no rule applies.  Without
-    ``shortcuts`` every rule runs and the file is parsed whole."""
+    ``shortcuts`` every rule runs and the file is parsed whole.  ``tail``: the trailing
+    comment lines held back from ``text`` (sourcefile), read for suppression comments."""
     active = select_rules(text, rules) if shortcuts else list(rules)
     lazy = shortcuts
     if trace is not None:
@@ -149,7 +150,7 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
             if msg is None:
                 raise
             raise SourceError(msg) from None
-    findings = suppression.filter(findings, text)
+    findings = suppression.filter(findings, text + tail if tail else text)
     findings.sort(key=Finding.sort_key)
     return ctx, findings
 
@@ -333,19 +334,20 @@ class FixError(SourceError):
         self.findings = findings
 
 
-def fix_text(path: str, text: str, opts: Options, project: Project | None = None, trace: dict | None = None):
+def fix_text(path: str, text: str, opts: Options, project: Project | None = None, trace: dict | None = None,
+             tail: str = ""):
     """Run the rules and apply eligible fixes to a fixpoint.
 
     Returns ``(findings, new_text, applied, ctx)``; raises :class:`FixError` (with the
     findings) when the fixes cannot be made, do not converge or produce invalid Python.
     """
     rules = rules_for(opts.select)
-    ctx, findings = analyse(path, text, rules, project, trace, opts.shortcuts, opts)
+    ctx, findings = analyse(path, text, rules, project, trace, opts.shortcuts, opts, tail)
     applied: Counter = Counter()
     if not opts.fix or ctx is None:
         return findings, text, applied, ctx
     try:
-        current = _fixpoint(path, text, findings, rules, project, trace, opts, applied)
+        current = _fixpoint(path, text, findings, rules, project, trace, opts, applied, tail)
     except FixError:
         raise
     except SourceError as e:
@@ -357,7 +359,7 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
     return findings, current, applied, ctx
 
 
-def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applied: Counter) -> str:
+def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applied: Counter, tail: str = "") -> str:
     current, cur_findings = text, findings
     for _ in range(MAX_PASSES):
         fixes = [f for f in cur_findings if _eligible(f, opts.unsafe_fixes)]
@@ -383,7 +385,7 @@ def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applie
         if new == current:
             raise SourceError(f"internal error: fix by {', '.join(sorted(applied))} changed nothing; nothing written")
         current = new
-        _, cur_findings = analyse(path, current, rules, project, None, opts.shortcuts, opts)
+        _, cur_findings = analyse(path, current, rules, project, None, opts.shortcuts, opts, tail)
     else:
         raise SourceError(
             f"internal error: fixes did not converge after {MAX_PASSES} passes (not idempotent); nothing written"
@@ -395,7 +397,7 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     res = FileResult(path=src.path)
     trace = {} if trace is None else trace
     try:
-        findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace)
+        findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace, src.hold)
     except FixError as e:  # findings without their fixes: reported, nothing written
         res.error = str(e)
         res.findings = e.findings
@@ -408,7 +410,7 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     res.parsed = ctx is not None
     res.findings = findings
     res.applied = applied
-    res.warnings = suppression.comment_warnings(src.text)
+    res.warnings = suppression.comment_warnings(src.text + src.hold)
     new_raw = src.encode(new_text) if new_text != src.text else None
     suggestions = []
     if (opts.fix or opts.fix_edits) and ctx is not None:

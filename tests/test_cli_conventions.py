@@ -124,7 +124,7 @@ def test_stdin_check_diff_apply(work):
     assert a.returncode == 0 and a.stdout == open(FIXED, "rb").read()
     assert open(work / "train.py", "rb").read() == src  # nothing written
     # unparsable input: the input back on stdout (nothing lost), one error line, exit 2
-    bad = b"import torch\nfor x in loader:\n    loss.backward(\n"
+    bad = b"import torch\nfor x in loader:\n    optimizer.step()\n    loss.backward(\n"
     a = tm("apply", "-", cwd=work, input=bad)
     assert a.returncode == 2 and a.stdout == bad and "-: error: syntax error" in a.stderr.decode()
     # the configuration of the named file applies to standard input
@@ -189,7 +189,7 @@ def test_internal_error_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(torchmend.runner, "run", boom)
     assert run_cli(["check", "t.py", "--no-cache"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("torchmend: internal error: RuntimeError: something broke (please report")
+    assert err.count("\n") == 1 and err.startswith("torchmend: internal error: RuntimeError: something broke (a bug in torchmend: please report")
     # usage errors are 2 as well
     assert run_cli(["check", "--no-such-option"]) == 2
 
