@@ -41,6 +41,8 @@ _SCOPE_NODES = (*_DEFS, ast.ClassDef, ast.Lambda, *_COMPS)
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 8
 _AST = ast.AST
+# a ``global``/``nonlocal`` statement (textually: the keyword starting a line, then a name)
+_DECLARATION = __import__("re").compile(r"^[ \t]*(?:global|nonlocal)[ \t]+\w", __import__("re").M)
 _FIELDS: dict = {ast.Name: (), ast.Constant: (), ast.alias: (), ast.Load: (), ast.Store: (), ast.Del: ()}
 
 
@@ -143,7 +145,7 @@ class SemanticModel:
         self._scopes[self.module] = self.module_scope
         for c in self.source.chunks:
             if c.stmts is not None:
-                self._adopt_chunk(c)
+                self._parse(c)  # (its nodes are indexed when a query walks it)
                 collect_module_stmts(self.module_scope, c.stmts, self._resolve_from)
             else:
                 kind = BindingKind.FUNCTION if c.kind == "def" else BindingKind.CLASS
@@ -152,14 +154,11 @@ class SemanticModel:
                 )
         # functions that declare ``global``/``nonlocal`` bind names of other scopes: read
         # them now, so that every module binding is known whatever is parsed later
-        for c in self.source.chunks_containing(("global", "nonlocal")):
-            self._parse(c)
-            for s in c.stmts:
-                for n in ast.walk(s):
-                    if isinstance(n, (ast.Global, ast.Nonlocal)):
-                        fn = self.enclosing(n, *_DEFS)
-                        if fn is not None:
-                            self.scope_for(fn)
+        if _DECLARATION.search(text):
+            for n in self.find(ast.Global, ast.Nonlocal, containing=("global", "nonlocal")):
+                fn = self.enclosing(n, *_DEFS)
+                if fn is not None:
+                    self.scope_for(fn)
 
     # ================================================================ chunks and nodes
     def _adopt_chunk(self, chunk: Chunk) -> None:

@@ -133,7 +133,7 @@ def collect(scope: Scope, resolve_from: Callable[[ast.ImportFrom], Optional[str]
     c = _Collector(scope, resolve_from)
     if scope.kind is ScopeKind.MODULE:
         return  # the model fills the module scope chunk by chunk (see model.py)
-    if scope.kind is ScopeKind.FUNCTION:
+    if scope.kind is ScopeKind.FUNCTION and c.declarations:
         for n in _walk_no_scopes(node):
             if isinstance(n, ast.Global):
                 scope.globals.update(n.names)
@@ -174,7 +174,10 @@ class _Collector:
         self.resolve_from = resolve_from
         self.stmt = None  # the statement being visited
         model = getattr(scope, "model", None)
-        self.walrus = model is None or ":=" in model.text  # no walrus in the file: none in a comprehension
+        text = model.text if model is not None else None
+        # no walrus in the file: an expression binds nothing (only ``:=`` binds inside one)
+        self.walrus = text is None or ":=" in text
+        self.declarations = text is None or "global" in text or "nonlocal" in text
 
     def bind(self, name, kind, node, **kw) -> None:
         kw.setdefault("stmt", self.stmt)
@@ -235,11 +238,15 @@ class _Collector:
         if node is None:
             return
         stack = [node]
+        walrus = self.walrus
+        expr = ast.expr
         while stack:
             n = stack.pop()
             t = type(n)
             if t is ast.Name:
                 continue
+            if not walrus and isinstance(n, expr):
+                continue  # binds nothing without a ``:=``
             if t in _DEFS:
                 for d in n.decorator_list:
                     stack.append(d)
