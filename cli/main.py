@@ -44,29 +44,46 @@ def _err(msg: str) -> None:
     sys.stderr.write(msg + "\n")
 
 
+class Settings:
+    """What the options and ``[tool.torchmend]`` resolve to: the engine's Options and the
+    excludes.  Built by :func:`resolve_settings` only."""
+
+    def __init__(self, opts, exclude: tuple[str, ...], config_path: Optional[str]):
+        self.opts, self.exclude, self.config_path = opts, exclude, config_path
+
+
+def resolve_settings(paths, select, ignore, unsafe, exclude=None, *, fix: bool = True, write: bool = False) -> Settings:
+    """The one resolution of command-line options and ``[tool.torchmend]`` (the nearest
+    pyproject.toml of the first path; command-line options win) for every command.  A bad
+    value: one error line, exit 2."""
+    from torchmend.config import ConfigError, load_config
+    from torchmend.engine import Options
+    from torchmend.registry import all_rules, resolve
+
+    try:
+        cfg = load_config(paths[0] if paths else ".")
+        sel = _split(select) or cfg.select
+        codes = resolve(sel) if sel else {r.code for r in all_rules()}
+        codes -= resolve(_split(ignore) + cfg.ignore)
+    except (ConfigError, ValueError) as e:
+        _err(f"torchmend: error: {e}")
+        raise typer.Exit(EXIT_ERROR)
+    opts = Options(
+        select=frozenset(codes),
+        unsafe_fixes=cfg.unsafe_fixes if unsafe is None else unsafe,
+        fix=fix,
+        write=write,
+        roots=tuple(paths),
+    )
+    return Settings(opts, tuple(_split(exclude) + cfg.exclude), cfg.path)
+
+
 class _Ctx:
     def __init__(self, paths, select, ignore, unsafe, exclude, jobs, quiet, fix, write,
                  no_cache=False, cache_dir=None, changed_since=None, executor=None):
-        from torchmend.config import ConfigError, load_config
-        from torchmend.engine import Options
-        from torchmend.registry import all_rules, resolve
-
-        try:
-            cfg = load_config(paths[0] if paths else ".")
-            sel = _split(select) or cfg.select
-            codes = resolve(sel) if sel else {r.code for r in all_rules()}
-            codes -= resolve(_split(ignore) + cfg.ignore)
-        except (ConfigError, ValueError) as e:
-            _err(f"torchmend: error: {e}")
-            raise typer.Exit(EXIT_ERROR)
-        self.opts = Options(
-            select=frozenset(codes),
-            unsafe_fixes=cfg.unsafe_fixes if unsafe is None else unsafe,
-            fix=fix,
-            write=write,
-            roots=tuple(paths),
-        )
-        self.exclude = tuple(_split(exclude) + cfg.exclude)
+        st = resolve_settings(paths, select, ignore, unsafe, exclude, fix=fix, write=write)
+        self.opts = st.opts
+        self.exclude = st.exclude
         self.jobs = jobs
         self.quiet = quiet
         self.no_cache, self.cache_dir = no_cache, cache_dir
@@ -326,9 +343,9 @@ def explain(code: str = typer.Argument(..., help="A rule code (TM201) or name.")
     print(r.doc())
 
 
-from torchmend.cli.verify import verify as _verify  # noqa: E402
+from torchmend.cli.verify import VerifyCommand, verify as _verify  # noqa: E402
 
-app.command("verify")(_verify)
+app.command("verify", cls=VerifyCommand)(_verify)
 
 
 def main() -> None:  # console-script entry point

@@ -1,11 +1,12 @@
 """Run one script under the verification modes (the harness runs this in a subprocess).
 
     python -m torchmend.verify.bootstrap --mode device,zero_grad [--max-steps N]
-        [--real-device] script.py [script args...]
+        [--real-device] [--cwd DIR] script.py [--] [script args...]
 
 Installs the modes, then runs the script like ``python script.py`` would: as
-``__main__`` (``runpy.run_path``), with the script's directory as working directory and as
-``sys.path[0]``, and ``sys.argv`` = the script and its arguments.
+``__main__`` (``runpy.run_path``), with the script's directory as ``sys.path[0]``, ``DIR``
+(default: the script's directory) as working directory, and ``sys.argv`` = the script and
+its arguments.  The sandbox around it is the worker's (forkserver.py), not this module's.
 
 Modes (comma-separated, any combination):
   device     simulated GPU (codemods.verify.simulate); with --real-device, nothing (real CUDA)
@@ -39,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", default="plain")
     ap.add_argument("--max-steps", type=int, default=None)
     ap.add_argument("--real-device", action="store_true")
+    ap.add_argument("--cwd", default=None)
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     ns = ap.parse_args(argv)
@@ -49,9 +51,9 @@ def main(argv: list[str] | None = None) -> int:
 
     script = os.path.abspath(ns.script)
     sdir = os.path.dirname(script)
-    os.chdir(sdir)
+    os.chdir(ns.cwd or sdir)
     sys.argv = [script, *ns.args]
-    if sys.path and sys.path[0] in ("", os.getcwd(), sdir):
+    if sys.path and sys.path[0] in ("", os.getcwd(), sdir, ns.cwd):
         sys.path[0] = sdir
     else:
         sys.path.insert(0, sdir)
