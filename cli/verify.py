@@ -20,7 +20,6 @@ import sys
 import time
 from typing import List, Optional
 
-import click
 import typer
 from typer.core import TyperCommand
 
@@ -31,14 +30,14 @@ class VerifyCommand(TyperCommand):
     """``verify [OPTIONS] SCRIPTS... [-- SCRIPT_ARGS...]``: what follows the first ``--``
     goes to the scripts, untouched."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
         if "--" in args:
             i = args.index("--")
             ctx.meta["torchmend_script_args"] = tuple(args[i + 1:])
             args = args[:i]
         return super().parse_args(ctx, args)
 
-    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
         return ["[OPTIONS]", "SCRIPTS...", "[-- SCRIPT_ARGS...]"]
 
 

@@ -98,34 +98,21 @@ _FICLONE = 0x40049409  # ioctl(dst, FICLONE, src): a reflink (Btrfs, XFS, bcache
 
 
 def _copy_file(src: str, dst: str, reflink_ok: list[bool]) -> bool:
-    """Copy a regular file's bytes (reflink first where it worked before); True if reflinked.
-    Never a link: writing ``dst`` can never change ``src``."""
+    """Copy a regular file's bytes and times, as a reflink where the filesystem has them
+    (tried until it fails once), else a real copy; True if reflinked.  Never a link:
+    writing ``dst`` can never change ``src``."""
     if reflink_ok[0] and LINUX:
         import fcntl
 
-        with open(src, "rb") as fs, open(dst, "wb") as fd:
-            try:
+        try:
+            with open(src, "rb") as fs, open(dst, "wb") as fd:
                 fcntl.ioctl(fd.fileno(), _FICLONE, fs.fileno())
-                done = True
-            except OSError:
-                reflink_ok[0] = False
-                done = False
-            if not done:
-                shutil.copyfileobj(fs, fd, 1024 * 1024) if not hasattr(os, "sendfile") else _sendfile(fs, fd)
-        shutil.copystat(src, dst)
-        return done
-    shutil.copy2(src, dst)
+            shutil.copystat(src, dst)
+            return True
+        except OSError:
+            reflink_ok[0] = False  # not on this filesystem: copy from now on
+    shutil.copy2(src, dst)  # sendfile on Linux
     return False
-
-
-def _sendfile(fs, fd) -> None:
-    size = os.fstat(fs.fileno()).st_size
-    off = 0
-    while off < size:
-        n = os.sendfile(fd.fileno(), fs.fileno(), off, min(size - off, 1 << 30))
-        if n == 0:
-            break
-        off += n
 
 
 def copy_tree(src_dir: str, dst_dir: str, limit: int = COPY_LIMIT_BYTES, max_files: int = MAX_COPY_FILES,
