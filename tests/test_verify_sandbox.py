@@ -199,10 +199,10 @@ def _verify_process(tmp_path, script, *args):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path))
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=["SIGKILL", "SIGTERM", "SIGINT"])
 def test_killing_verify_kills_every_run_and_removes_its_files(tmp_path, sig):
-    """kill -9 of verify (nothing of it runs any more) or Ctrl-C: the scripts, their
-    daemons and the sandboxes are gone within seconds."""
+    """kill -9 of verify (nothing of it runs any more), kill, or Ctrl-C: the scripts,
+    their daemons and the sandboxes are gone within seconds."""
     mark = f"torchmend-test-kill-{uuid.uuid4().hex}"
     p = tmp_path / "train.py"
     p.write_text(DAEMON + LOOP.replace("for step in range(3):", "import time\nwhile True:\n    time.sleep(0.05)\nfor step in range(3):"))
@@ -213,7 +213,7 @@ def test_killing_verify_kills_every_run_and_removes_its_files(tmp_path, sig):
     assert len(_procs_with(mark)) == 2, proc.communicate(timeout=30)  # both runs started their daemon
     t0 = time.monotonic()
     proc.send_signal(sig)
-    if sig == signal.SIGINT:
+    if sig != signal.SIGKILL:
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 130 and b"interrupted" in err, (out, err)
         assert time.monotonic() - t0 < 6

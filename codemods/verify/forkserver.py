@@ -547,11 +547,23 @@ class Worker:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+_CAPTURE_MAX = 8 << 20
+
+
 def _collect(job: Job, killed: bool, seconds: float) -> Result:
     def read(name: str) -> str:
+        """The file, or for a huge one (a script that prints without end) its first MiB
+        and last 4 MiB: the bootstrap's report is at the end."""
         try:
             with open(os.path.join(job.capture, name), "rb") as f:
-                return f.read().decode("utf-8", "replace")
+                size = os.fstat(f.fileno()).st_size
+                if size <= _CAPTURE_MAX:
+                    data = f.read()
+                else:
+                    data = f.read(1 << 20) + b"\n[... output cut ...]\n"
+                    f.seek(size - (4 << 20))
+                    data += f.read()
+            return data.decode("utf-8", "replace")
         except OSError:
             return ""
 
