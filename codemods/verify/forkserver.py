@@ -589,7 +589,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     ap.add_argument("--root", required=True)
     ap.add_argument("--cold", action="store_true")
     ns = ap.parse_args(argv)
-    _serve(ns.parent, ns.root, warm=not ns.cold)
+    try:
+        _serve(ns.parent, ns.root, warm=not ns.cold)
+    finally:
+        os._exit(0)  # everything is cleaned up; tearing down torch's import costs seconds
 
 
 if __name__ == "__main__":

@@ -239,8 +239,11 @@ def verify_script(
         # computes no values, so it would hide what the softmax detector reads)
         wave: list[tuple[str, RunSpec, Optional[str]]] = []
         if "device" in modes and len(modes) > 1 and not vo.real_device and rep.after.ok:
+            # (without "spawn" too: the fixed copy just ran clean under it, and a spawned
+            # DataLoader worker costs a fresh interpreter that imports torch)
+            cpu_modes = modes - {"device", "spawn"} or {"plain"}
             p = stage.make("after-cpu", src.encode(new_text))
-            wave.append(("cpu", stage.spec(p, modes - {"device"}, "after-cpu"), None))
+            wave.append(("cpu", stage.spec(p, cpu_modes, "after-cpu"), None))
         applied_codes = {f.code for f in applied}
         for pit in sorted(by_pit):
             if len(by_pit) == 1 or rep.before.shows_any(_evidence(by_pit[pit], rules, pit)):
