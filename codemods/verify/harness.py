@@ -201,9 +201,10 @@ def run_scripts(specs: list[RunSpec], parallel: Optional[int] = None, fresh: boo
         return []
     if parallel is None:
         parallel = 2 if sandbox._cores() >= 2 else 1
+    parallel = max(1, min(parallel, len(specs)))
     if not _can_fork():
         return [_run_subprocess(s) for s in specs]
-    from .forkserver import Job, WorkerError
+    from .forkserver import WorkerError
 
     for attempt in (1, 2):
         w = worker or shared_worker(warm=not fresh)

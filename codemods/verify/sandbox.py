@@ -596,13 +596,15 @@ def probe(network: bool = False, scratch: Optional[str] = None) -> Isolation:
 MAX_SNAPSHOT_FILES = 50000
 
 
-def snapshot(dirs: Iterable[str], max_files: int = MAX_SNAPSHOT_FILES) -> dict[str, tuple[int, int, int]]:
-    """(size, mtime_ns, inode) of every file under ``dirs`` (hidden directories and
-    virtualenvs skipped, at most ``max_files``)."""
+def snapshot(dirs: Iterable[str], max_files: int = MAX_SNAPSHOT_FILES, exclude: Iterable[str] = ()) -> dict[str, tuple[int, int, int]]:
+    """(size, mtime_ns, inode) of every file under ``dirs`` (hidden directories,
+    virtualenvs and ``exclude``, the sandboxes themselves, skipped; at most ``max_files``)."""
     out: dict[str, tuple[int, int, int]] = {}
+    skip = {os.path.realpath(x) for x in exclude}
     for top in dirs:
         for root, ds, fs in os.walk(top):
-            ds[:] = [d for d in ds if not d.startswith(".") and d not in SKIP_DIRS]
+            ds[:] = [d for d in ds if not d.startswith(".") and d not in SKIP_DIRS
+                     and os.path.realpath(os.path.join(root, d)) not in skip]
             for f in fs:
                 p = os.path.join(root, f)
                 try:

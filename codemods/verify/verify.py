@@ -219,7 +219,8 @@ def verify_script(
 
     base = tempfile.mkdtemp(prefix="s-", dir=w.root if w is not None else None)
     watch = sorted({run_dir, _project_root(run_dir)})
-    snap = None if vo.namespaces and _refuses_writes(w) else sandbox.snapshot(watch)
+    mine = (w.root,) if w is not None else (base,)
+    snap = None if vo.namespaces and _refuses_writes(w) else sandbox.snapshot(watch, exclude=mine)
     try:
         stage = _Stage(base, run_dir, rel, src.raw, vo)
         b_path = stage.make("before", src.raw)
@@ -268,7 +269,7 @@ def verify_script(
             else:
                 befores[what] = (_map_lines(out, os.path.basename(path), text_p, src.text), True)
         if snap is not None:
-            rep.outside_writes = sandbox.changes(snap, sandbox.snapshot(watch))
+            rep.outside_writes = sandbox.changes(snap, sandbox.snapshot(watch, exclude=mine))
         every = _evidence(applied, rules, "")
         for f in applied:
             pit = pitfall_of.get(f.code, "")
