@@ -455,3 +455,26 @@ def test_bench_prints_the_ratio_last():
     assert any(ln.startswith("load average") for ln in lines)
     assert any("python script.py, twice" in ln for ln in lines) and any("torchmend verify" in ln for ln in lines)
     assert lines[-1].startswith("ratio verify / two plain runs: ") and lines[-1].endswith("x")
+
+
+def test_without_user_namespaces_it_says_so_and_still_protects(tmp_path):
+    """A machine that refuses user namespaces (simulated: a user namespace whose limit
+    on nested ones is 0): the sandbox line says what is missing, and the copy and the
+    subreaper still keep the checkpoint byte-identical and leave no daemon behind."""
+    import shutil
+
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-Ur", "true"], capture_output=True).returncode:
+        pytest.skip("no unshare(1) or no user namespaces to simulate their absence in")
+    proj, ckpt, digest = _finetune(tmp_path)
+    mark = f"torchmend-test-nons-{uuid.uuid4().hex}"
+    script = proj / "finetune.py"
+    script.write_text(DAEMON + script.read_text())
+    inner = (f"echo 0 > /proc/sys/user/max_user_namespaces && exec {sys.executable} -m torchmend verify "
+             f"--env MARK={mark} {script}")
+    r = subprocess.run(["unshare", "-Ur", "sh", "-c", inner], capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = r.stdout.splitlines()[1]
+    assert "network NOT isolated" in line and "writes outside the copy NOT refused, only detected afterwards" in line
+    assert "no user namespaces here" in line and "TM201 verified" in r.stdout
+    assert hashlib.sha256(ckpt.read_bytes()).hexdigest() == digest
+    assert _procs_with(mark) == []

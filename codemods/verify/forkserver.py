@@ -223,8 +223,12 @@ def _supervise(req: dict, warm: bool, worker: int) -> None:
     if req.get("namespaces", True):
         try:
             iso = sandbox.enter_namespaces(req["writable"], network=req.get("network", False))
-        except OSError as e:
+        except OSError as e:  # refused before anything changed: the subreaper sandbox
             iso = sandbox.Isolation(reason=f"no user namespaces here: {e.strerror or e}")
+        except sandbox.SandboxSetupError as e:
+            os.write(2, f"TORCHMEND-ERROR: the sandbox could not be set up: {e} at ?\n".encode())
+            write_info({"isolation": sandbox.Isolation(reason=str(e)).to_json(), "status": 70})
+            os._exit(0)
     if req.get("network"):
         iso.network = "allowed"
     state["ns"] = iso.namespaces
@@ -385,6 +389,7 @@ class Job:
     timeout: float
     network: bool = False
     namespaces: bool = True
+    no_namespaces_reason: str = ""
     limits: dict = field(default_factory=dict)
     threads: Optional[int] = None
 

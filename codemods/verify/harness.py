@@ -209,8 +209,9 @@ def run_scripts(specs: list[RunSpec], parallel: Optional[int] = None, fresh: boo
     for attempt in (1, 2):
         w = worker or shared_worker(warm=not fresh)
         jobs, dirs = [], []
+        iso = w.isolation()  # namespaces only where the worker's probe found them usable
         for s in specs:
-            job, d = _job(s, w.root, parallel)
+            job, d = _job(s, w.root, parallel, iso)
             jobs.append(job)
             dirs.append(d)
         try:
@@ -243,7 +244,7 @@ def run_scripts(specs: list[RunSpec], parallel: Optional[int] = None, fresh: boo
 _RUN = [0]
 
 
-def _job(s: RunSpec, root: str, parallel: int):
+def _job(s: RunSpec, root: str, parallel: int, iso: sandbox.Isolation):
     """The worker's Job for ``s``, and the run's own directory (removed afterwards)."""
     from .forkserver import Job
 
@@ -268,7 +269,8 @@ def _job(s: RunSpec, root: str, parallel: int):
         writable=[home, tmp, *(os.path.abspath(w) for w in (s.writable or (cwd,)))],
         timeout=s.timeout,
         network=s.network,
-        namespaces=s.namespaces,
+        namespaces=s.namespaces and iso.namespaces,
+        no_namespaces_reason="" if iso.namespaces else iso.reason,
         limits=dict(cpu_seconds=limits.cpu_seconds, data_bytes=limits.data_bytes, file_bytes=limits.file_bytes),
         threads=threads,
     )

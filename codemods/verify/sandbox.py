@@ -440,6 +440,18 @@ def enter_namespaces(writable: Iterable[str], network: bool) -> Isolation:
     uid, gid = os.geteuid(), os.getegid()
     flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | (0 if network else CLONE_NEWNET)
     _check(_libc().unshare(flags), "unshare(user, mount, pid, net namespaces)")
+    try:  # from here on this process is in the new namespaces: no way back
+        return _set_up(uid, gid, writable, network)
+    except OSError as e:
+        raise SandboxSetupError(f"{e.strerror or e} (after entering the namespaces)") from None
+
+
+class SandboxSetupError(RuntimeError):
+    """The namespaces were entered but could not be set up (e.g. a kernel policy that
+    allows ``unshare`` but not the uid map): the run cannot go on in this process."""
+
+
+def _set_up(uid: int, gid: int, writable: Iterable[str], network: bool) -> Isolation:
     _map_ids(uid, gid)
     iso = Isolation(namespaces=True, network="allowed" if network else "none", pids="namespace")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -570,8 +582,8 @@ def probe(network: bool = False, scratch: Optional[str] = None) -> Isolation:
                 if got != b"1":
                     iso.pids = "subreaper"
                     iso.reason = (iso.reason + "; " if iso.reason else "") + "no private /proc"
-            except OSError as e:
-                iso = Isolation(reason=f"no user namespaces here: {e.strerror or e}")
+            except (OSError, SandboxSetupError) as e:
+                iso = Isolation(reason=f"no user namespaces here: {getattr(e, 'strerror', None) or e}")
             os.write(w, json.dumps(iso.to_json()).encode())
         finally:
             os._exit(0)
