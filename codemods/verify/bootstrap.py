@@ -12,7 +12,9 @@ Modes (comma-separated, any combination):
   device     simulated GPU (codemods.verify.simulate); with --real-device, nothing (real CUDA)
   zero_grad  the zero_grad detector (TM201/TM202)
   softmax    the cross-entropy input detector (TM501/TM502)
-  spawn      multiprocessing start method forced to "spawn" (Windows/macOS default)
+  spawn      children re-run the script's module first, as under the "spawn" start method
+             (Windows/macOS default): the "forkserver" start method with torch preloaded
+             where there is one (Linux; Python 3.14's default there), else "spawn"
   load, plain  nothing special
 
 Protocol on stderr (the script's own output is untouched apart from these lines):
@@ -61,7 +63,14 @@ def main(argv: list[str] | None = None) -> int:
     if "spawn" in modes:
         import multiprocessing
 
-        multiprocessing.set_start_method("spawn", force=True)
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            # children start by re-running the script's module, exactly as under spawn, but
+            # forked from a server that imported torch once (a DataLoader worker then costs
+            # a fork, not a fresh `import torch`); Python 3.14's default on Linux
+            multiprocessing.set_start_method("forkserver", force=True)
+            multiprocessing.set_forkserver_preload(["torch", "torch.utils.data"])
+        else:
+            multiprocessing.set_start_method("spawn", force=True)
 
     import warnings
 
