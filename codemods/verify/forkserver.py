@@ -534,8 +534,11 @@ class Worker:
             return
         self.closed = True
         try:
-            self._send({"op": "close"})
-        except WorkerError:
+            if self._ready:
+                self._send({"op": "close"})
+            else:  # still importing torch (nothing was run): do not wait for that
+                self.proc.terminate()
+        except (WorkerError, OSError):
             pass
         try:
             self.proc.wait(10)
