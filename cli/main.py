@@ -631,9 +631,9 @@ def explain(code: str = typer.Argument(..., metavar="RULE", help="A rule code (T
     print(r.doc())
 
 
-from torchmend.cli.verify import verify as _verify  # noqa: E402
+from torchmend.cli.verify import VerifyCommand, verify as _verify  # noqa: E402
 
-app.command("verify")(_verify)
+app.command("verify", cls=VerifyCommand)(_verify)
 
 
 # --------------------------------------------------------------------------- entry point

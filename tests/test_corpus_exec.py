@@ -15,11 +15,6 @@ Each run happens in a temporary copy of the case's pitfall directory (scripts on
 
 from __future__ import annotations
 
-import os as _os
-
-# one torch import per test worker instead of one per executed script (see forkserver.py)
-_os.environ.setdefault("TORCHMEND_VERIFY_FORKSERVER", "1")
-
 
 import os
 

@@ -2,10 +2,6 @@
 with the test-only rules, so that the data-driven corpus execution is itself tested
 before (and independently of) the real corpus and rules."""
 
-import os as _os
-
-# one torch import per test worker instead of one per executed script (see forkserver.py)
-_os.environ.setdefault("TORCHMEND_VERIFY_FORKSERVER", "1")
 
 import shutil
 

@@ -1,16 +1,12 @@
 """The execution oracle on the project's own fixtures (tests/exec_fixtures/): each mode
 reproduces its pitfall on the buggy script and runs the fixed one clean."""
 
-import os as _os
-
-# one torch import per test worker instead of one per executed script (see forkserver.py)
-_os.environ.setdefault("TORCHMEND_VERIFY_FORKSERVER", "1")
 
 import os
 
 import pytest
 
-from torchmend.verify.harness import SIGNATURES, parse, run_script
+from torchmend.verify.harness import SIGNATURES, evidence_for, mode_for, parse, run_script
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "exec_fixtures")
 SAME = "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!"
@@ -136,17 +132,23 @@ def test_parse_protocol():
     o = parse("", "Traceback...\nTORCHMEND-ERROR: ValueError: bad at x.py:2\nTORCHMEND-STEPS: 0\n", 1)
     assert o.error_text == "ValueError: bad" and o.location == "x.py:2" and o.shows("bad")
     o = parse("", "Segmentation fault\n", -11)
-    assert not o.ok and o.error_text == "Segmentation fault"
+    assert not o.ok and o.error_text == "killed by SIGSEGV (Segmentation fault)"
+    o = parse("", "", -24)
+    assert o.error_text == "killed by the CPU time limit"
+    o = parse("", "usage: t.py [-h] --data DATA\nt.py: error: the following arguments are required: --data\n", 2)
+    assert o.error_text == "t.py: error: the following arguments are required: --data"
 
 
 def test_every_pitfall_has_a_signature():
     from torchmend.registry import all_rules, pitfalls
-    from torchmend.verify.harness import PITFALL_MODE
+    from torchmend.verify.bootstrap import MODES
+    from torchmend.verify.harness import PITFALL_MODE, evidence_for, mode_for
 
     assert set(pitfalls()) == set(SIGNATURES) == set(PITFALL_MODE)
-    for r in all_rules():  # what each rule declares is what the harness uses
-        assert r.verify.mode == PITFALL_MODE[r.pitfall]
-        assert set(r.verify.evidence) <= set(SIGNATURES[r.pitfall]), r.code
+    for r in all_rules():  # what each rule declares is what the harness uses, a mode the bootstrap knows
+        assert mode_for(r) == r.verify.mode and mode_for(r) in MODES and evidence_for(r) == r.verify.evidence, r.code
+        assert mode_for(r.pitfall) == r.verify.mode and set(r.verify.evidence) <= set(SIGNATURES[r.pitfall]), r.code
+    assert mode_for("main_guard") == "spawn" and mode_for("nonsense") == "plain"
 
 
 def test_real_device_skips_the_simulation():
@@ -160,38 +162,36 @@ def test_real_device_skips_the_simulation():
     assert out.ok and out.steps == 6
 
 
-@pytest.mark.parametrize("name,mode,expected", [RUNS[0], RUNS[1], ("zero_grad_missing.py", "zero_grad", "TM201")])
-def test_fresh_interpreter_path(monkeypatch, name, mode, expected):
-    """The default path of `torchmend verify` (no fork server) gives the same outcomes."""
-    monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "0")
-    out = run_script(os.path.join(HERE, name), mode)
+@pytest.mark.parametrize("name,mode,expected", [RUNS[0]])
+def test_fresh_interpreter_path(name, mode, expected):
+    """A fresh interpreter per run (the worker execs the bootstrap after the same sandbox
+    set-up) gives the same outcomes as a fork of the warm worker."""
+    out = run_script(os.path.join(HERE, name), mode, fresh=True)
     assert out.shows(expected) if expected else out.ok, out.stderr[-2000:]
 
 
-def test_forkserver_reads_lines_arriving_together():
+def test_worker_reads_lines_arriving_together():
     """Two protocol lines in one pipe read must both be seen (no buffered line hidden from
     select(), which would turn a finished run into a false timeout)."""
     import subprocess
     import sys
 
-    from torchmend.verify.forkserver import ForkServer
+    from torchmend.verify.forkserver import Worker
 
-    fs = object.__new__(ForkServer)
-    fs.buf = b""
-    fs.proc = subprocess.Popen(
-        [sys.executable, "-c", "import sys; sys.stdout.write('{\"pid\": 7}\\n{\"status\": 3}\\n')"],
+    w = object.__new__(Worker)
+    w.buf, w._probe, w._ready, w._done = b"", None, False, {}
+    w.proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdout.write('{\"id\": 7, \"done\": 0}\\n{\"ready\": true}\\n')"],
         stdout=subprocess.PIPE,
         bufsize=0,
     )
-    fs.proc.wait()
-    assert fs._read(5) == {"pid": 7}
-    assert fs.wait(5) == 3
-    fs.close()
+    w.proc.wait()
+    assert w._read(5) == {"id": 7, "done": 0}
+    assert w._read(5) == {"ready": True} and w._ready and w._done == {7: 0}
+    w.proc.stdout.close()
 
 
-def test_forkserver_matches_fresh_interpreter(monkeypatch):
-    monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "1")
+def test_forkserver_matches_fresh_interpreter():
     forked = run_script(os.path.join(HERE, "zero_grad_per_epoch.py"), "zero_grad")
-    monkeypatch.setenv("TORCHMEND_VERIFY_FORKSERVER", "0")
-    fresh = run_script(os.path.join(HERE, "zero_grad_per_epoch.py"), "zero_grad")
+    fresh = run_script(os.path.join(HERE, "zero_grad_per_epoch.py"), "zero_grad", fresh=True)
     assert (forked.detectors, forked.steps, forked.returncode) == (fresh.detectors, fresh.steps, fresh.returncode)

@@ -811,7 +811,12 @@ class DeviceBatchNotMoved(Rule):
     # a loop over a torch DataLoader (resolved by qualified name, so the file spells
     # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
     needles = ("DataLoader", ".to(", ".cuda(")
-    verify = Verify("device", ("Expected all tensors to be on the same device", "should be the same"))
+    verify = Verify("device", (
+        "Expected all tensors to be on the same device",
+        "should be the same",  # "Input type (...) and weight type (...) should be the same"
+        "not at the same device",  # RNN: "Input and hidden tensors are not at the same device"
+        "must be on the current device",
+    ))
     corpus_minimum = (20, 16)
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"

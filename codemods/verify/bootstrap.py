@@ -1,17 +1,20 @@
 """Run one script under the verification modes (the harness runs this in a subprocess).
 
     python -m torchmend.verify.bootstrap --mode device,zero_grad [--max-steps N]
-        [--real-device] script.py [script args...]
+        [--real-device] [--cwd DIR] script.py [--] [script args...]
 
 Installs the modes, then runs the script like ``python script.py`` would: as
-``__main__`` (``runpy.run_path``), with the script's directory as working directory and as
-``sys.path[0]``, and ``sys.argv`` = the script and its arguments.
+``__main__`` (``runpy.run_path``), with the script's directory as ``sys.path[0]``, ``DIR``
+(default: the script's directory) as working directory, and ``sys.argv`` = the script and
+its arguments.  The sandbox around it is the worker's (forkserver.py), not this module's.
 
 Modes (comma-separated, any combination):
   device     simulated GPU (codemods.verify.simulate); with --real-device, nothing (real CUDA)
   zero_grad  the zero_grad detector (TM201/TM202)
   softmax    the cross-entropy input detector (TM501/TM502)
-  spawn      multiprocessing start method forced to "spawn" (Windows/macOS default)
+  spawn      children re-run the script's module first, as under the "spawn" start method
+             (Windows/macOS default): the "forkserver" start method with torch preloaded
+             where there is one (Linux; Python 3.14's default there), else "spawn"
   load, plain  nothing special
 
 Protocol on stderr (the script's own output is untouched apart from these lines):
@@ -39,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", default="plain")
     ap.add_argument("--max-steps", type=int, default=None)
     ap.add_argument("--real-device", action="store_true")
+    ap.add_argument("--cwd", default=None)
     ap.add_argument("script")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     ns = ap.parse_args(argv)
@@ -49,9 +53,9 @@ def main(argv: list[str] | None = None) -> int:
 
     script = os.path.abspath(ns.script)
     sdir = os.path.dirname(script)
-    os.chdir(sdir)
+    os.chdir(ns.cwd or sdir)
     sys.argv = [script, *ns.args]
-    if sys.path and sys.path[0] in ("", os.getcwd(), sdir):
+    if sys.path and sys.path[0] in ("", os.getcwd(), sdir, ns.cwd):
         sys.path[0] = sdir
     else:
         sys.path.insert(0, sdir)
@@ -59,7 +63,24 @@ def main(argv: list[str] | None = None) -> int:
     if "spawn" in modes:
         import multiprocessing
 
-        multiprocessing.set_start_method("spawn", force=True)
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            # children start by re-running the script's module, exactly as under spawn, but
+            # forked from a server that imported torch once (a DataLoader worker then costs
+            # a fork, not a fresh `import torch`); Python 3.14's default on Linux
+            multiprocessing.set_start_method("forkserver", force=True)
+            multiprocessing.set_forkserver_preload(["torch", "torch.utils.data"])
+        else:
+            multiprocessing.set_start_method("spawn", force=True)
+        # a DataLoader notices a dead worker (the unguarded script's child raises at once)
+        # only when it next checks, every 5 s: check twice a second instead
+        try:
+            from torch.utils.data import dataloader as _dl
+
+            it = _dl._MultiProcessingDataLoaderIter._try_get_data
+            if it.__defaults__ and it.__defaults__[0] > 0.5:
+                it.__defaults__ = (0.5,)
+        except (ImportError, AttributeError):
+            pass
 
     import warnings
 
