@@ -109,8 +109,16 @@ STAGE_PREFILTER, STAGE_AST, STAGE_PARSED = "prefilter", "ast", "parsed"
 
 
 def select_rules(text: str, rules: Iterable[Rule]) -> list[Rule]:
-    """The rules whose text gate lets ``text`` through."""
-    return [r for r in rules if r.may_match(text)]
+    """The rules whose text gate lets ``text`` through (each word looked for once)."""
+    seen: dict[str, bool] = {}
+
+    def has(word: str) -> bool:
+        got = seen.get(word)
+        if got is None:
+            got = seen[word] = word in text
+        return got
+
+    return [r for r in rules if r.may_match(text, has)]
 
 
 def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None = None, trace: dict | None = None,

@@ -145,10 +145,13 @@ class Rule:
     uses_project: ClassVar[bool] = False
 
     @classmethod
-    def may_match(cls, text: str) -> bool:
-        if cls.requires_all and not all(n in text for n in cls.requires_all):
+    def may_match(cls, text: str, has=None) -> bool:
+        """The text gate.  ``has(word)``: whether ``text`` contains ``word`` (the engine
+        passes one that remembers, so a word shared by several rules is looked for once)."""
+        has = has or text.__contains__
+        if cls.requires_all and not all(has(n) for n in cls.requires_all):
             return False
-        return not cls.needles or any(n in text for n in cls.needles)
+        return not cls.needles or any(has(n) for n in cls.needles)
 
     @classmethod
     def doc(cls) -> str:

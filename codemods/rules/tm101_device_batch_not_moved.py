@@ -836,11 +836,11 @@ class DeviceBatchNotMoved(Rule):
     )
 
     @classmethod
-    def may_match(cls, text: str) -> bool:
+    def may_match(cls, text: str, has=None) -> bool:
         """The text gate, tighter than the needles: a DataLoader is spelled, or a
         statement starts with ``name.to(`` / ``name.cuda(`` (a possibly dropped move).
         ``check`` finds nothing in any other file."""
-        if not super().may_match(text) or not file_mentions_device(text):
+        if not super().may_match(text, has) or not file_mentions_device(text):
             return False
         return "DataLoader" in text or bool(_statement_moves(text))
 

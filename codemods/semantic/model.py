@@ -141,6 +141,8 @@ class SemanticModel:
         self._attr_cache: dict = {}
         self._line_starts: Optional[list[int]] = None
         self._ascii = text.isascii()
+        self.has_walrus = ":=" in text
+        self.has_declarations = "global" in text or "nonlocal" in text
         self.module_scope = Scope(ScopeKind.MODULE, self.module, None, self)
         self._scopes[self.module] = self.module_scope
         for c in self.source.chunks:

@@ -174,10 +174,9 @@ class _Collector:
         self.resolve_from = resolve_from
         self.stmt = None  # the statement being visited
         model = getattr(scope, "model", None)
-        text = model.text if model is not None else None
         # no walrus in the file: an expression binds nothing (only ``:=`` binds inside one)
-        self.walrus = text is None or ":=" in text
-        self.declarations = text is None or "global" in text or "nonlocal" in text
+        self.walrus = model is None or model.has_walrus
+        self.declarations = model is None or model.has_declarations
 
     def bind(self, name, kind, node, **kw) -> None:
         kw.setdefault("stmt", self.stmt)
