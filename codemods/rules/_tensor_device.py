@@ -358,6 +358,11 @@ class Analysis:
                 return False  # affine=False by default
         return True
 
+    def inline_layer(self, call: ast.Call) -> Optional[str]:
+        """``nn.ReLU()(x)``: the class name of a ``torch.nn`` layer built and called at once."""
+        f = call.func
+        return N.nn_layer(self.sem.call_qualname(f)) if isinstance(f, ast.Call) else None
+
     def is_submodule_call(self, call: ast.Call) -> bool:
         """``self.sub(...)``, ``self.subs[i](...)``, ``layer(...)`` for ``layer`` iterating
         ``self.subs``: calling an attribute of the module."""
@@ -488,6 +493,11 @@ class Analysis:
                 if lay is not None and self.has_weights(*lay):
                     return True
             return any(self.is_device(a, stack, d) for a in self._args(e))
+        lay = self.inline_layer(e)
+        if lay is not None:
+            # a layer built here has its weights on the CPU; a weightless one keeps the device
+            ctor = e.func
+            return not self.has_weights(lay, ctor) and any(self.is_device(a, stack, d) for a in self._args(e))
         m = sem.method_name(e)
         if m is not None and sem.qualname(e.func) is None:
             recv = e.func.value
@@ -629,8 +639,8 @@ class Analysis:
                 if p.attr in ("size", "dim") and isinstance(sem.parent(p), ast.Call):
                     used = True
             elif isinstance(p, ast.Call) and r in p.args:
-                # passed to a submodule or to a torch function that takes tensors
-                if self.is_submodule_call(p) or sem.call_qualname(p) in PRESERVING_FUNCS:
+                # passed to a submodule, a layer, or a torch function that takes tensors
+                if self.is_submodule_call(p) or sem.call_qualname(p) in PRESERVING_FUNCS or self.inline_layer(p):
                     used = True
         return used and not self._type_tested(fn, b)
 
@@ -1079,7 +1089,7 @@ class Analysis:
             if isinstance(p, ast.Call) and p.func is node:
                 for a in self._args(p):
                     if self.is_device(a):
-                        meets.append(Meet(p, f"a call of the layer with `{sem.segment(a)}`", a))
+                        meets.append(Meet(p, f"it is called with `{_short(sem.segment(a))}`", a))
                         return meets
             elif isinstance(p, ast.Attribute) and p.value is node:
                 continue  # ``.to(...)``, ``.weight``: moved or configured
@@ -1098,7 +1108,7 @@ class Analysis:
                             if isinstance(rp, ast.Call) and rp.func is r:
                                 for a in self._args(rp):
                                     if self.is_device(a):
-                                        meets.append(Meet(rp, f"a call of `self.{t.attr}` with `{sem.segment(a)}`", a))
+                                        meets.append(Meet(rp, f"it is called (as `self.{t.attr}`) with `{_short(sem.segment(a))}`", a))
                                         return meets
         return meets
 
@@ -1180,6 +1190,11 @@ def _layer_outside_init(text: str, start: int, end: int) -> bool:
         if name is not None and name != "__init__":
             return True
     return False
+
+
+def _short(text: str, n: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def _same(a, b) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
-from ._tensor_device import Analysis, is_test_path
+from ._tensor_device import Analysis, _short, is_test_path
 
 _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same device'"
 
@@ -99,6 +99,8 @@ class TensorCreatedWithoutDevice(Rule):
     )
 
     def check(self, ctx: Context):
+        if not self.may_match(ctx.text):
+            return  # no device anywhere: a CPU-only script (the text gate, also without shortcuts)
         if is_test_path(ctx.path) or "set_default_device" in ctx.text:
             return
         an = Analysis.of(ctx)
@@ -137,9 +139,9 @@ class TensorCreatedWithoutDevice(Rule):
                 yield ctx.finding(
                     self,
                     call,
-                    f"`{sem.segment(call.func)}` is built inside `{fn.name}`: its weights stay on the CPU (and are"
-                    f" never trained) while {meets[0].what} (line {meets[0].node.lineno}) is on the input's device;"
-                    " create it in `__init__`",
+                    f"`{sem.segment(call.func)}` is instantiated inside `{fn.name}`: its weights stay on the CPU"
+                    f" (and are never trained) while {meets[0].what} on the input's device (line"
+                    f" {meets[0].node.lineno}); create it in `__init__`",
                 )
 
     @staticmethod
@@ -184,11 +186,6 @@ class TensorCreatedWithoutDevice(Rule):
             self, call, f"{msg}; add `device={src}.device`",
             Fix(build, Safety.UNSAFE, message=f"add `device={src}.device`"),
         )
-
-
-def _short(text: str, n: int = 40) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 3] + "..."
 
 
 def _with_device(node, src: str):
