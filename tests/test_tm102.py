@@ -251,6 +251,29 @@ def test_plain_attribute_built_by_a_static_builder_and_indexed_on_the_device():
     assert f[0].line == 10  # the assignment in __init__
 
 
+def test_schedule_derived_in_init_and_indexed_with_device_timesteps():
+    f, out, src = run(
+        """
+        class Diffusion(nn.Module):
+            def __init__(self, net, T=100):
+                super().__init__()
+                self.net = net
+                self.betas = torch.linspace(1e-4, 0.02, T)
+                self.alpha_hat = torch.cumprod(1.0 - self.betas, dim=0)
+
+            def noise(self, x, t):
+                a = self.alpha_hat[t][:, None, None, None]
+                return a.sqrt() * x
+
+            def forward(self, x):
+                t = torch.randint(1, 100, (x.shape[0],), device=x.device)
+                return self.net(self.noise(x, t), t)
+        """
+    )
+    # the CPU table indexed with device timesteps fails (and would meet `x` right after)
+    assert codes(f) == ["TM102"] and "`self.alpha_hat`" in f[0].message and not fixable(f)
+
+
 def test_legacy_constructor_has_no_device_keyword():
     f, out, src = run(
         """

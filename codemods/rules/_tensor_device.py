@@ -512,9 +512,7 @@ class Analysis:
                     if dev is None and (first is None or self.is_dtype(first)):
                         return self.is_device(recv, stack, d)  # a dtype change only
                     target = dev if dev is not None else first
-                    if isinstance(target, ast.Attribute) and target.attr == "device":
-                        return self.is_device(target.value, stack, d)
-                    return self.is_device(target, stack, d)
+                    return self.device_spec(target, stack, d) or self.is_device(target, stack, d)
                 return False
             if m in HOST_METHODS or m == "cpu":
                 return False
@@ -523,12 +521,40 @@ class Analysis:
             return False
         q = sem.call_qualname(e)
         if q is not None:
+            dev = sem.keyword(e, "device")
+            if dev is not None and (N.is_tensor_factory(q) or q in PRESERVING_FUNCS):
+                return self.device_spec(dev, stack, d)  # ``torch.zeros(n, device=x.device)``
             return q in PRESERVING_FUNCS and any(self.is_device(a, stack, d) for a in self._tensor_args(e))
         fn = self.callee(e)
         if isinstance(fn, _DEFS):
             rets = sem.returns(fn)
             inner = stack + (e,)
             return bool(rets) and all(r is not None and self.is_device(r, inner, d) for r in rets)
+        return False
+
+    def device_spec(self, e, stack=(), d: int = 0) -> bool:
+        """``e`` names the model's device: ``x.device`` of a device tensor, ``"cuda"``,
+        ``torch.device("cuda")``, ``"cuda" if torch.cuda.is_available() else "cpu"`` (on a
+        machine with a GPU), or a name bound only to those."""
+        if e is None or d > self.MAX_DEPTH:
+            return False
+        if isinstance(e, ast.Attribute) and e.attr == "device":
+            return self.is_device(e.value, stack, d + 1)
+        if isinstance(e, ast.Constant) and isinstance(e.value, str):
+            return e.value.split(":")[0].strip() == "cuda"
+        if isinstance(e, ast.Call) and self.sem.call_qualname(e) == "torch.device" and e.args:
+            return self.device_spec(e.args[0], stack, d + 1)
+        if isinstance(e, ast.IfExp):
+            return any(self.device_spec(x, stack, d + 1) for x in (e.body, e.orelse)) and all(
+                self.device_spec(x, stack, d + 1) or (isinstance(x, ast.Constant) and x.value == "cpu")
+                for x in (e.body, e.orelse)
+            )
+        if isinstance(e, ast.Name):
+            bs = self.sem.reaching(e)
+            return bool(bs) and all(
+                b.kind is BindingKind.ASSIGNMENT and b.value is not None and self.device_spec(b.value, stack, d + 1)
+                for b in bs
+            )
         return False
 
     def binding_device(self, b, stack, d) -> bool:
@@ -873,7 +899,7 @@ class Analysis:
             for t in targets:
                 if isinstance(t, ast.Name):
                     self._name_flow(t, stack, base, via, meets, push)
-                elif isinstance(t, ast.Attribute) and via is None:
+                elif isinstance(t, ast.Attribute):
                     self._attr_flow(t, p, out)
             return out
         if isinstance(p, ast.AugAssign) and p.value is node:
@@ -952,18 +978,20 @@ class Analysis:
                 if v is not None and self.is_device(v):
                     return
         via = (cls, target.attr, assign)
-        for r in self.attribute_reads(cls, target.attr):
+        # reads in ``__init__`` too: ``self.alphas = 1 - self.betas`` carries it to another attribute
+        for r in self.attribute_reads(cls, target.attr, self.in_module):
             out.append((r, (), sem.enclosing_function(r), via))
 
-    def attribute_reads(self, cls, attr) -> list:
+    def attribute_reads(self, cls, attr, where=None) -> list:
         """Loads of ``self.<attr>`` (``self`` an instance of ``cls`` or of a derived class)
-        in the code ``forward`` runs."""
+        in the functions ``where`` accepts (default: the code ``forward`` runs)."""
         sem = self.sem
+        where = where or self.in_fwd
         out = []
         for n in sem.find_named((ast.Attribute,), (attr,)):
             if isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name):
                 owner = sem.self_class(n.value)
-                if owner is not None and sem.derives_from_class(owner, cls) and self.in_fwd(sem.enclosing_function(n)):
+                if owner is not None and sem.derives_from_class(owner, cls) and where(sem.enclosing_function(n)):
                     out.append(n)
         return out
 
