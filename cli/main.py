@@ -158,8 +158,9 @@ def _report(rr, show_suggestions: bool) -> None:
 
 
 def _summary(rr, verb: Optional[str]) -> str:
-    """One line: files scanned / from cache / skipped by the pre-filter and ast gate /
-    parsed / changed, fixes and findings per rule, errors, elapsed (verb None: check)."""
+    """One line: files scanned / from cache / skipped by the text gate / analysed / parsed
+    with LibCST for a fix / changed, fixes and findings per rule, errors, elapsed (verb
+    None: check)."""
     st = rr.stats()
     applied = rr.applied()
     per_rule = ", ".join(f"{c} x{n}" for c, n in sorted(applied.items())) or "none"
@@ -167,8 +168,8 @@ def _summary(rr, verb: Optional[str]) -> str:
     n_left = sum(left.values())
     left_s = (" (" + ", ".join(f"{c} x{n}" for c, n in sorted(left.items())) + ")") if left else ""
     return (
-        f"torchmend: {st['scanned']} files scanned ({st['cached']} from cache, {st['prefiltered']} skipped by pre-filter, "
-        f"{st['ast_gated']} by the ast gate, {st['parsed']} parsed)"
+        f"torchmend: {st['scanned']} files scanned ({st['cached']} from cache, {st['prefiltered']} skipped by the text gate, "
+        f"{st['analysed']} analysed, {st['parsed']} parsed for fixes)"
         + (f", {st['changed']} {verb}; fixes: {per_rule}; " if verb else "; ")
         + f"{n_left} finding{'s' if n_left != 1 else ''}{' left for a human' if verb else ''}{left_s}; "
         f"{st['errors']} error{'s' if st['errors'] != 1 else ''} ({rr.elapsed:.2f}s)"

@@ -141,7 +141,7 @@ class Cache:
         k = self._key(r.path)
         entry_tree = tree if r.tree_dependent else None
         old = self.entries.get(k)
-        if old is not None and old[:3] == (r.size, r.mtime_ns, r.digest) and old[5] == entry_tree:
+        if old is not None and old[:3] == (r.size, r.mtime_ns, r.digest) and old[5] == entry_tree and old[4].deps == r.deps:
             return
         self.entries[k] = (r.size, r.mtime_ns, r.digest, seen_ns, r, entry_tree)
         self.dirty = True

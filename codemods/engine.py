@@ -153,7 +153,7 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
         except SyntaxError as e:
             raise _syntax_error(e) from None
         except (RecursionError, MemoryError):
-            raise SourceError("too deeply nested to analyse") from None
+            raise SourceError("too deeply nested to analyse (Python's own parser gives up on it)") from None
     findings = _suppressed(findings, text)
     findings.sort(key=Finding.sort_key)
     return ctx, findings
@@ -317,17 +317,41 @@ def _view(text: str):
 
 
 # --------------------------------------------------------------------------- one file
+class FixError(SourceError):
+    """The findings are known but their fixes could not be made (LibCST cannot parse the
+    file, a fix would produce invalid Python, the fixes do not converge): the findings
+    are reported unfixed, with this one-line reason, and nothing is written."""
+
+    def __init__(self, message: str, findings: list):
+        super().__init__(message)
+        self.findings = findings
+
+
 def fix_text(path: str, text: str, opts: Options, project: Project | None = None, trace: dict | None = None):
     """Run the rules and apply eligible fixes to a fixpoint.
 
-    Returns ``(findings, new_text, applied, ctx)``; raises SourceError when the fixes do
-    not converge or produce invalid Python.
+    Returns ``(findings, new_text, applied, ctx)``; raises :class:`FixError` (with the
+    findings) when the fixes cannot be made, do not converge or produce invalid Python.
     """
     rules = rules_for(opts.select)
     ctx, findings = analyse(path, text, rules, project, trace, opts.shortcuts, opts)
     applied: Counter = Counter()
     if not opts.fix or ctx is None:
         return findings, text, applied, ctx
+    try:
+        current = _fixpoint(path, text, findings, rules, project, trace, opts, applied)
+    except FixError:
+        raise
+    except SourceError as e:
+        raise FixError(str(e), findings) from None
+    # which of the original findings were fixed: eligible ones are (applied, or deferred and
+    # applied in a later pass: the loop only ends when no eligible finding is left)
+    for f in findings:
+        f.applied = _eligible(f, opts.unsafe_fixes)
+    return findings, current, applied, ctx
+
+
+def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applied: Counter) -> str:
     current, cur_findings = text, findings
     for _ in range(MAX_PASSES):
         fixes = [f for f in cur_findings if _eligible(f, opts.unsafe_fixes)]
@@ -355,17 +379,22 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
         raise SourceError(
             f"internal error: fixes did not converge after {MAX_PASSES} passes (not idempotent); nothing written"
         )
-    # which of the original findings were fixed: eligible ones are (applied, or deferred and
-    # applied in a later pass: the loop only ends when no eligible finding is left)
-    for f in findings:
-        f.applied = _eligible(f, opts.unsafe_fixes)
-    return findings, current, applied, ctx
+    return current
 
 
 def process_source(src: Source, opts: Options, project: Project | None = None, trace: dict | None = None) -> FileResult:
     res = FileResult(path=src.path)
     trace = {} if trace is None else trace
-    findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace)
+    try:
+        findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace)
+    except FixError as e:  # findings without their fixes: reported, nothing written
+        res.error = str(e)
+        res.findings = e.findings
+        for f in res.findings:
+            f.applied = False
+        res.stage = trace.get("stage", "")
+        res.parsed = True
+        return res
     res.stage = trace.get("stage", "")
     res.parsed = ctx is not None
     res.findings = findings
@@ -377,11 +406,14 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
         pending = [f for f in findings if f.fix is not None and not f.applied]
         if pending:
             res.stage = STAGE_PARSED
-            view = _view(src.text)
-            for f in pending:
-                built = _build(view, f.fix)
-                text = apply_fixes(view, [built])
-                suggestions.append(Suggestion(f, unified_diff(src.raw, src.encode(text), src.path, src.mode)))
+            try:
+                view = _view(src.text)
+                for f in pending:
+                    built = _build(view, f.fix)
+                    text = apply_fixes(view, [built])
+                    suggestions.append(Suggestion(f, unified_diff(src.raw, src.encode(text), src.path, src.mode)))
+            except SourceError as e:  # the findings stand; say why their suggested diffs are missing
+                res.error = f"{e} (suggested fixes not shown)"
     # nothing is written before every part of the result is known
     if new_raw is not None:
         res.diff = unified_diff(src.raw, new_raw, src.path, src.mode)

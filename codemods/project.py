@@ -12,10 +12,11 @@
   ``importer`` (its directory first, then the package roots);
 * ``model_for(path)``: the semantic model of another file (recorded as a dependency).
 
-The import index is built once per run from a textual scan of the import statements of
-every file (no parse).  Worker processes do not build it: a rule that asks raises
-:class:`NeedsProject`, the file's result says so, and the runner processes those few
-files again in the parent with the index built once (``runner.run``).
+The import index is one per run, answered on demand from a textual scan of the import
+statements of the files that mention the module's name (no parse).  Worker processes do
+not have it: a rule that asks raises :class:`NeedsProject`, the file's result says so,
+and the runner processes those few files again in the parent, with the one index
+(``runner.run``).
 """
 
 from __future__ import annotations
@@ -112,47 +113,66 @@ def _resolve_relative(mod: str, importer: str) -> Optional[str]:
 
 
 class ImportIndex:
-    """module name -> {importer file -> names imported from it ("*": the module itself)}."""
+    """Who imports what, found on demand: ``importers(module)`` reads the import
+    statements of the files of the tree whose bytes contain the module's last name
+    (``main`` for ``examples.dcgan.main``) and the word ``import``; results are kept per
+    last name.  module name -> {importer file -> names imported from it ("*": the
+    module itself)}."""
 
     def __init__(self, files: list[str], read=None):
-        idx: dict[str, dict[str, set[str]]] = {}
-        for path in files:
-            try:
-                if read is not None:
-                    text = read(path)
-                else:
-                    with open(path, "rb") as f:
-                        text = f.read().decode("utf-8", "replace")
-            except OSError:
-                continue
-            if "import" not in text:
-                continue
-            real = os.path.realpath(path)
-            for mod, names in _import_statements(text):
-                if mod is None:
-                    full = names[0]
-                    parts = full.split(".")
-                    for k in range(1, len(parts) + 1):
-                        idx.setdefault(".".join(parts[:k]), {}).setdefault(real, set()).add("*")
-                    continue
-                if mod.startswith("."):
-                    mod = _resolve_relative(mod, path)
-                    if mod is None:
-                        continue
-                if not mod:
-                    continue
-                parts = mod.split(".")
-                for k in range(1, len(parts)):
-                    idx.setdefault(".".join(parts[:k]), {}).setdefault(real, set()).add(parts[k])
-                entry = idx.setdefault(mod, {}).setdefault(real, set())
-                entry.update(names)
-                for n in names:  # ``from pkg import mod``: maybe a submodule
-                    if n != "*":
-                        idx.setdefault(f"{mod}.{n}", {}).setdefault(real, set()).add("*")
-        self._idx = idx
+        self.files = list(files)
+        self._read = read
+        self._by_stem: dict[str, dict[str, dict[str, set[str]]]] = {}
+
+    def _text(self, path: str) -> Optional[bytes]:
+        try:
+            if self._read is not None:
+                return self._read(path).encode("utf-8", "surrogatepass")
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError:
+            return None
 
     def importers(self, module: str) -> dict[str, set[str]]:
-        return self._idx.get(module, {})
+        stem = module.rsplit(".", 1)[-1]
+        idx = self._by_stem.get(stem)
+        if idx is None:
+            idx = self._by_stem[stem] = self._scan(stem)
+        return idx.get(module, {})
+
+    def _scan(self, stem: str) -> dict[str, dict[str, set[str]]]:
+        idx: dict[str, dict[str, set[str]]] = {}
+        key = stem.encode("utf-8")
+        for path in self.files:
+            data = self._text(path)
+            if data is None or key not in data or b"import" not in data:
+                continue
+            text = data.decode("utf-8", "replace")
+            real = os.path.realpath(path)
+            for mod, names in _import_statements(text):
+                if stem not in (mod or "") and stem not in names:
+                    continue
+                _record(idx, real, path, mod, names)
+        return idx
+
+
+def _record(idx: dict, real: str, path: str, mod: Optional[str], names: list[str]) -> None:
+    if mod is None:
+        parts = names[0].split(".")
+        for k in range(1, len(parts) + 1):
+            idx.setdefault(".".join(parts[:k]), {}).setdefault(real, set()).add("*")
+        return
+    if mod.startswith("."):
+        mod = _resolve_relative(mod, path)
+        if not mod:
+            return
+    parts = mod.split(".")
+    for k in range(1, len(parts)):
+        idx.setdefault(".".join(parts[:k]), {}).setdefault(real, set()).add(parts[k])
+    idx.setdefault(mod, {}).setdefault(real, set()).update(names)
+    for n in names:  # ``from pkg import mod``: maybe a submodule
+        if n != "*":
+            idx.setdefault(f"{mod}.{n}", {}).setdefault(real, set()).add("*")
 
 
 class Project:
@@ -170,22 +190,38 @@ class Project:
         self.used = False
         self.deps: set[str] = set()
         self._models: dict = {}
+        self._neighbours: dict[str, ImportIndex] = {}
 
     def package_of(self, path: str) -> Optional[str]:
         return package_of(path) if path and os.path.isfile(path) else None
 
     def is_imported(self, path: str, name: Optional[str] = None) -> bool:
         """Does another file of the tree import the module at ``path`` (and, when
-        ``name`` is given, possibly that name from it)?"""
+        ``name`` is given, possibly that name from it)?  A script outside any package
+        can only be imported by its neighbours (its directory is ``sys.path[0]``): those
+        are read here; a module of a package needs the tree's index."""
         if self.standalone or not path or not os.path.isfile(path):
             return False
-        if self.index is None:
-            raise NeedsProject()
-        self.used = True
         mod, pkg = module_name(path)
         real = os.path.realpath(path)
         here = os.path.dirname(real)
-        for importer, names in self.index.importers(mod).items():
+        if pkg is None:
+            index = self._neighbours.get(here)
+            if index is None:
+                try:
+                    names_here = sorted(os.listdir(here))
+                except OSError:
+                    names_here = []
+                index = self._neighbours[here] = ImportIndex(
+                    [os.path.join(here, n) for n in names_here if n.endswith(".py")]
+                )
+            self.deps.update(f for f in index.files if f != real)  # (its own content is checked anyway)
+        else:
+            if self.index is None:
+                raise NeedsProject()
+            self.used = True
+            index = self.index
+        for importer, names in index.importers(mod).items():
             if importer == real:
                 continue
             if pkg is None and os.path.dirname(importer) != here:

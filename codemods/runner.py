@@ -33,9 +33,9 @@ class RunResult:
         return {
             "scanned": len(self.results),
             "cached": self.cached,
-            "prefiltered": st[STAGE_PREFILTER],
-            "ast_gated": st[STAGE_AST],
-            "parsed": st[STAGE_PARSED],  # files LibCST was run on (parse errors included)
+            "prefiltered": st[STAGE_PREFILTER],  # no rule's text gate matched: not parsed
+            "analysed": st[STAGE_AST] + st[STAGE_PARSED],  # parsed (as far as needed) with ast
+            "parsed": st[STAGE_PARSED],  # files LibCST was run on to build a fix
             "changed": len(self.changed),
             "errors": len(self.errors),
         }

@@ -78,7 +78,7 @@ def decode_source(path: str, raw: bytes, mode: int = 0o100644) -> Source:
         ) from None
     except LookupError:
         raise SourceError(f"unknown encoding {encoding!r}") from None
-    head = "\n".join(text.splitlines()[:5])
+    head = "\n".join(text[:4096].splitlines()[:5])
     if any(m in head for m in GENERATED_MARKERS):
         raise Skipped("generated file (marker in its first lines), left alone")
     return Source(path=path, raw=raw, text=text, encoding=encoding, bom=bom, mode=mode)

@@ -143,13 +143,13 @@ def test_results_depending_on_other_files_hold_only_while_those_are_unchanged(tr
     calls = []
 
     class AsksProject(Rule):
-        code, name, pitfall, summary, needles = "TM905", "asks", "test", "asks", ()
+        code, name, pitfall, summary, needles = "TM905", "asks", "test", "asks", ("",)
 
         def check(self, ctx):
             calls.append(ctx.path)
-            ctx.project.is_imported_elsewhere(ctx.path)  # depends on the whole tree
+            ctx.project.is_imported(ctx.path)  # depends on the whole tree (pkg is a package)
             if ctx.path.endswith("a.py"):
-                ctx.project.read_dependency("side.txt")  # and on one file outside it
+                ctx.project.deps.add("side.txt")  # and on one file outside it
             return ()
 
     rules(AsksProject)
@@ -165,7 +165,11 @@ def test_results_depending_on_other_files_hold_only_while_those_are_unchanged(tr
 
     assert again() == ["pkg/a.py", "pkg/b.py", "pkg/c.py"]  # bad.py fails to parse
     assert again() == []  # nothing changed: everything from the cache
-    os.utime("pkg/b.py", ns=(1, 1))  # a change anywhere in the tree: the index may differ
+    os.utime("pkg/b.py", ns=(1, 1))  # a neighbour touched: what it imports may differ
+    assert again() == ["pkg/a.py", "pkg/c.py"]  # (b.py itself: same content, from the cache)
+    assert again() == []
+    with open("pkg/b.py", "a") as f:  # a neighbour changed
+        f.write("y = 2\n")
     assert again() == ["pkg/a.py", "pkg/b.py", "pkg/c.py"]
     assert again() == []
     with open("side.txt", "w") as f:  # a single file one result read
@@ -292,54 +296,29 @@ def test_changed_since_limits_the_run(tree, rules):
     assert code == 2 and "unknown git revision" in err
 
 
-# --------------------------------------------------------------------------- gates
-class Gated(PrintToLog):
-    code = "TM906"
-    calls: list = []
-
-    @classmethod
-    def ast_check(cls, tree):
-        import ast
-
-        cls.calls.append(tree)
-        return any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "print" for n in ast.walk(tree))
-
-
-def test_ast_gate_skips_the_libcst_parse(rules):
-    rules(Gated)
-    Gated.calls.clear()
-    r = process_text("a.py", "x = 'print(1)'\n", Options())  # needle in a string only
-    assert r.stage == STAGE_AST and not r.parsed and len(Gated.calls) == 1
+# --------------------------------------------------------------------------- stages
+def test_check_never_parses_with_libcst_and_diff_only_files_with_a_fix(rules):
+    rules(PrintToLog)
+    r = process_text("a.py", "x = 'print(1)'\n", Options())  # text gate passes, nothing found
+    assert r.stage == STAGE_AST and r.parsed and not r.changed
+    r = process_text("a.py", "print(1)\n", Options(fix=False))
+    assert r.stage == STAGE_AST and r.findings  # check: found on ast alone
     r = process_text("a.py", "print(1)\n", Options())
-    assert r.stage == STAGE_PARSED and r.applied["TM906"] == 1
+    assert r.stage == STAGE_PARSED and r.applied["TM901"] == 1
     r = process_text("a.py", "x = 1\n", Options())
-    assert r.stage == STAGE_PREFILTER and len(Gated.calls) == 2  # no needle: no ast parse either
+    assert r.stage == STAGE_PREFILTER and not r.parsed  # no needle: not even ast
 
 
-def test_ast_gate_leaves_syntax_errors_to_libcst(rules):
-    rules(Gated)
+def test_syntax_errors_are_reported_from_ast(rules):
+    rules(PrintToLog)
     from torchmend.sourcefile import SourceError
 
-    with pytest.raises(SourceError, match="syntax error"):
+    with pytest.raises(SourceError, match=r"syntax error at 1:6"):
         process_text("a.py", "print(1\n", Options())
-
-
-def test_lazy_parent_map_matches_libcst_provider():
-    import libcst as cst
-    from libcst import metadata as md
-
-    from torchmend.rule import FileContext
-
-    src = "import torch\nclass A:\n    def f(self, x):\n        return [y for y in x if y](1)[2]\n"
-    ctx = FileContext("a.py", src, cst.parse_module(src))
-    assert not ctx._resolved  # nothing resolved until asked
-    ref = md.MetadataWrapper(ctx.module, unsafe_skip_copy=True).resolve(md.ParentNodeProvider)
-    assert dict(ctx._parent) == dict(ref)
-    assert ctx._md[md.ParentNodeProvider] is ctx._parent
 
 
 def test_summary_counts_stages(tree, rules):
     rules(PrintToLog)
     code, _, err = cli("check", "pkg", "-j", "1", "--no-cache")
-    assert "4 files scanned (0 from cache, 1 skipped by pre-filter, 0 by the ast gate, 3 parsed)" in err
+    assert "4 files scanned (0 from cache, 1 skipped by the text gate, 3 analysed, 0 parsed for fixes)" in err
     assert "TM901 x2" in err and "1 error" in err

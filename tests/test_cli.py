@@ -63,7 +63,7 @@ def test_apply_then_nothing_left_to_do(corpus_copy):
 def test_syntax_error_and_crlf_files(tmp_path):
     from tests.corpus_cases import load_cases
 
-    (tmp_path / "bad.py").write_bytes(b"import torch\nfor x, y in loader:\n    loss.backward(\n")
+    (tmp_path / "bad.py").write_bytes(b"import torch\nfor x, y in loader:\n    optimizer.step()\n    loss.backward(\n")
     case = next(c for c in load_cases() if c.kind == "bug" and c.read(".expected.py") is not None)
     (tmp_path / "crlf.py").write_bytes(case.read().replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
     r = tm("diff", ".", "--no-cache", cwd=tmp_path)

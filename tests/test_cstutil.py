@@ -73,38 +73,3 @@ class _Recorder(cst.CSTVisitor):
 
     def on_leave_attribute(self, node, attribute):
         self.events.append(("la", id(node), attribute))
-
-
-def test_fast_visits_make_the_same_calls_as_libcst():
-    from libcst import metadata as md
-
-    for path, text in _sources():
-        module = cst.parse_module(text)
-        slow = _Recorder()
-        module.visit(slow)
-        fast = _Recorder()
-        with cstutil.fast_visits():
-            module.visit(fast)
-        assert fast.events == slow.events, path
-        # and the scopes LibCST computes through it are the same
-        with cstutil.fast_visits():
-            got = md.MetadataWrapper(module, unsafe_skip_copy=True).resolve(md.ScopeProvider)
-        want = md.MetadataWrapper(module, unsafe_skip_copy=True).resolve(md.ScopeProvider)
-        # (string annotations are parsed into new nodes on each resolution: compare the
-        # module's own nodes)
-        for n in cstutil.walk(module):
-            assert (n in got) == (n in want), (path, type(n).__name__)
-            if isinstance(n, cst.Name) and want.get(n) is not None:
-                a, b = got[n], want[n]
-                assert type(a) is type(b) and sorted(a._assignments) == sorted(b._assignments), path
-                acc_a = sorted((k, len(v)) for k, v in a._accesses_by_name.items())
-                acc_b = sorted((k, len(v)) for k, v in b._accesses_by_name.items())
-                assert acc_a == acc_b, path
-                refs = lambda sc: sorted((k, sorted(len(x.references) for x in v)) for k, v in sc._assignments.items())
-                assert refs(a) == refs(b), path
-    assert cst.CSTNode.visit is cstutil._ORIGINAL_VISIT  # restored
-    slow = sorted(t.__name__ for t, ok in cstutil._VISIT_OK.items() if not ok)
-    # only classes that visit a field under a condition (FormattedStringExpression's
-    # format_spec, ImportFrom's names) keep LibCST's own traversal
-    assert slow == sorted(t.__name__ for t in cstutil._VISIT_OK if cstutil._conditional(t)), slow
-    assert set(slow) <= {"FormattedStringExpression", "TemplatedStringExpression", "ImportFrom", "LazyImportFrom"}

@@ -170,3 +170,17 @@ def test_diff_is_what_git_diff_prints(tmp_path, rules):
         os.chdir(old)
     assert r.written
     assert r.diff == git("diff")
+
+
+def test_findings_survive_when_libcst_cannot_build_the_fix(rules):
+    """A file LibCST cannot handle (a 900-term expression: its recursion limit) still gets
+    its findings (found on ast), unfixed, with one line saying why; nothing is written."""
+    from torchmend.engine import process_text
+
+    rules(PrintToLog)
+    src = "print(1)\nz = " + "+".join(["a"] * 900) + "\n"
+    r = process_text("a.py", src, Options())
+    assert [f.code for f in r.findings] == ["TM901"] and not r.findings[0].applied
+    assert r.error and "LibCST" in r.error and not r.changed
+    r = process_text("a.py", src, Options(fix=False))  # check never needs LibCST
+    assert r.error is None and [f.code for f in r.findings] == ["TM901"]

@@ -1,5 +1,6 @@
-"""``FileContext`` positions (codemods/positions.py) equal LibCST's ``PositionProvider``
-on every node: findings' lines and columns and the engine's overlap test use them."""
+"""The fast positions (codemods/positions.py, LibCST's private code generation state)
+equal LibCST's public ``PositionProvider`` on every node: the ``ast`` -> LibCST mapping
+(cstview.py) and the engine's overlap test use them."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import libcst as cst
 from hypothesis import given, settings, strategies as st
 from libcst import metadata as md
 
-from torchmend.positions import positions
+from torchmend.positions import CodegenState, positions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _same(text: str) -> int:
+    assert CodegenState is not None, "the installed LibCST is one the fast path was checked against"
     module = cst.parse_module(text)
     expected = md.MetadataWrapper(module, unsafe_skip_copy=True).resolve(md.PositionProvider)
     got = positions(module)

@@ -140,10 +140,13 @@ def test_parse_protocol():
 
 
 def test_every_pitfall_has_a_signature():
-    from torchmend.registry import PITFALLS
+    from torchmend.registry import all_rules, pitfalls
     from torchmend.verify.harness import PITFALL_MODE
 
-    assert set(PITFALLS) == set(SIGNATURES) == set(PITFALL_MODE)
+    assert set(pitfalls()) == set(SIGNATURES) == set(PITFALL_MODE)
+    for r in all_rules():  # what each rule declares is what the harness uses
+        assert r.verify.mode == PITFALL_MODE[r.pitfall]
+        assert set(r.verify.evidence) <= set(SIGNATURES[r.pitfall]), r.code
 
 
 def test_real_device_skips_the_simulation():

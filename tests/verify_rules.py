@@ -2,16 +2,15 @@
 predictable fixes of the exec fixtures, so that verify is tested independently of the
 real rules (which are written elsewhere)."""
 
+import ast
+
 import libcst as cst
-import libcst.matchers as m
 
-from torchmend.rule import FileContext, Fix, Rule, Severity
+from torchmend.rule import Context, Fix, Rule, Severity, Verify
 
 
-def _walk(node):
-    yield node
-    for c in node.children:
-        yield from _walk(c)
+def _insert_first(loop, code: str) -> Fix:
+    return Fix(lambda view: view.insert_before(view.statement(loop.body[0]), cst.parse_statement(code)))
 
 
 class MoveBatch(Rule):
@@ -23,15 +22,16 @@ class MoveBatch(Rule):
     summary = "batch not moved"
     severity = Severity.BUG
     needles = ("device = torch.device(",)
+    verify = Verify("device", ("Expected all tensors to be on the same device",))
 
-    def check(self, ctx: FileContext):
-        for node in _walk(ctx.module):
-            if m.matches(node, m.For(target=m.Tuple([m.Element(m.Name()), m.Element(m.Name())]))):
-                a, b = (e.value.value for e in node.target.elements)
-                if f"{a}.to(" in ctx.code(node.body):
+    def check(self, ctx: Context):
+        for node in ctx.sem.find(ast.For):
+            t = node.target
+            if isinstance(t, ast.Tuple) and len(t.elts) == 2 and all(isinstance(e, ast.Name) for e in t.elts):
+                a, b = (e.id for e in t.elts)
+                if any(f"{a}.to(" in ctx.sem.segment(s) for s in node.body):
                     continue
-                stmt = cst.parse_statement(f"{a}, {b} = {a}.to(device), {b}.to(device)")
-                fix = Fix(ctx.insert_before(node.body.body[0], stmt))
+                fix = _insert_first(node, f"{a}, {b} = {a}.to(device), {b}.to(device)")
                 yield ctx.finding(self, node, f"batch `{a}, {b}` not moved to `device`", fix)
 
 
@@ -44,16 +44,20 @@ class AddZeroGrad(Rule):
     summary = "missing zero_grad"
     severity = Severity.BUG
     needles = ("backward",)
+    verify = Verify("zero_grad", ("TM201",))
 
-    def check(self, ctx: FileContext):
-        for node in _walk(ctx.module):
-            if not isinstance(node, cst.For) or "zero_grad" in ctx.code(node):
+    def check(self, ctx: Context):
+        for node in ctx.sem.find(ast.For):
+            if "zero_grad" in ctx.sem.segment(node):
                 continue
-            for st in node.body.body:
-                if m.matches(st, m.SimpleStatementLine([m.Expr(m.Call(m.Attribute(m.Name(), m.Name("step"))))])):
-                    opt = st.body[0].value.func.value.value
-                    fix = Fix(ctx.insert_before(node.body.body[0], cst.parse_statement(f"{opt}.zero_grad()")))
-                    yield ctx.finding(self, node, f"`{opt}` never zeroes its gradients", fix)
+            for st in node.body:
+                v = st.value if isinstance(st, ast.Expr) else None
+                if (
+                    isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "step"
+                    and isinstance(v.func.value, ast.Name)
+                ):
+                    opt = v.func.value.id
+                    yield ctx.finding(self, node, f"`{opt}` never zeroes its gradients", _insert_first(node, f"{opt}.zero_grad()"))
 
 
 class UselessFix(Rule):
@@ -66,11 +70,12 @@ class UselessFix(Rule):
     summary = "useless"
     severity = Severity.BUG
     needles = ("# verify-test: useless fix",)
+    verify = Verify("device", ("Expected all tensors to be on the same device",))
 
-    def check(self, ctx: FileContext):
-        for node in _walk(ctx.module):
-            if isinstance(node, cst.For) and not m.matches(node.body.body[0], m.SimpleStatementLine([m.Pass()])):
-                yield ctx.finding(self, node, "useless", Fix(ctx.insert_before(node.body.body[0], cst.parse_statement("pass"))))
+    def check(self, ctx: Context):
+        for node in ctx.sem.find(ast.For):
+            if not isinstance(node.body[0], ast.Pass):
+                yield ctx.finding(self, node, "useless", _insert_first(node, "pass"))
 
 
 VERIFY_TEST_RULES = [MoveBatch, AddZeroGrad, UselessFix]

@@ -42,6 +42,13 @@ _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 8
 _WORDS_RE: dict = {}  # find_named: the pattern of each word tuple
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
+_AST = ast.AST
+_FIELDS: dict = {ast.Name: (), ast.Constant: (), ast.alias: (), ast.Load: (), ast.Store: (), ast.Del: ()}
+
+
+def _child_fields(t) -> tuple:
+    got = _FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+    return got
 
 
 class OriginKind(enum.Enum):
@@ -125,29 +132,56 @@ class SemanticModel:
                 self.module_scope.add(
                     Binding(c.name, kind, self.module_scope, None, chunk=c, order=(c.end_line, 0))
                 )
+        # functions that declare ``global``/``nonlocal`` bind names of other scopes: read
+        # them now, so that every module binding is known whatever is parsed later
+        for c in self.source.chunks_containing(("global", "nonlocal")):
+            self._parse(c)
+            for s in c.stmts:
+                for n in ast.walk(s):
+                    if isinstance(n, (ast.Global, ast.Nonlocal)):
+                        fn = self.enclosing(n, *_DEFS)
+                        if fn is not None:
+                            self.scope_for(fn)
 
     # ================================================================ chunks and nodes
     def _adopt_chunk(self, chunk: Chunk) -> None:
+        """Record the parent of every node of a parsed chunk and index its nodes by type."""
         if chunk in self._by_type:
             return
         parent = self._parent
         by_type: dict = {}
         module = self.module
-        stack = []
         for s in chunk.stmts:
             parent[s] = module
-            stack.append(s)
+        stack = list(chunk.stmts)
+        pop, push = stack.pop, stack.append
         while stack:
-            n = stack.pop()
-            by_type.setdefault(type(n), []).append(n)
-            for child in ast.iter_child_nodes(n):
-                parent[child] = n
-                stack.append(child)
+            n = pop()
+            t = type(n)
+            lst = by_type.get(t)
+            if lst is None:
+                lst = by_type[t] = []
+            lst.append(n)
+            fields = _FIELDS.get(t)
+            if fields is None:
+                fields = _child_fields(t)
+            for f in fields:
+                v = getattr(n, f, None)
+                if type(v) is list:
+                    for x in v:
+                        if isinstance(x, _AST):
+                            parent[x] = n
+                            push(x)
+                elif isinstance(v, _AST):
+                    parent[v] = n
+                    push(v)
         self._by_type[chunk] = by_type
 
     def _parse(self, chunk: Chunk) -> list:
         stmts = self.source.parse(chunk)
-        self._adopt_chunk(chunk)
+        if stmts and stmts[0] not in self._parent:
+            for s in stmts:
+                self._parent[s] = self.module
         return stmts
 
     def body(self) -> list:
@@ -159,16 +193,46 @@ class SemanticModel:
 
     def find(self, *types: type, containing: tuple[str, ...] = ()) -> list:
         """Nodes of ``types`` whose own source text contains one of ``containing`` (every
-        node of those types when empty), in source order."""
-        chunks = self.source.chunks_containing(containing) if containing else [c for c in self.source.chunks]
+        node of those types when empty), in source order.  Only chunks holding one of
+        the words are parsed, and inside them only statements holding one are walked."""
+        chunks = self.source.chunks_containing(containing) if containing else list(self.source.chunks)
         out = []
         for c in chunks:
-            self._parse(c)
-            by_type = self._by_type[c]
-            for t in types:
-                for n in by_type.get(t, ()):
-                    if not containing or self._contains(n, containing):
+            stmts = self._parse(c)
+            if not containing:
+                self._adopt_chunk(c)
+            if c in self._by_type:
+                by_type = self._by_type[c]
+                for t in types:
+                    out.extend(n for n in by_type.get(t, ()) if not containing or self._contains(n, containing))
+                continue
+            # a pruned walk: statements whose text holds none of the words are not entered
+            parent = self._parent
+            stack = list(stmts)
+            pop, push = stack.pop, stack.append
+            while stack:
+                n = pop()
+                t = type(n)
+                if isinstance(n, ast.stmt):
+                    if not self._contains(n, containing):
+                        continue
+                    if t in types:
                         out.append(n)
+                elif t in types and self._contains(n, containing):
+                    out.append(n)
+                fields = _FIELDS.get(t)
+                if fields is None:
+                    fields = _child_fields(t)
+                for f in fields:
+                    v = getattr(n, f, None)
+                    if type(v) is list:
+                        for x in v:
+                            if isinstance(x, _AST):
+                                parent[x] = n
+                                push(x)
+                    elif isinstance(v, _AST):
+                        parent[v] = n
+                        push(v)
         out.sort(key=lambda n: (n.lineno, n.col_offset))
         return out
 
@@ -217,19 +281,35 @@ class SemanticModel:
 
     # ================================================================ navigation
     def parent(self, node):
-        return self._parent.get(node)
+        p = self._parent.get(node)
+        if p is None and node is not self.module:
+            p = self._adopt_around(node)
+        return p
+
+    def _adopt_around(self, node):
+        """The parent of a node no walk has recorded yet: index its whole chunk."""
+        line = getattr(node, "lineno", None)
+        if line is None:
+            return None
+        for c in self.source.chunks:
+            if c.stmts is not None and c.start_line <= line <= c.end_line and c not in self._by_type:
+                self._adopt_chunk(c)
+                return self._parent.get(node)
+        return None
 
     def ancestors(self, node) -> Iterator:
-        p = self._parent.get(node)
-        while p is not None:
+        p = self.parent(node)
+        while p is not None and p is not self.module:
             yield p
-            p = self._parent.get(p)
+            p = self.parent(p)
+        if p is self.module:
+            yield p
 
     def statement_of(self, node):
         """The innermost statement holding ``node`` (itself if it is one)."""
         n = node
         while n is not None and not isinstance(n, ast.stmt):
-            n = self._parent.get(n)
+            n = self.parent(n)
         return n
 
     def enclosing(self, node, *types):
@@ -249,7 +329,7 @@ class SemanticModel:
 
     def block_of(self, stmt) -> Optional[list]:
         """The statement list holding ``stmt``."""
-        p = self._parent.get(stmt)
+        p = self.parent(stmt)
         if p is self.module:
             for c in self.source.chunks:
                 if c.stmts and stmt in c.stmts:
@@ -400,7 +480,7 @@ class SemanticModel:
             return True
         if b.kind in (BindingKind.FOR_TARGET, BindingKind.COMPREHENSION_TARGET):
             return any(a is stmt for a in self.ancestors(use))
-        blk_parent = self._parent.get(stmt)
+        blk_parent = self.parent(stmt)
         for a in self.ancestors(use):
             if a is blk_parent:
                 return True
@@ -450,7 +530,7 @@ class SemanticModel:
     def references(self, b: Binding) -> list[ast.Name]:
         """Every ``Name`` that reads ``b`` (source order)."""
         if b.scope is self.module_scope:
-            cands = self.find_named((ast.Name,), (b.name,))
+            cands = self.find(ast.Name, containing=(b.name,))
         else:
             root = b.scope.node
             index = self._names_under.get(root)
@@ -546,7 +626,7 @@ class SemanticModel:
         params = [*fn.args.posonlyargs, *fn.args.args]
         if not params or params[0] is not bs[0].node:
             return None
-        cls = self._parent.get(fn)
+        cls = self.parent(fn)
         if not isinstance(cls, ast.ClassDef):
             return None
         for d in fn.decorator_list:
@@ -561,7 +641,7 @@ class SemanticModel:
         got = self._sites.get(fdef)
         if got is not None:
             return got
-        parent = self._parent.get(fdef)
+        parent = self.parent(fdef)
         if isinstance(parent, ast.ClassDef):
             if fdef.name == "__init__":
                 got = self._function_sites(parent)
@@ -579,14 +659,13 @@ class SemanticModel:
             return CallSites([], False)
         calls, complete = [], len(self.scope_of(fdef).get(fdef.name)) == 1
         for ref in self.references(b):
-            p = self._parent.get(ref)
+            p = self.parent(ref)
             if isinstance(p, ast.Call) and p.func is ref:
                 calls.append(p)
             else:
                 complete = False  # passed around, decorated, exported
         if b.scope is self.module_scope and complete and not fdef.name.startswith("_") and ask_project:
-            if self.project is not None and self.project.is_imported(self.path):
-                complete = False
+            complete = not self._importable(fdef.name)
         if fdef.decorator_list:
             complete = False
         return CallSites(calls, complete)
@@ -598,7 +677,7 @@ class SemanticModel:
             if a.attr != name:
                 continue
             owner = self.instance_class(a.value)
-            p = self._parent.get(a)
+            p = self.parent(a)
             is_call = isinstance(p, ast.Call) and p.func is a
             if owner is cls or (owner is not None and self.derives_from_class(owner, cls)):
                 if is_call:
@@ -607,9 +686,19 @@ class SemanticModel:
                     complete = False
             else:
                 complete = False  # some other receiver: may be an instance of cls
-        if complete and self.project is not None and self.project.is_imported(self.path):
-            complete = False
+        if complete and not cls.name.startswith("_"):
+            complete = not self._importable(cls.name)
         return CallSites(calls, complete, method=True)
+
+    def _importable(self, name: str) -> bool:
+        """May another file use ``name`` from this one?  A module of a package may be
+        imported by anyone (its public names are an API); a script only by a file that
+        the project index says imports it."""
+        if self.project is None:
+            return False
+        if self.project.package_of(self.path) is not None:
+            return True
+        return self.project.is_imported(self.path, name)
 
     def derives_from_class(self, cls: ast.ClassDef, base: ast.ClassDef, _depth: int = 0) -> bool:
         if cls is base:
@@ -852,8 +941,8 @@ class SemanticModel:
     def self_class_of_param(self, b: Binding) -> Optional[ast.ClassDef]:
         fn = b.scope.node
         params = [*fn.args.posonlyargs, *fn.args.args]
-        if params and params[0] is b.node and isinstance(self._parent.get(fn), ast.ClassDef) and not self._is_static(fn):
-            return self._parent.get(fn)
+        if params and params[0] is b.node and isinstance(self.parent(fn), ast.ClassDef) and not self._is_static(fn):
+            return self.parent(fn)
         return None
 
     def _unpack(self, whole, path, depth) -> Optional[list[Origin]]:
@@ -938,10 +1027,10 @@ class SemanticModel:
         if isinstance(sub.value, ast.Name):
             for b in self.resolve(sub.value):
                 for ref in self.references(b):
-                    p = self._parent.get(ref)
+                    p = self.parent(ref)
                     if isinstance(p, ast.Subscript) and p.value is ref and isinstance(p.ctx, ast.Store):
                         k = p.slice
-                        st = self._parent.get(p)
+                        st = self.parent(p)
                         if isinstance(st, ast.Assign) and (const is _MISSING or not isinstance(k, ast.Constant) or k.value == const):
                             out.append(st.value)
         return out or None
@@ -1018,9 +1107,9 @@ class SemanticModel:
         if isinstance(expr, ast.Name):
             for b in self.resolve(expr):
                 for ref in self.references(b):
-                    p = self._parent.get(ref)
+                    p = self.parent(ref)
                     if isinstance(p, ast.Attribute) and p.value is ref and p.attr == "update":
-                        call = self._parent.get(p)
+                        call = self.parent(p)
                         if isinstance(call, ast.Call):
                             for a in call.args:
                                 inner = self.dict_entry(a, key)
@@ -1031,7 +1120,7 @@ class SemanticModel:
                                 found = v
                     elif isinstance(p, ast.Subscript) and p.value is ref and isinstance(p.ctx, ast.Store):
                         if isinstance(p.slice, ast.Constant) and p.slice.value == key:
-                            st = self._parent.get(p)
+                            st = self.parent(p)
                             if isinstance(st, ast.Assign):
                                 found = st.value
                         elif not isinstance(p.slice, ast.Constant):
@@ -1091,17 +1180,44 @@ class SemanticModel:
             pattern = _WORDS_RE[words] = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
         out = []
         text = self.text
+        search = pattern.search
         for c in self.source.chunks:
-            if pattern.search(text, c.start, c.end) is None:
+            if search(text, c.start, c.end) is None:
                 continue
             if screen is not None and not screen(text, c.start, c.end):
                 continue
-            self._parse(c)
-            by_type = self._by_type[c]
-            for t in types:
-                for n in by_type.get(t, ()):
-                    if _node_name(n) in names:
-                        out.append(n)
+            stmts = self._parse(c)
+            by_type = self._by_type.get(c)
+            if by_type is not None:
+                for t in types:
+                    out.extend(n for n in by_type.get(t, ()) if _node_name(n) in names)
+                continue
+            # a pruned walk, as in ``find``: statements without the words are not entered
+            parent = self._parent
+            stack = list(stmts)
+            pop, push = stack.pop, stack.append
+            while stack:
+                n = pop()
+                t = type(n)
+                if isinstance(n, ast.stmt):
+                    a, b = self.offsets(n)
+                    if search(text, a, b) is None:
+                        continue
+                if t in types and _node_name(n) in names:
+                    out.append(n)
+                fields = _FIELDS.get(t)
+                if fields is None:
+                    fields = _child_fields(t)
+                for f in fields:
+                    v = getattr(n, f, None)
+                    if type(v) is list:
+                        for x in v:
+                            if isinstance(x, _AST):
+                                parent[x] = n
+                                push(x)
+                    elif isinstance(v, _AST):
+                        parent[v] = n
+                        push(v)
         out.sort(key=lambda n: (n.lineno, n.col_offset))
         return out
 
@@ -1115,11 +1231,13 @@ class SemanticModel:
         got = self._sites.get(key)
         if got is not None:
             return got
-        parent = self._parent.get(fdef)
+        parent = self.parent(fdef)
         if isinstance(parent, ast.ClassDef) and fdef.name != "__init__":
             calls, complete = [], not fdef.decorator_list or self._is_static(fdef)
-            for a in self.find_named((ast.Attribute,), (fdef.name,)):
-                p = self._parent.get(a)
+            for a in self.find(ast.Attribute, containing=(fdef.name,)):
+                if a.attr != fdef.name:
+                    continue
+                p = self.parent(a)
                 owner = self.self_class(a.value) if isinstance(a.value, ast.Name) else None
                 if owner is not None and self.derives_from_class(owner, parent) and isinstance(p, ast.Call) and p.func is a:
                     calls.append(p)
@@ -1184,10 +1302,10 @@ class SemanticModel:
             stmt = b.stmt
             if stmt is None or b.kind not in (BindingKind.ASSIGNMENT, BindingKind.AUG_ASSIGNMENT, BindingKind.NAMED_EXPR):
                 return []
-            if isinstance(b.node, ast.NamedExpr) or self._parent.get(stmt) is self.module:
+            if isinstance(b.node, ast.NamedExpr) or self.parent(stmt) is self.module:
                 return []
             block = self.block_of(stmt)
-            owner = self._parent.get(stmt)
+            owner = self.parent(stmt)
             if block is None or (isinstance(owner, _TRY) and block is owner.body):
                 return []  # an exception between the two reaches the handlers with ``b``
             i = next((k for k, s in enumerate(block) if s is stmt), None)
@@ -1211,7 +1329,7 @@ class SemanticModel:
         ``n = expr`` (every plain-name target), ``n: T = expr``, ``(n := expr)``: the
         reads those bindings reach, in source order; [] when ``expr`` is not bound to
         a plain name (an attribute, a subscript, an unpacking)."""
-        p = self._parent.get(expr)
+        p = self.parent(expr)
         targets: list = []
         if isinstance(p, ast.Assign) and p.value is expr:
             targets = [t for t in p.targets if isinstance(t, ast.Name)]
@@ -1243,7 +1361,7 @@ class SemanticModel:
                     return None
                 return kw.arg if kw.arg in pos[len(a.posonlyargs):] or kw.arg in kwonly else None
         skip = 0
-        if isinstance(self._parent.get(fdef), ast.ClassDef) and not self._is_static(fdef):
+        if isinstance(self.parent(fdef), ast.ClassDef) and not self._is_static(fdef):
             f = call.func
             # ``Class.method(obj, ...)`` passes ``self`` explicitly
             explicit = isinstance(f, ast.Attribute) and self.class_def(f.value) is not None

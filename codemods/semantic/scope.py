@@ -133,6 +133,12 @@ def collect(scope: Scope, resolve_from: Callable[[ast.ImportFrom], Optional[str]
     c = _Collector(scope, resolve_from)
     if scope.kind is ScopeKind.MODULE:
         return  # the model fills the module scope chunk by chunk (see model.py)
+    if scope.kind is ScopeKind.FUNCTION:
+        for n in _walk_no_scopes(node):
+            if isinstance(n, ast.Global):
+                scope.globals.update(n.names)
+            elif isinstance(n, ast.Nonlocal):
+                scope.nonlocals.update(n.names)
     if scope.kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA):
         c.params(node.args)
         if scope.kind is ScopeKind.LAMBDA:
@@ -170,7 +176,15 @@ class _Collector:
 
     def bind(self, name, kind, node, **kw) -> None:
         kw.setdefault("stmt", self.stmt)
-        self.scope.add(Binding(name, kind, self.scope, node, **kw))
+        scope = self.scope
+        if name in scope.globals:  # ``global x`` then ``x = ...``: a module binding
+            scope = scope.model.module_scope
+        elif name in scope.nonlocals:  # ``nonlocal x``: the enclosing function's
+            s = scope.parent
+            while s is not None and s.kind is not ScopeKind.FUNCTION:
+                s = s.parent
+            scope = s or scope
+        scope.add(Binding(name, kind, scope, node, **kw))
 
     def params(self, args: ast.arguments) -> None:
         pos = [*args.posonlyargs, *args.args]

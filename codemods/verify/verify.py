@@ -113,9 +113,13 @@ def verify_script(
     select: frozenset[str] = frozenset(),
     roots: tuple[str, ...] = (),
 ) -> ScriptReport:
+    from ..discovery import discover
     from ..engine import Options, fix_text
-    from ..rule import ProjectInfo
+    from ..project import ImportIndex, Project
     from ..sourcefile import Skipped, SourceError, read_source
+
+    def ProjectInfo(roots):  # the project the fixes are decided in (its import index read on demand)
+        return Project(roots=roots, index=ImportIndex(discover(list(roots)).files))
 
     rep = ScriptReport(path=path)
     try:

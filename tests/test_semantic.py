@@ -1,0 +1,199 @@
+"""The shared semantic model (codemods/semantic): what each query answers."""
+
+import ast
+
+import pytest
+
+from torchmend.semantic import BindingKind, OriginKind, SemanticModel, UNKNOWN_ARG
+from torchmend.semantic.scope import ScopeKind
+
+
+def model(src: str, **kw) -> SemanticModel:
+    return SemanticModel(src, **kw)
+
+
+def names(sem, ident):
+    return [n for n in sem.find(ast.Name, containing=(ident,)) if n.id == ident]
+
+
+def calls(sem, word):
+    return [c for c in sem.find(ast.Call, containing=(word,))]
+
+
+def test_bindings_and_kinds():
+    src = (
+        "import torch.nn as nn\nimport os.path\nfrom torch import optim as O\nx = 1\na, (b, c) = 1, (2, 3)\n"
+        "for i, (j, k) in enumerate([]):\n    pass\nwith open('f') as fh:\n    pass\ndef f(p, q=2, *args, r, **kw):\n"
+        "    y: int = 3\n    z += 1\n    return [w for w in p]\nclass C:\n    attr = 1\n"
+        "try:\n    pass\nexcept ValueError as err:\n    pass\nif (n := 5):\n    del x\n"
+    )
+    sem = model(src)
+    m = sem.module_scope
+    kinds = {name: {b.kind for b in bs} for name, bs in m.bindings.items()}
+    assert kinds["nn"] == {BindingKind.IMPORT} and m.get("nn")[0].qualname == "torch.nn"
+    assert m.get("os")[0].qualname == "os"
+    assert kinds["O"] == {BindingKind.FROM_IMPORT} and m.get("O")[0].qualname == "torch.optim"
+    assert kinds["x"] == {BindingKind.ASSIGNMENT, BindingKind.DELETION}
+    assert [ast.literal_eval(b.value) for b in m.get("c")] == [3]  # a, (b, c) = 1, (2, 3)
+    assert kinds["j"] == {BindingKind.FOR_TARGET} and kinds["fh"] == {BindingKind.WITH_TARGET}
+    assert kinds["f"] == {BindingKind.FUNCTION} and kinds["C"] == {BindingKind.CLASS}
+    assert kinds["err"] == {BindingKind.EXCEPT_HANDLER} and kinds["n"] == {BindingKind.NAMED_EXPR}
+    fn = m.get("f")[0].node
+    fs = sem.scope_for(fn)
+    assert fs.kind is ScopeKind.FUNCTION
+    assert {n: {b.kind for b in bs} for n, bs in fs.bindings.items()} == {
+        "p": {BindingKind.PARAMETER}, "q": {BindingKind.PARAMETER}, "args": {BindingKind.PARAMETER},
+        "r": {BindingKind.PARAMETER}, "kw": {BindingKind.PARAMETER}, "y": {BindingKind.ASSIGNMENT},
+        "z": {BindingKind.AUG_ASSIGNMENT},
+    }
+    assert ast.literal_eval(fs.get("q")[0].value) == 2  # the default
+
+
+def test_unpacking_a_call_records_the_path():
+    sem = model("def pair():\n    return 1, (2, 3)\na, (b, c) = pair()\n")
+    (b,) = sem.module_scope.get("c")
+    assert b.value is None and b.unpack[1] == (1, 1)
+    (use,) = [o for o in sem.origins(names(sem, "c")[0])] if names(sem, "c") else [None]
+
+
+def test_legb_class_scope_is_skipped_and_global_nonlocal():
+    src = (
+        "x = 'module'\nclass C:\n    x = 'class'\n    def m(self):\n        return x\n"
+        "def outer():\n    y = 1\n    def inner():\n        nonlocal y\n        y = 2\n    return inner\n"
+        "def g():\n    global x\n    x = 3\n"
+    )
+    sem = model(src)
+    ret = next(n for n in names(sem, "x") if isinstance(sem.parent(n), ast.Return))
+    assert {b.scope for b in sem.resolve(ret)} == {sem.module_scope}  # the class attribute is not visible
+    inner_y = next(n for n in names(sem, "y") if n.lineno == 10)
+    assert sem.scope_of(inner_y).kind is ScopeKind.FUNCTION
+    # ``global x`` in g(): its assignment is a module binding, seen from the method too
+    assert sorted(b.order[0] for b in sem.module_scope.get("x")) == [1, 14]
+    # ``nonlocal y`` in inner(): its assignment binds outer()'s y
+    got = sem.resolve(inner_y)
+    assert {b.scope.node.name for b in got} == {"outer"} and sorted(b.order[0] for b in got) == [7, 10]
+
+
+def test_comprehension_scope_and_walrus():
+    sem = model("data = [1]\nout = [v for v in data if (last := v)]\nprint(v, last)\n")
+    v_in_comp = next(n for n in names(sem, "v") if n.lineno == 2 and isinstance(n.ctx, ast.Load))
+    assert sem.scope_of(v_in_comp).kind is ScopeKind.COMPREHENSION
+    v_after = next(n for n in names(sem, "v") if n.lineno == 3)
+    assert sem.resolve(v_after) == []  # the comprehension variable does not leak
+    last = next(n for n in names(sem, "last") if n.lineno == 3)
+    assert [b.kind for b in sem.resolve(last)] == [BindingKind.NAMED_EXPR]
+
+
+def test_reaching_definitions():
+    src = (
+        "def f(c):\n    m = 1\n    m = 2\n    use(m)\n    if c:\n        m = 3\n    use(m)\n"
+        "    for i in range(3):\n        use(m)\n        m = 4\n"
+    )
+    sem = model(src)
+    uses = [n for n in names(sem, "m") if isinstance(n.ctx, ast.Load)]
+    vals = [sorted(ast.literal_eval(b.value) for b in sem.reaching(u)) for u in uses]
+    assert vals == [[2], [2, 3], [2, 3, 4]]
+
+
+def test_qualnames_through_imports_aliases_and_relative_imports():
+    src = (
+        "import torch.nn.functional as F\nfrom torch.nn import CrossEntropyLoss as CE\nimport torch\n"
+        "Loss = torch.nn.NLLLoss\nfrom .models import Net\nF.softmax(x, 1)\nCE()\nLoss()\nNet()\nlen([])\n"
+    )
+    sem = model(src, package="pkg.sub")
+    got = [sem.call_qualname(c) for c in sem.find(ast.Call) if c.lineno >= 6]
+    assert got == ["torch.nn.functional.softmax", "torch.nn.CrossEntropyLoss", "torch.nn.NLLLoss",
+                   "pkg.sub.models.Net", "builtins.len"]
+
+
+def test_origins_follow_params_attributes_containers_builders():
+    src = (
+        "import torch\nfrom torch.utils.data import DataLoader\n"
+        "def build(n):\n    if n:\n        return torch.nn.Linear(n, 2)\n    return torch.nn.Identity()\n"
+        "class T:\n    def __init__(self, opt):\n        self.opt = opt\n    def fit(self):\n        self.opt.step()\n"
+        "def train(loader, dev):\n    for x in loader:\n        x.to(dev)\n"
+        "loaders = {'train': DataLoader([]), 'val': DataLoader([])}\n"
+        "def main():\n    model = build(3)\n    T(torch.optim.SGD(model.parameters(), lr=1)).fit()\n"
+        "    train(loaders['train'], 'cuda')\n    for k in ['train', 'val']:\n        train(loaders[k], 'cuda')\n"
+        "main()\n"
+    )
+    sem = model(src)
+    model_name = next(n for n in names(sem, "model") if isinstance(n.ctx, ast.Load))
+    assert sorted(sem.call_qualname(o.node) for o in sem.origins(model_name)) == ["torch.nn.Identity", "torch.nn.Linear"]
+    opt = next(a for a in sem.find(ast.Attribute, containing=("opt",)) if a.attr == "opt" and isinstance(a.ctx, ast.Load))
+    (o,) = sem.origins(opt)
+    assert o.kind is OriginKind.VALUE and sem.call_qualname(o.node) == "torch.optim.SGD"
+    loader = next(n for n in names(sem, "loader") if isinstance(n.ctx, ast.Load))
+    qs = [sem.call_qualname(o.node) for o in sem.origins(loader)]
+    assert qs and set(qs) == {"torch.utils.data.DataLoader"} and len(qs) == 2  # 'train' and (any key) both
+    dev = next(n for n in names(sem, "dev") if isinstance(n.ctx, ast.Load))
+    assert {o.node.value for o in sem.origins(dev)} == {"cuda"}
+    x = next(n for n in names(sem, "x") if isinstance(n.ctx, ast.Load))
+    (item,) = sem.origins(x)
+    assert item.kind is OriginKind.ITEM
+
+
+def test_call_sites_completeness():
+    src = (
+        "def used(a):\n    return a\ndef passed(a):\n    return a\n@decorated\ndef deco(a):\n    return a\n"
+        "used(1)\nused(a=2)\nmap(passed, [1])\ndeco(3)\n"
+    )
+    sem = model(src)
+    defs = {b.name: b.node for bs in sem.module_scope.bindings.values() for b in bs if b.kind is BindingKind.FUNCTION}
+    s = sem.call_sites(defs["used"])
+    assert len(s.calls) == 2 and s.complete
+    assert not sem.call_sites(defs["passed"]).complete  # passed around
+    assert not sem.call_sites(defs["deco"]).complete  # a decorator may call it
+    pv = sem.param_values(defs["used"], "a")
+    assert pv.complete and [ast.literal_eval(v) for v, _, _ in pv.values] == [1, 2]
+
+
+def test_param_values_defaults_starred_and_methods():
+    src = (
+        "def f(a, b=10):\n    return a + b\nf(1)\nf(2, 3)\nclass K:\n    def m(self, v):\n        return v\n"
+        "    def run(self):\n        self.m(5)\nk = K()\nk.m(6)\ndef g(a):\n    return a\ng(*xs)\n"
+    )
+    sem = model(src)
+    fs = {b.name: b.node for bs in sem.module_scope.bindings.values() for b in bs if b.kind is BindingKind.FUNCTION}
+    pv = sem.param_values(fs["f"], "b")
+    assert pv.complete and [(ast.literal_eval(v), d) for v, _, d in pv.values] == [(10, True), (3, False)]
+    assert not sem.param_values(fs["g"], "a").complete  # *args at the call site
+    cls = sem.module_scope.get("K")[0].node
+    m = sem.method(cls, "m")
+    pv = sem.param_values(m, "v")
+    assert pv.complete and sorted(ast.literal_eval(v) for v, _, _ in pv.values) == [5, 6]
+
+
+def test_dict_entry_through_kwargs_and_update():
+    src = (
+        "from torch.utils.data import DataLoader\nkw = {'batch_size': 4}\nextra = {'num_workers': 2}\n"
+        "kw.update(extra)\nDataLoader(ds, **kw)\nDataLoader(ds, **unknown)\n"
+    )
+    sem = model(src)
+    c1, c2 = [c for c in sem.find(ast.Call, containing=("DataLoader",)) if sem.call_qualname(c)]
+    assert ast.literal_eval(sem.argument(c1, "num_workers", 5)) == 2
+    assert sem.argument(c1, "pin_memory", 6) is None
+    assert sem.argument(c2, "num_workers", 5) is UNKNOWN_ARG
+
+
+def test_find_is_lazy_and_positions_count_characters():
+    body = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n\n" for i in range(200))
+    src = "import torch\n" + body + "class Net(torch.nn.Module):\n    def forward(self, x):\n        return 'é' + softmax(x)\n"
+    sem = model(src)
+    parsed_before = sum(c.stmts is not None for c in sem.source.chunks)
+    (call,) = sem.find(ast.Call, containing=("softmax",))
+    parsed_after = sum(c.stmts is not None for c in sem.source.chunks)
+    assert parsed_after == parsed_before + 1 < len(sem.source.chunks) / 10  # one more chunk parsed
+    line = src.splitlines()[call.lineno - 1]
+    assert sem.position(call) == (call.lineno, line.index("softmax") + 1)  # characters, not UTF-8 bytes
+    assert sem.segment(call) == "softmax(x)"
+
+
+@pytest.mark.parametrize("lazy", [True, False])
+def test_lazy_and_whole_parse_agree(lazy):
+    body = "".join(f"def helper_{i}(x):\n    return x + {i}\n\n\n" for i in range(100))
+    src = "import torch\n" + body + "def use():\n    return helper_3(1)\n"
+    sem = model(src, lazy=lazy)
+    call = next(c for c in sem.find(ast.Call, containing=("helper_3",)) if isinstance(c.func, ast.Name))
+    target = sem.callee(call)
+    assert isinstance(target, ast.FunctionDef) and target.name == "helper_3" and target.lineno == 14
