@@ -105,6 +105,14 @@ def test_trailing_comma_and_kwargs_kept():
         """
     )
     assert "dtype=torch.bool, device=x.device,\n" in out
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x):
+                return x * torch.ones(x.shape[0], 1 )
+        """
+    )
+    assert added(src, out) == ["return x * torch.ones(x.shape[0], 1, device=x.device )"]
 
 
 def test_multiple_factories_and_from_import():
@@ -126,6 +134,20 @@ def test_multiple_factories_and_from_import():
         "b = torch.linspace(0, 1, 5, device=x.device)",
         "c = torch.tensor([1.0, 2.0], device=x.device)",
     ]
+
+
+def test_device_source_is_read_where_the_factory_runs():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x, xs):
+                x = x.view(-1)
+                sizes = torch.tensor([t.shape[0] for t in xs])
+                return x[:2] + sizes
+        """
+    )
+    # `t` exists in the comprehension only: the device comes from the parameter `x`
+    assert added(src, out) == ["sizes = torch.tensor([t.shape[0] for t in xs], device=x.device)"]
 
 
 def test_mask_from_lengths_comparison():
@@ -372,6 +394,15 @@ TM102_LOOKALIKES = {
                 k = torch.linspace(0, 1, 5).tolist()
                 return x * scale * n * k[2]
         """,
+    "integer_index_may_be_zero_dim": """
+        class Loss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.temps = torch.linspace(0.04, 0.07, 30)
+
+            def forward(self, out, epoch: int):
+                return (out - out.mean()) / self.temps[epoch]
+        """,
     "returned_unmet": """
         class M(nn.Module):
             def forward(self, x):
@@ -433,6 +464,18 @@ TM102_LOOKALIKES = {
             def forward(self, x):
                 self.table = self.table.to(x.device)
                 return x * self.table
+        """,
+    "moved_when_the_input_is_on_cuda": """
+        class M(nn.Module):
+            def forward(self, x, label):
+                one_hot = torch.zeros(x.size())
+                if x.is_cuda:
+                    one_hot = one_hot.cuda()
+                one_hot.scatter_(1, label.view(-1, 1), 1)
+                index = torch.LongTensor([0, 1]).cuda() if x.is_cuda else torch.LongTensor([0, 1])
+                h = torch.zeros(x.shape)
+                h = h.cuda() if x.is_cuda else h
+                return x * one_hot + x.index_select(1, index) + h
         """,
     "input_may_be_a_pil_image": """
         class Jitter(nn.Module):

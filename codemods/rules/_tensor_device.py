@@ -41,6 +41,7 @@ from ..semantic import BindingKind, SemanticModel
 from ..semantic import names as N
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 # ---------------------------------------------------------------------------- tensor methods
 # attributes that are not tensors
@@ -532,6 +533,22 @@ class Analysis:
             return bool(rets) and all(r is not None and self.is_device(r, inner, d) for r in rets)
         return False
 
+    def is_move(self, e, name: Optional[str] = None) -> bool:
+        """``e`` moves a tensor to a device: ``t.cuda()``, ``t.to(x)``/``t.to(device)`` (not a
+        dtype change), ``t.type_as(x)``, ``Variable(t).cuda()``; with ``name``, a tensor
+        read from that name (``t = t.to(x.device)``)."""
+        sem = self.sem
+        while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and sem.qualname(e.func) is None:
+            m = e.func.attr
+            if m in ("cuda", "type_as", "to_device") or (
+                m == "to" and (sem.argument(e, "device") is not None or (e.args and not self.is_dtype(e.args[0])))
+            ):
+                if name is None:
+                    return True
+                return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(e.func.value))
+            e = e.func.value
+        return False
+
     def device_spec(self, e, stack=(), d: int = 0) -> bool:
         """``e`` names the model's device: ``x.device`` of a device tensor, ``"cuda"``,
         ``torch.device("cuda")``, ``"cuda" if torch.cuda.is_available() else "cpu"`` (on a
@@ -882,12 +899,16 @@ class Analysis:
             if p.value is node and isinstance(p.ctx, ast.Load):
                 if self.is_device(p.slice, stack) and not isinstance(p.slice, ast.Slice):
                     self._meet(meets, base, via, p, "indexing (a CPU tensor indexed on the device)", p.slice)
-                else:
+                elif _keeps_a_dimension(p.slice):
                     push(p)
+                # ``t[i]``, ``t[i, j]``: may be 0-d (``schedule[epoch]``), which mixes like a number
             return out
         if isinstance(p, ast.IfExp):
             if node is not p.test:
-                push(p)
+                other = p.orelse if node is p.body else p.body
+                # ``t.cuda() if x.is_cuda else t``: the code moves it where it runs on a GPU
+                if not (self.is_move(other) or self.is_device(other, stack)):
+                    push(p)
             return out
         if isinstance(p, ast.NamedExpr) and p.value is node:
             push(p)
@@ -945,7 +966,17 @@ class Analysis:
         b = sem.target_binding(target)
         if b is None:
             return
+        # ``if x.is_cuda: t = t.cuda()``: after a move of the name (even a conditional one)
+        # the code takes care of the device
+        moved = [
+            (b2.stmt.end_lineno, b2.stmt.end_col_offset)
+            for b2 in b.scope.get(b.name)
+            if b2 is not b and b2.kind is BindingKind.ASSIGNMENT and b2.value is not None and b2.order > b.order
+            and b2.stmt is not None and self.is_move(b2.value, b.name)
+        ]
         for r in sem.reads_of(b):
+            if any((r.lineno, r.col_offset) >= m for m in moved):
+                continue
             push(r)
         # ``t += x``: augmented assignments the binding reaches
         for b2 in b.scope.get(b.name):
@@ -1153,7 +1184,7 @@ class Analysis:
                 p = sem.parent(n)
                 if n.attr == "size" and not (isinstance(p, ast.Call) and p.func is n):
                     continue
-                if n.value.id != "self" and self.is_device(n.value) and self._bound_everywhere(n.value, fn):
+                if n.value.id != "self" and self.is_device(n.value) and self._read_unconditionally(n.value, call):
                     return n.value.id
         # 2. a parameter of the function that is always a tensor on the device
         cands = []
@@ -1173,10 +1204,19 @@ class Analysis:
                 return name
         return None
 
-    def _bound_everywhere(self, name: ast.Name, fn) -> bool:
-        """``name`` (read in the factory's own arguments) holds a value wherever the
-        factory runs: it is read right there."""
-        return sem_enclosing(self.sem, name) is fn
+    def _read_unconditionally(self, name: ast.Name, call: ast.Call) -> bool:
+        """``name`` is read by the factory's own arguments every time the factory runs,
+        in the factory's scope: not in a branch of ``a if c else b``/``and``/``or``, not
+        in a comprehension or lambda (``torch.tensor([t.shape[0] for t in ts])``)."""
+        sem = self.sem
+        if sem.scope_of(name) is not sem.scope_of(call):
+            return False
+        for a in sem.ancestors(name):
+            if a is call:
+                return True
+            if isinstance(a, (ast.IfExp, ast.BoolOp, ast.Lambda, *_COMPS)):
+                return False
+        return False
 
     def strict_tensor_param(self, b) -> bool:
         """A tensor on every path: no default, a tensor annotation without ``None`` (or no
@@ -1225,13 +1265,20 @@ def _short(text: str, n: int = 40) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
+def _keeps_a_dimension(index) -> bool:
+    """An index with a slice, ``None`` or ``...`` in it (``t[:, 0]``, ``t[None]``): the
+    result keeps at least one dimension of its own.  Integer indices alone (``t[i]``)
+    may leave a 0-d tensor."""
+    elts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(
+        isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and (e.value is None or e.value is Ellipsis))
+        for e in elts
+    )
+
+
 def _same(a, b) -> bool:
     """Two expressions that are the same name (``x`` and ``x``)."""
     return isinstance(a, ast.Name) and isinstance(b, ast.Name) and a.id == b.id
-
-
-def sem_enclosing(sem: SemanticModel, node):
-    return sem.enclosing_function(node)
 
 
 _OPS = {

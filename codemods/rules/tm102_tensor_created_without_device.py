@@ -20,10 +20,14 @@ class TensorCreatedWithoutDevice(Rule):
     tensor comes from a factory (`torch.zeros`, `ones`, `empty`, `full`, `rand`, `randn`,
     `randint`, `arange`, `eye`, `linspace`, `tensor`, ...) called without `device=`.
 
-    It also reports, without a fix, two shapes of the same mistake: a tensor kept as a
-    plain attribute (`self.t = torch.ones(3)` in `__init__`, not a buffer) that
-    `forward` combines with its input, and a layer with weights (`nn.Linear`,
-    `nn.BatchNorm1d`, ...) constructed inside `forward` and called on the input.
+    The value is followed through names, tensor methods and torch functions that keep
+    it on the CPU, same-file helpers and methods (what they return, tuples included)
+    and the arguments they receive.  It also reports, without a fix, two shapes of the
+    same mistake: a tensor kept as a plain attribute (`self.t = torch.ones(3)` in
+    `__init__`, or made by a builder, or derived from another such attribute, not a
+    buffer) that `forward` combines with its input, and a layer with weights
+    (`nn.Linear`, `nn.BatchNorm1d`, ...) constructed inside `forward` and called on the
+    input.
 
     ## Why is this bad?
     A factory without `device=` puts the tensor on the CPU.  Once the model and its
@@ -34,13 +38,17 @@ class TensorCreatedWithoutDevice(Rule):
 
     Not reported, because they are legal on a GPU: a CPU tensor used as an index
     (`x[torch.arange(n)]`, `x[mask] = 0`), copied into a device tensor, moved
-    (`.to(x)`, `.to(x.device)`, `.cuda()`, `.type_as(x)`), registered
+    (`.to(x)`, `.to(x.device)`, `.cuda()`, `.type_as(x)`, also when only under
+    `if x.is_cuda:` or in `t.cuda() if x.is_cuda else t`), registered
     (`register_buffer`, `nn.Parameter`), a 0-d tensor (`torch.tensor(2.0) * x`,
-    `torch.rand([]) < p`, `x + t.sum()`), a value read back as a Python number
-    (`.item()`), lengths for `pack_padded_sequence`, and anything passed to code this
-    file does not define (it may move it).  Inputs of functions that test their type
-    (a PIL image or a numpy array may come in) do not count as device tensors.  Test
-    files are skipped.
+    `torch.rand([]) < p`, `x + t.sum()`, possibly `table[i]`), a value read back as a
+    Python number (`.item()`), lengths for `pack_padded_sequence`, factories under
+    `with torch.device(...)` or in a tracing/scripting/ONNX-export branch, and anything
+    passed to code this file does not define (it may move it).  A device tensor is
+    proven, not guessed: an input that the function uses as a tensor (`x.size(0)`,
+    `x.view(...)`, a submodule call), a submodule's output, a parameter or buffer, and
+    what tensor operations make of them; inputs of functions that test their type (a
+    PIL image or a numpy array may come in) do not count.  Test files are skipped.
 
     ## Example
     ```python
@@ -115,7 +123,12 @@ class TensorCreatedWithoutDevice(Rule):
             meets = an.follow(call, fn)
             if not meets:
                 continue
-            direct = [m for m in meets if m.attr is None]
+            # met directly, or through an attribute the same function sets while forward runs
+            # (``self.grid = torch.zeros(...)`` in forward): the factory is what to fix
+            direct = [
+                m for m in meets
+                if m.attr is None or (sem.enclosing_function(m.attr[2]) is fn and an.in_fwd(fn))
+            ]
             if direct:
                 yield self._factory_finding(ctx, an, call, fn, name, direct[0])
                 continue
@@ -124,14 +137,19 @@ class TensorCreatedWithoutDevice(Rule):
             if (cls, attr) in attrs_done:
                 continue
             attrs_done.add((cls, attr))
-            other = f" `{sem.segment(m.other)}`" if m.other is not None else ""
+            other = f" `{_short(sem.segment(m.other))}`" if m.other is not None else " a device tensor"
+            user = sem.enclosing_function(m.node).name
+            setter = sem.enclosing_function(assign)
+            if setter is not None and an.in_fwd(setter):
+                what = f"`self.{attr}` is set to a tensor made on the CPU (in `{setter.name}`)"
+            else:
+                what = f"`self.{attr}` is a plain tensor attribute made on the CPU: `model.to(device)` leaves it there"
             yield ctx.finding(
                 self,
                 assign,
-                f"`self.{attr}` is a plain tensor attribute made on the CPU: `model.to(device)` leaves it there, and"
-                f" `{sem.enclosing_function(m.node).name}` combines it with{other or ' a device tensor'} in {m.what}"
-                f" (line {m.node.lineno}); register it with `self.register_buffer(\"{attr}\", ...)`"
-                " (this changes the `state_dict`) or create it on the input's device",
+                f"{what}, and `{user}` combines it with{other} in {m.what} (line {m.node.lineno});"
+                f" register it with `self.register_buffer(\"{attr}\", ...)` (this changes the `state_dict`)"
+                " or create it on the input's device",
             )
         for call, fn, name in an.layers_built():
             meets = an.follow_layer(call, fn)
@@ -201,4 +219,11 @@ def _with_device(node, src: str):
         # an explicit trailing comma: keep it after the new argument
         new_arg = new_arg.with_changes(comma=args[-1].comma)
         args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    elif args:
+        # ``f(a, b )``: the space before ``)`` stays before ``)``
+        new_arg = new_arg.with_changes(whitespace_after_arg=args[-1].whitespace_after_arg)
+        args[-1] = args[-1].with_changes(
+            whitespace_after_arg=cst.SimpleWhitespace(""),
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+        )
     return node.with_changes(args=[*args, new_arg])
