@@ -512,6 +512,19 @@ TM102_LOOKALIKES = {
                 lin = nn.Linear(4, 4).to(x.device)
                 return lin(x)
         """,
+    "layer_moved_in_place": """
+        def check_cuda(m, use_cuda):
+            return m.cuda() if use_cuda else m
+
+        class M(nn.Module):
+            def forward(self, x):
+                lin = nn.Linear(4, 4)
+                lin.to(x.device)
+                if not hasattr(self, "head"):
+                    self.head = nn.Linear(4, 2)
+                    self.head = check_cuda(self.head, x.is_cuda)
+                return self.head(lin(x))
+        """,
     "layer_norm_without_weights": """
         class M(nn.Module):
             def forward(self, x):

@@ -1157,11 +1157,18 @@ class Analysis:
                     if isinstance(t, ast.Name):
                         b = sem.target_binding(t)
                         if b is not None:
-                            todo.extend(sem.reads_of(b))
+                            reads = sem.reads_of(b)
+                            if self._layer_managed(reads):
+                                return []
+                            todo.extend(reads)
                     elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
                         cls = sem.self_class(t.value)
                         if cls is None:
                             continue
+                        if self._layer_managed(self.attribute_reads(cls, t.attr, self.in_module)) or any(
+                            v is not node for c in sem._mro(cls) for _, v, _ in sem.class_info(c).attrs.get(t.attr, ())
+                        ):
+                            return []  # moved, handed to a helper, or set to something else too
                         for r in self.attribute_reads(cls, t.attr):
                             rp = sem.parent(r)
                             if isinstance(rp, ast.Call) and rp.func is r:
@@ -1170,6 +1177,20 @@ class Analysis:
                                         meets.append(Meet(rp, f"it is called (as `self.{t.attr}`) with `{_short(sem.segment(a))}`", a))
                                         return meets
         return meets
+
+    def _layer_managed(self, reads) -> bool:
+        """A read of the layer moves it (``Module.to``/``.cuda()`` work in place) or hands
+        it to a call (``check_cuda(layer)``, ``self.add_module("l", layer)``)."""
+        sem = self.sem
+        for r in reads:
+            p = sem.parent(r)
+            if isinstance(p, ast.Attribute) and p.value is r and p.attr in (*MOVE_METHODS, "apply", "_apply", "cpu"):
+                return True
+            if isinstance(p, ast.Call) and p.func is not r:
+                return True
+            if isinstance(p, ast.keyword):
+                return True
+        return False
 
     # ------------------------------------------------------------------ fix
     def device_source(self, call: ast.Call, fn, meet: Meet) -> Optional[str]:

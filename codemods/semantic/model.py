@@ -1275,6 +1275,7 @@ class SemanticModel:
             if any(n.lineno > k[0] or (n.lineno == k[0] and n.col_offset >= k[1]) for k in kills) and self._runs_inline(n, b.scope):
                 continue
             out.append(n)
+        out.sort(key=lambda n: (n.lineno, n.col_offset))
         return out
 
     def _runs_inline(self, n, scope) -> bool:
