@@ -39,18 +39,10 @@ def verify(
 
     Exit 0 when every applied fix is verified, 1 when one is not, 2 on an error.
     """
-    from torchmend.registry import all_rules, resolve
+    from torchmend.cli.main import cli_options, settings_from_cli
     from torchmend.verify.verify import format_report, verify_script
 
-    def split(v):
-        return [x.strip() for item in v or [] for x in item.split(",") if x.strip()]
-
-    try:
-        codes = resolve(split(select)) if split(select) else {r.code for r in all_rules()}
-        codes -= resolve(split(ignore))
-    except ValueError as e:
-        sys.stderr.write(f"torchmend: error: {e}\n")
-        raise typer.Exit(EXIT_ERROR)
+    settings = settings_from_cli(cli_options(select=select, ignore=ignore))  # command line over configuration
     if real_device:
         import subprocess
 
@@ -67,7 +59,7 @@ def verify(
             timeout=timeout,
             max_steps=max_steps or None,
             real_device=real_device,
-            select=frozenset(codes),
+            select=settings.for_file(path).select,
             roots=tuple(scripts),
         )
         for line in format_report(rep):

@@ -1,4 +1,9 @@
 """``python -m torchmend``: the command line."""
-from torchmend.cli.main import main
+import sys
+
+try:
+    from torchmend.cli.main import main
+except KeyboardInterrupt:  # Ctrl-C while starting up: the same exit as later
+    sys.exit(130)
 
 main()

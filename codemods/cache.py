@@ -1,68 +1,122 @@
 """A persistent result cache, like Ruff's: unchanged files are not read again.
 
-One cache file per *effective configuration* (tool version and a fingerprint of the
-rule code, selected codes, unsafe flag, mode, size limit, current directory: the diffs
-name paths relative to it) under ``.torchmend_cache/`` in the project root, a directory
-that ignores itself (it holds a ``.gitignore`` containing ``*``).  An entry maps a path to
-``(size, mtime_ns, content digest, seen_ns, result)``:
+One file, ``.torchmend_cache/cache.json`` in the project root (a directory that ignores
+itself: it holds a ``.gitignore`` containing ``*``), plain JSON with a schema and a
+version, validated on load: nothing in it can run code.  A cache that fails validation
+(corrupt, truncated, hand-made, written by something else) is ignored with one warning
+line and rebuilt; one from another torchmend version is replaced silently.
 
-* fast path: same size and mtime_ns as recorded -> the stored result, without reading;
-* otherwise (or when the entry is *racy*: the file's mtime is not clearly older than
-  the moment it was read, so an edit in the same clock tick could hide) the file is read
-  and hashed, and the entry is used only if the digest matches;
-* ``verify=True`` (``apply``) always hashes: a write is never based on stat data alone.
+It holds two tables:
 
-Only results that depend on the file's bytes are stored (see ``FileResult.cacheable``):
-no I/O errors, no internal errors.  A result for which a rule looked at other files
-(``FileResult.tree_dependent``: is this script imported elsewhere? which model does a
-sibling module define?) is stored with what it read: the *tree fingerprint* (every
-discovered file's path, size and mtime) for the import index, the size and mtime of each
-single file read; it is used only while those are unchanged.  Writes are atomic; a corrupt or foreign cache file is ignored.
+* ``files``: absolute path -> ``[size, mtime_ns, content digest, seen_ns]``, what a file
+  held when it was last read.  Fast path: same size and mtime_ns -> the recorded digest,
+  without reading.  Otherwise (or when the entry is *racy*: the mtime is not clearly older
+  than the moment the file was read, so an edit in the same clock tick could hide) the
+  file is read and hashed.  ``verify=True`` (``apply``) always hashes: a write is never
+  based on stat data alone.
+* ``results``: one entry per *file content and effective settings*: the key is a hash of
+  the settings (tool version and a fingerprint of all of the package's source, selected
+  rules, ``--unsafe-fixes``, mode, size limit), the content digest and the file's name
+  (not its directory, not the current directory, not the list of paths given).  The
+  stored result names no path: it gets the path it is used for.  A result that carries a
+  diff records the name the diff shows and is used only where that name is the same.
+
+A result for which a rule looked at other files (``FileResult.tree_dependent``: is this
+script imported elsewhere?  ``FileResult.deps``: which model does a sibling module
+define?) is keyed on the file's absolute path too and stored with what it read: the
+*tree fingerprint* (every discovered file's path, size and mtime) for the import index,
+the size and mtime of each single file read; it is used only while those are unchanged.
+Only results that depend on the file's bytes are stored (``FileResult.cacheable``).
+
+Bounded: entries of files that no longer exist are dropped, results not used for
+``KEEP_DAYS`` and not matching any recorded file are pruned, and at most
+``MAX_RESULTS`` results are kept (least recently used go first).  ``torchmend clean``
+removes the cache directories.  Writes are atomic (temporary file, rename).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import hashlib
+import json
 import os
-import pickle
+import stat
 import sys
-import tempfile
 import time
-from typing import Optional
+from collections import Counter
+from typing import Any, Optional
 
-from .engine import FileResult, Options, content_digest
+from .engine import FileResult, Options, Suggestion, content_digest
+from .rule import Finding, Safety, Severity
 
 CACHE_DIRNAME = ".torchmend_cache"
-FORMAT = 2
+MARKER = b"# created by torchmend: this directory is a cache\n"
+CACHE_FILE = "cache.json"
+FORMAT = "torchmend-cache"
+VERSION = 3
 RACY_NS = 2_000_000_000  # mtimes within 2 s of the read are not trusted
+MAX_CACHE_BYTES = 256 * 1024 * 1024  # a bigger cache file is not loaded
+MAX_RESULTS = 50_000
+KEEP_DAYS = 14
+_LEGACY = (".pickle",)  # torchmend <= 0.1 wrote <key>.pickle files here: removed, never read
 
 
+class InvalidCache(Exception):
+    """The cache file is not a valid torchmend cache of this version."""
+
+
+# --------------------------------------------------------------------------- keys
 def tool_fingerprint() -> str:
-    """Version plus a hash of the package's own source: a rule edited in place (same
-    version number) invalidates the cache too."""
+    """Version plus a hash of the package's own source, subpackages included (rules live
+    in ``codemods/rules/<pitfall>/``): a rule edited in place invalidates the cache too."""
     from . import __version__
 
+    return _source_fingerprint(os.path.dirname(os.path.abspath(__file__)), f"{__version__}|{VERSION}|{sys.version_info[:2]}")
+
+
+def _source_fingerprint(pkg: str, salt: str = "") -> str:
+    """A hash of every ``.py`` file under ``pkg`` (relative path and bytes)."""
     h = hashlib.blake2b(digest_size=12)
-    h.update(f"{__version__}|{FORMAT}|{sys.version_info[:2]}".encode())
-    pkg = os.path.dirname(os.path.abspath(__file__))
-    for name in sorted(os.listdir(pkg)):
-        if name.endswith(".py"):
-            with open(os.path.join(pkg, name), "rb") as f:
-                h.update(name.encode() + b"\0" + f.read())
+    h.update(salt.encode())
+    found = []
+    for d, dirs, names in os.walk(pkg):
+        dirs[:] = sorted(x for x in dirs if x != "__pycache__")
+        found.extend(os.path.join(d, n) for n in names if n.endswith(".py"))
+    for p in sorted(found):
+        with open(p, "rb") as f:
+            h.update(os.path.relpath(p, pkg).replace(os.sep, "/").encode() + b"\0" + f.read() + b"\0")
     return h.hexdigest()
 
 
-def config_key(opts: Options) -> str:
-    parts = (
-        tool_fingerprint(),
-        ",".join(sorted(opts.select)),
-        f"unsafe={opts.unsafe_fixes}",
-        f"fix={opts.fix}",
-        f"max={opts.max_bytes}",
-        f"roots={opts.roots}",
-        f"cwd={os.getcwd()}",
-    )
-    return hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
+def _canon(v: Any) -> Any:
+    """A JSON-able, order-independent form of an option value (sets are sorted: their
+    iteration order changes from one process to the next)."""
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {f.name: _canon(getattr(v, f.name)) for f in dataclasses.fields(v)}
+    if isinstance(v, (set, frozenset)):
+        return sorted((_canon(x) for x in v), key=repr)
+    if isinstance(v, (list, tuple)):
+        return [_canon(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _canon(x) for k, x in sorted(v.items(), key=lambda kv: repr(kv[0]))}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return repr(v)
+
+
+def settings_key(opts: Options) -> str:
+    """What a result depends on besides the file: every option except ``write`` (apply
+    and diff compute the same result) and the roots (a result that looked at the tree is
+    keyed on the tree itself; only whether there are roots at all is seen by the rules)."""
+    o = _canon(opts)
+    o.pop("write", None)
+    o["roots"] = bool(o.get("roots"))
+    return hashlib.blake2b(json.dumps([tool_fingerprint(), o], sort_keys=True).encode(), digest_size=12).hexdigest()
+
+
+def config_key(opts: Options) -> str:  # the name used before version 3
+    return settings_key(opts)
 
 
 def project_root(start: str = ".") -> str:
@@ -78,93 +132,377 @@ def project_root(start: str = ".") -> str:
         d = parent
 
 
+# --------------------------------------------------------------------------- (de)serialising
+def _b2s(b: bytes) -> str:
+    return b.decode("utf-8", "surrogateescape")
+
+
+def _s2b(s: str) -> bytes:
+    try:
+        return s.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raise InvalidCache("a string that is not bytes") from None
+
+
+def _finding_to_dict(f: Finding) -> dict:
+    return {
+        "code": f.code, "message": f.message, "line": f.line, "col": f.col, "severity": f.severity.value,
+        "applied": f.applied, "safety": f.safety.value if f.safety is not None else None,
+        "end": [f.end_line, f.end_col, *f.stmt_lines],
+    }
+
+
+def _need(cond: bool, what: str) -> None:
+    if not cond:
+        raise InvalidCache(what)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _finding_from_dict(d: Any, path: str) -> Finding:
+    _need(isinstance(d, dict) and set(d) == {"code", "message", "line", "col", "severity", "applied", "safety", "end"}, "finding fields")
+    _need(isinstance(d["code"], str) and isinstance(d["message"], str), "finding code/message")
+    _need(isinstance(d["end"], list) and len(d["end"]) == 4 and all(_is_int(v) for v in d["end"]), "finding end")
+    _need(_is_int(d["line"]) and _is_int(d["col"]) and isinstance(d["applied"], bool), "finding position")
+    try:
+        sev = Severity(d["severity"])
+        safety = None if d["safety"] is None else Safety(d["safety"])
+    except ValueError:
+        raise InvalidCache("finding severity/safety") from None
+    e = d["end"]
+    return Finding(code=d["code"], message=d["message"], line=d["line"], col=d["col"], severity=sev, path=path, applied=d["applied"],
+                   safety=safety, end_line=e[0], end_col=e[1], stmt_lines=(e[2], e[3]))
+
+
+_RESULT_KEYS = {"findings", "applied", "diff", "suggestions", "error", "skipped", "parsed", "stage", "tree_dependent", "deps", "warnings"}
+
+
+def result_to_dict(r: FileResult) -> dict:
+    """The stored form of a (stripped) result: plain data, no path, no syntax trees."""
+    return {
+        "findings": [_finding_to_dict(f) for f in r.findings],
+        "applied": {str(k): int(v) for k, v in r.applied.items()},
+        "diff": _b2s(r.diff),
+        "suggestions": [{"finding": _finding_to_dict(s.finding), "diff": _b2s(s.diff)} for s in r.suggestions],
+        "error": r.error,
+        "skipped": r.skipped,
+        "parsed": r.parsed,
+        "stage": r.stage,
+        "tree_dependent": r.tree_dependent,
+        "deps": [[p, size, mtime] for p, size, mtime in r.deps],
+        "warnings": [[line, msg] for line, msg in r.warnings],
+    }
+
+
+def result_from_dict(d: Any, path: str) -> FileResult:
+    """The result stored by :func:`result_to_dict`, for ``path``; InvalidCache if ``d``
+    is not exactly that shape."""
+    _need(isinstance(d, dict) and set(d) == _RESULT_KEYS, "result fields")
+    _need(isinstance(d["findings"], list) and isinstance(d["suggestions"], list) and isinstance(d["deps"], list), "result lists")
+    _need(isinstance(d["applied"], dict) and all(isinstance(k, str) and _is_int(v) for k, v in d["applied"].items()), "applied")
+    _need(isinstance(d["diff"], str), "diff")
+    _need(all(v is None or isinstance(v, str) for v in (d["error"], d["skipped"])), "error/skipped")
+    _need(isinstance(d["parsed"], bool) and isinstance(d["tree_dependent"], bool) and isinstance(d["stage"], str), "flags")
+    suggestions = []
+    for s in d["suggestions"]:
+        _need(isinstance(s, dict) and set(s) == {"finding", "diff"} and isinstance(s["diff"], str), "suggestion")
+        suggestions.append(Suggestion(_finding_from_dict(s["finding"], path), _s2b(s["diff"])))
+    _need(isinstance(d["warnings"], list) and all(
+        isinstance(w, list) and len(w) == 2 and _is_int(w[0]) and isinstance(w[1], str) for w in d["warnings"]), "warnings")
+    deps = []
+    for dep in d["deps"]:
+        _need(isinstance(dep, list) and len(dep) == 3 and isinstance(dep[0], str) and _is_int(dep[1]) and _is_int(dep[2]), "dependency")
+        deps.append(tuple(dep))
+    return FileResult(
+        path=path,
+        findings=[_finding_from_dict(f, path) for f in d["findings"]],
+        applied=Counter(d["applied"]),
+        diff=_s2b(d["diff"]),
+        suggestions=suggestions,
+        error=d["error"],
+        skipped=d["skipped"],
+        parsed=d["parsed"],
+        stage=d["stage"],
+        cacheable=True,
+        tree_dependent=d["tree_dependent"],
+        deps=tuple(deps),
+        warnings=[(ln, msg) for ln, msg in d["warnings"]],
+    )
+
+
+def _validate(data: Any) -> tuple[dict, dict]:
+    """(files, results) of a loaded cache; InvalidCache on anything unexpected.  Stored
+    results are checked here too, so that a bad one cannot surface mid-run."""
+    _need(isinstance(data, dict), "not a JSON object")
+    _need(data.get("format") == FORMAT, "not a torchmend cache")
+    _need(set(data) == {"format", "version", "tool", "written_ns", "files", "results"}, "top-level fields")
+    files, results = data["files"], data["results"]
+    _need(isinstance(files, dict) and isinstance(results, dict), "tables")
+    for k, v in files.items():
+        _need(isinstance(v, list) and len(v) == 4 and _is_int(v[0]) and _is_int(v[1]) and isinstance(v[2], str) and _is_int(v[3]), "file entry")
+    for k, e in results.items():
+        _need(isinstance(e, dict) and set(e) == {"d", "used", "tree", "name", "r"}, "result entry")
+        _need(isinstance(e["d"], str) and _is_int(e["used"]), "result entry digest")
+        _need(e["tree"] is None or isinstance(e["tree"], str), "result entry tree")
+        _need(e["name"] is None or isinstance(e["name"], str), "result entry name")
+        result_from_dict(e["r"], "")
+    return files, results
+
+
+def _read_regular(path: str, limit: int) -> Optional[bytes]:
+    """The bytes of ``path`` if it is a regular file (not through a symbolic link) of at
+    most ``limit`` bytes; None if there is none; InvalidCache for anything else."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InvalidCache("a symbolic link") from None
+        raise InvalidCache(e.strerror or str(e)) from None
+    try:
+        st = os.fstat(fd)
+        _need(stat.S_ISREG(st.st_mode), "not a regular file")
+        _need(st.st_size <= limit, f"larger than {limit // (1 << 20)} MB")
+        chunks, total = [], 0
+        while total <= limit:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+            total += len(b)
+        _need(total <= limit, "grew while being read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+# --------------------------------------------------------------------------- the cache
 class Cache:
+    """``get``/``put`` results for one run's settings; ``save`` writes it back.
+    ``warning``: one line to show the user (an invalid cache that was ignored), or None."""
+
     def __init__(self, opts: Options, directory: Optional[str] = None, verify: bool = False):
         self.dir = directory or os.path.join(project_root(), CACHE_DIRNAME)
-        self.key = config_key(opts)
-        self.file = os.path.join(self.dir, f"{self.key}.pickle")
+        self.file = os.path.join(self.dir, CACHE_FILE)
+        self.settings = settings_key(opts)
+        self._per_settings: dict = {}
+        self.tool = tool_fingerprint()
         self.verify = verify
-        self.entries: dict[str, tuple] = {}
+        self.max_bytes = opts.max_bytes
+        self.files: dict[str, list] = {}
+        self.results: dict[str, dict] = {}
         self.dirty = False
         self.hits = 0
-        try:
-            with open(self.file, "rb") as f:
-                data = pickle.load(f)
-            if isinstance(data, dict) and data.get("format") == FORMAT:
-                self.entries = data["entries"]
-        except FileNotFoundError:
-            pass
-        except Exception:  # corrupt, truncated, from another version: start afresh
-            self.entries = {}
+        self.warning: Optional[str] = None
+        self.disabled = False
+        self._now = int(time.time())
+        if directory is None and os.path.islink(self.dir):
+            self.disabled = True  # a link shipped in a repository could send our writes anywhere
+            self.warning = f"warning: {self._shown(self.dir)} is a symbolic link: the cache is not used (remove the link, or pass --cache-dir)"
+            return
+        self._load()
 
     @staticmethod
-    def _key(path: str) -> str:
-        # the path as given (results name it so); the current directory is in the config key
-        return path
+    def _shown(p: str) -> str:
+        try:
+            rel = os.path.relpath(p)
+            return rel if not rel.startswith("..") else p
+        except ValueError:
+            return p
 
-    def get(self, path: str, tree: Optional[str] = None) -> Optional[FileResult]:
-        """The stored result for ``path`` if the file (and, for a result that depends on
-        other files, the tree fingerprint ``tree``) is unchanged, else None."""
-        e = self.entries.get(self._key(path))
-        if e is None:
-            return None
-        size, mtime_ns, digest, seen_ns, result, entry_tree = e
-        if entry_tree is not None and entry_tree != tree:
-            return None
-        from .engine import _stat
+    def _load(self) -> None:
+        try:
+            raw = _read_regular(self.file, MAX_CACHE_BYTES)
+            if raw is None:
+                return
+            try:
+                data = json.loads(raw)
+            except (ValueError, RecursionError) as e:  # ValueError: also bad UTF-8, huge ints
+                raise InvalidCache(f"not valid JSON ({str(e).splitlines()[0][:80]})") from None
+            if isinstance(data, dict) and data.get("format") == FORMAT and (data.get("version") != VERSION or data.get("tool") != self.tool):
+                self.dirty = True  # another torchmend version: replaced without a word
+                return
+            self.files, self.results = _validate(data)
+        except Exception as e:  # InvalidCache, or anything else a hand-made file provokes
+            self.files, self.results = {}, {}
+            self.dirty = True
+            why = str(e) if isinstance(e, InvalidCache) else f"unexpected content: {type(e).__name__}"
+            self.warning = f"warning: ignoring the cache {self._shown(self.file)} ({why}): it will be rebuilt"
 
-        if any(_stat(d) != (dsize, dmtime) for d, dsize, dmtime in result.deps):
-            return None
+    # ----------------------------------------------------------------- lookups
+    def _settings(self, opts: Optional[Options]) -> str:
+        """The settings key of a file's own Options (per-file configuration), or the run's."""
+        if opts is None:
+            return self.settings
+        k = dataclasses.astuple(opts)
+        got = self._per_settings.get(k)
+        if got is None:
+            got = self._per_settings[k] = settings_key(opts)
+        return got
+
+    def _result_key(self, digest: str, name: str, path: Optional[str], settings: Optional[str] = None) -> str:
+        parts = [settings or self.settings, digest, name] + ([path] if path is not None else [])
+        return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+    def _digest(self, path: str, ap: str) -> Optional[tuple[str, os.stat_result]]:
+        """The content digest of ``path`` now (from the stat data or by hashing it)."""
+        read_ns = time.time_ns()
         try:
             st = os.stat(path)
         except OSError:
             return None
-        if st.st_size != size:
+        if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes:
             return None
-        if self.verify or st.st_mtime_ns != mtime_ns or st.st_mtime_ns + RACY_NS > seen_ns:
-            try:
-                with open(path, "rb") as f:
-                    raw = f.read(size + 1)
-            except OSError:
+        f = self.files.get(ap)
+        if f is not None and not self.verify and f[0] == st.st_size and f[1] == st.st_mtime_ns and st.st_mtime_ns + RACY_NS <= f[3]:
+            return f[2], st
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        try:
+            fst = os.fstat(fd)
+            if (fst.st_dev, fst.st_ino, fst.st_size) != (st.st_dev, st.st_ino, st.st_size) or not stat.S_ISREG(fst.st_mode):
                 return None
-            if len(raw) != size or content_digest(raw) != digest:
-                return None
-            if st.st_mtime_ns != mtime_ns:  # touched but same content: refresh the stat
-                self.entries[self._key(path)] = (size, st.st_mtime_ns, digest, seen_ns, result, entry_tree)
-                self.dirty = True
+            raw = b""
+            while len(raw) <= st.st_size:
+                b = os.read(fd, st.st_size + 1 - len(raw))
+                if not b:
+                    break
+                raw += b
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if len(raw) != st.st_size:
+            return None
+        digest = content_digest(raw)
+        if f is None or f[:3] != [st.st_size, st.st_mtime_ns, digest]:
+            self.files[ap] = [st.st_size, st.st_mtime_ns, digest, read_ns]
+            self.dirty = True
+        return digest, st
+
+    def get(self, path: str, tree: Optional[str] = None, opts: Optional[Options] = None) -> Optional[FileResult]:
+        """The stored result for ``path`` if one matches its content and its settings
+        (``opts``, the file's own Options; default: the run's), and, for a result that
+        depends on other files, the tree fingerprint ``tree`` and the files it read; else
+        None."""
+        if self.disabled:
+            return None
+        ap = os.path.abspath(path)
+        got = self._digest(path, ap)
+        if got is None:
+            return None
+        digest, st = got
+        name = os.path.basename(path)
+        sk = self._settings(opts)
+        e = self.results.get(self._result_key(digest, name, None, sk)) or self.results.get(self._result_key(digest, name, ap, sk))
+        if e is None:
+            return None
+        r = result_from_dict(e["r"], path)
+        if r.tree_dependent and e["tree"] != tree:
+            return None
+        from .engine import _stat
+
+        if any(_stat(d) != (dsize, dmtime) for d, dsize, dmtime in r.deps):
+            return None
+        if e["name"] is not None:
+            from .gitdiff import diff_path
+
+            if diff_path(path) != e["name"]:
+                return None  # its diff names the file otherwise (another current directory)
+        r.digest, r.size, r.mtime_ns = digest, st.st_size, st.st_mtime_ns
+        if e["used"] != self._now:
+            e["used"] = self._now
+            self.dirty = True
         self.hits += 1
-        return result
+        return r
 
-    def put(self, r: FileResult, seen_ns: int, tree: Optional[str] = None) -> None:
-        if not r.cacheable or not r.digest:
+    def put(self, r: FileResult, seen_ns: int, tree: Optional[str] = None, opts: Optional[Options] = None) -> None:
+        if self.disabled or not r.cacheable or not r.digest:
             return
-        k = self._key(r.path)
-        entry_tree = tree if r.tree_dependent else None
-        old = self.entries.get(k)
-        if old is not None and old[:3] == (r.size, r.mtime_ns, r.digest) and old[5] == entry_tree and old[4].deps == r.deps:
-            return
-        self.entries[k] = (r.size, r.mtime_ns, r.digest, seen_ns, r, entry_tree)
-        self.dirty = True
+        ap = os.path.abspath(r.path)
+        entry = [r.size, r.mtime_ns, r.digest, seen_ns]
+        if self.files.get(ap) != entry:
+            self.files[ap] = entry
+            self.dirty = True
+        dependent = r.tree_dependent or bool(r.deps)
+        key = self._result_key(r.digest, os.path.basename(r.path), ap if dependent else None, self._settings(opts))
+        name = None
+        if r.diff or r.suggestions:
+            from .gitdiff import diff_path
 
+            name = diff_path(r.path)
+        e = {"d": r.digest, "used": self._now, "tree": tree if r.tree_dependent else None, "name": name, "r": result_to_dict(r)}
+        if self.results.get(key) != e:
+            self.results[key] = e
+            self.dirty = True
+
+    # ----------------------------------------------------------------- saving
+    def _prune(self) -> None:
+        month = 30 * 86400 * 10**9
+        now_ns = time.time_ns()
+        self.files = {k: v for k, v in self.files.items() if now_ns - v[3] < month and os.path.exists(k)}
+        live = {v[2] for v in self.files.values()}
+        keep_after = self._now - KEEP_DAYS * 86400
+        self.results = {k: e for k, e in self.results.items() if e["d"] in live or e["used"] >= keep_after}
+        if len(self.results) > MAX_RESULTS:
+            newest = sorted(self.results.items(), key=lambda kv: kv[1]["used"], reverse=True)[:MAX_RESULTS]
+            self.results = dict(newest)
 
     def save(self) -> None:
-        if not self.dirty:
+        if self.disabled or not self.dirty:
             return
-        # forget files that no longer exist (one stat each, only when something changed)
-        self.entries = {k: v for k, v in self.entries.items() if os.path.exists(k)}
+        from .sourcefile import remove_stale_temp_files
+
+        self._prune()
+        data = {
+            "format": FORMAT, "version": VERSION, "tool": self.tool, "written_ns": time.time_ns(),
+            "files": self.files, "results": self.results,
+        }
         try:
             os.makedirs(self.dir, exist_ok=True)
             ignore = os.path.join(self.dir, ".gitignore")
-            if not os.path.exists(ignore):
-                with open(ignore, "w") as f:
-                    f.write("# created by torchmend: this directory is a cache\n*\n")
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.dir)
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump({"format": FORMAT, "written_ns": time.time_ns(), "entries": self.entries}, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.file)
+            if not os.path.lexists(ignore):
+                try:
+                    _write_new(self.dir, ".gitignore", MARKER + b"*\n")
+                except FileExistsError:
+                    pass
+            remove_stale_temp_files(self.dir)
+            _write_new(self.dir, CACHE_FILE, json.dumps(data, separators=(",", ":")).encode("utf-8", "surrogateescape"), replace=True)
+            for n in os.listdir(self.dir):
+                if n.endswith(_LEGACY) and len(n) == 24 + len(".pickle"):
+                    try:
+                        os.unlink(os.path.join(self.dir, n))
+                    except OSError:
+                        pass
             self.dirty = False
         except OSError:
             pass  # a read-only tree: run without a cache
+
+
+def _write_new(d: str, name: str, data: bytes, replace: bool = False) -> None:
+    """Write ``d/name`` through a temporary file (never through a link)."""
+    from .sourcefile import _tmp_name
+
+    tmp = os.path.join(d, _tmp_name())
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        if replace:
+            os.replace(tmp, os.path.join(d, name))
+        else:
+            os.link(tmp, os.path.join(d, name)) if hasattr(os, "link") else os.rename(tmp, os.path.join(d, name))
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def tree_fingerprint(files: list[str]) -> str:
@@ -174,7 +512,56 @@ def tree_fingerprint(files: list[str]) -> str:
     for p in sorted(files):
         try:
             st = os.stat(p)
-            h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
         except OSError:
-            h.update(f"{p}\0-\n".encode())
+            h.update(f"{p}\0-\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- clean
+def clean(start: str = ".", cache_dir: Optional[str] = None) -> list[str]:
+    """``torchmend clean``: remove ``.torchmend_cache`` directories in the project root,
+    in ``start`` and below it (like ``ruff clean``), or ``cache_dir``; and torchmend's
+    stale temporary files in the directories walked.  Returns what was removed.  A
+    symbolic link named like the cache is removed itself, never followed."""
+    import shutil
+
+    from .sourcefile import remove_stale_temp_files
+
+    targets = [cache_dir] if cache_dir else [os.path.join(project_root(start), CACHE_DIRNAME)]
+    if not cache_dir:
+        skip = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "site-packages", "__pycache__"}
+        for d, dirs, names in os.walk(start):
+            if CACHE_DIRNAME in dirs:
+                targets.append(os.path.join(d, CACHE_DIRNAME))
+            dirs[:] = [x for x in dirs if x not in skip and x != CACHE_DIRNAME]
+            remove_stale_temp_files(d)
+    removed = []
+    seen = set()
+    for t in targets:
+        real = os.path.abspath(t)
+        if real in seen or not os.path.lexists(t):
+            continue
+        seen.add(real)
+        if os.path.islink(t):
+            os.unlink(t)
+        elif os.path.isdir(t):
+            if not _is_ours(t):
+                raise CleanError(f"{t}: not a torchmend cache (no {os.path.join(t, '.gitignore')} written by torchmend), left alone")
+            shutil.rmtree(t)
+        else:
+            continue
+        removed.append(t)
+    return removed
+
+
+class CleanError(Exception):
+    pass
+
+
+def _is_ours(d: str) -> bool:
+    try:
+        with open(os.path.join(d, ".gitignore"), "rb") as f:
+            return f.read(len(MARKER)) == MARKER
+    except OSError:
+        return False

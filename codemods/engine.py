@@ -18,10 +18,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
+from . import suppression
 from .gitdiff import unified_diff
 from .project import NeedsProject, Project
 from .rule import Context, Finding, Fix, Rule, Safety
-from .sourcefile import Skipped, Source, SourceError, atomic_write, decode_source, read_source
+from .sourcefile import Skipped, Source, SourceError, decode_source, read_source, syntax_error
 
 MAX_PASSES = 6
 
@@ -41,6 +42,7 @@ class Options:
     shortcuts: bool = True
     # files shorter than this are parsed whole (the tests set 0 to cut every file)
     lazy_min_chars: int = 2000
+    fix_edits: bool = False  # also a Suggestion (the diff of that fix alone) for every fixable finding
 
 
 @dataclass
@@ -70,6 +72,7 @@ class FileResult:
     cacheable: bool = False
     tree_dependent: bool = False  # a rule consulted the whole tree (see torchmend.cache)
     deps: tuple = ()  # (path, size, mtime_ns) of other files a rule read
+    warnings: list = field(default_factory=list)  # (line, message): suppression comments naming no rule
 
     @property
     def changed(self) -> bool:
@@ -100,12 +103,6 @@ def rules_for(select: frozenset[str]) -> list[Rule]:
     return rules
 
 
-def _suppressed(findings: list[Finding], text: str) -> list[Finding]:
-    from .suppression import filter_findings
-
-    return filter_findings(findings, text)
-
-
 # How far a file went (FileResult.stage): no rule's text gate matched; analysed on the
 # stdlib ast; LibCST parsed too (a fix was built).
 STAGE_PREFILTER, STAGE_AST, STAGE_PARSED = "prefilter", "ast", "parsed"
@@ -116,17 +113,12 @@ def select_rules(text: str, rules: Iterable[Rule]) -> list[Rule]:
     return [r for r in rules if r.may_match(text)]
 
 
-def _syntax_error(e: SyntaxError) -> SourceError:
-    msg = (e.msg or "invalid syntax").splitlines()[0]
-    where = f"{e.lineno}:{(e.offset or 1)}" if e.lineno else "?"
-    return SourceError(f"syntax error at {where}: {msg}")
-
-
 def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None = None, trace: dict | None = None,
-            shortcuts: bool = True, options: Options | None = None):
+            shortcuts: bool = True, options: Options | None = None, tail: str = ""):
     """Run every rule whose gate lets ``text`` through on one shared semantic model;
     returns ``(ctx, findings)``, ``(None, [])`` when no rule applies.  Without
-    ``shortcuts`` every rule runs and the file is parsed whole."""
+    ``shortcuts`` every rule runs and the file is parsed whole.  ``tail``: the trailing
+    comment lines held back from ``text`` (sourcefile), read for suppression comments."""
     active = select_rules(text, rules) if shortcuts else list(rules)
     lazy = shortcuts
     if trace is not None:
@@ -150,16 +142,31 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
             if not lazy:
                 raise
             lazy = False  # a cut was wrong (or the file is invalid): parse it whole
-        except SyntaxError as e:
-            raise _syntax_error(e) from None
-        except (RecursionError, MemoryError):
-            raise SourceError("too deeply nested to analyse (Python's own parser gives up on it)") from None
-    findings = _suppressed(findings, text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+            # the stdlib parser refused it (or a rule's recursion did): say why
+            msg = syntax_error(text, path)
+            if msg is None and isinstance(e, (RecursionError, MemoryError)):
+                msg = "too deeply nested to analyse (recursion limit reached)"
+            if msg is None:
+                raise
+            raise SourceError(msg) from None
+    findings = suppression.filter(findings, text + tail if tail else text)
     findings.sort(key=Finding.sort_key)
     return ctx, findings
 
 
 # --------------------------------------------------------------------------- fixes
+def _one_per_fix(findings: list[Finding]) -> list[Finding]:
+    """The first finding of each distinct Fix object, in order."""
+    seen: set[int] = set()
+    out = []
+    for f in findings:
+        if id(f.fix) not in seen:
+            seen.add(id(f.fix))
+            out.append(f)
+    return out
+
+
 def _eligible(f: Finding, unsafe: bool) -> bool:
     return f.fix is not None and (f.fix.safety is Safety.SAFE or unsafe)
 
@@ -327,19 +334,20 @@ class FixError(SourceError):
         self.findings = findings
 
 
-def fix_text(path: str, text: str, opts: Options, project: Project | None = None, trace: dict | None = None):
+def fix_text(path: str, text: str, opts: Options, project: Project | None = None, trace: dict | None = None,
+             tail: str = ""):
     """Run the rules and apply eligible fixes to a fixpoint.
 
     Returns ``(findings, new_text, applied, ctx)``; raises :class:`FixError` (with the
     findings) when the fixes cannot be made, do not converge or produce invalid Python.
     """
     rules = rules_for(opts.select)
-    ctx, findings = analyse(path, text, rules, project, trace, opts.shortcuts, opts)
+    ctx, findings = analyse(path, text, rules, project, trace, opts.shortcuts, opts, tail)
     applied: Counter = Counter()
     if not opts.fix or ctx is None:
         return findings, text, applied, ctx
     try:
-        current = _fixpoint(path, text, findings, rules, project, trace, opts, applied)
+        current = _fixpoint(path, text, findings, rules, project, trace, opts, applied, tail)
     except FixError:
         raise
     except SourceError as e:
@@ -351,7 +359,7 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
     return findings, current, applied, ctx
 
 
-def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applied: Counter) -> str:
+def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applied: Counter, tail: str = "") -> str:
     current, cur_findings = text, findings
     for _ in range(MAX_PASSES):
         fixes = [f for f in cur_findings if _eligible(f, opts.unsafe_fixes)]
@@ -360,10 +368,13 @@ def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applie
         if trace is not None:
             trace["stage"] = STAGE_PARSED
         view = _view(current)
-        built = [_build(view, f.fix) for f in fixes]
+        # one Fix may be shared by several findings (a follow-on edit reported at its own
+        # line): built and counted once
+        unique = _one_per_fix(fixes)
+        built = [_build(view, f.fix) for f in unique]
         chosen = _choose(built)
         chosen_ids = {id(b.fix) for b in chosen}
-        for f in fixes:
+        for f in unique:
             if id(f.fix) in chosen_ids:
                 applied[f.code] += 1
         new = apply_fixes(view, chosen)
@@ -374,7 +385,7 @@ def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applie
         if new == current:
             raise SourceError(f"internal error: fix by {', '.join(sorted(applied))} changed nothing; nothing written")
         current = new
-        _, cur_findings = analyse(path, current, rules, project, None, opts.shortcuts, opts)
+        _, cur_findings = analyse(path, current, rules, project, None, opts.shortcuts, opts, tail)
     else:
         raise SourceError(
             f"internal error: fixes did not converge after {MAX_PASSES} passes (not idempotent); nothing written"
@@ -386,7 +397,7 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     res = FileResult(path=src.path)
     trace = {} if trace is None else trace
     try:
-        findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace)
+        findings, new_text, applied, ctx = fix_text(src.path, src.text, opts, project, trace, src.hold)
     except FixError as e:  # findings without their fixes: reported, nothing written
         res.error = str(e)
         res.findings = e.findings
@@ -399,11 +410,14 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     res.parsed = ctx is not None
     res.findings = findings
     res.applied = applied
+    res.warnings = suppression.comment_warnings(src.text + src.hold)
     new_raw = src.encode(new_text) if new_text != src.text else None
     suggestions = []
-    if opts.fix and ctx is not None:
-        # fixes not applied (unsafe ones) are shown as suggested diffs, each on its own
-        pending = [f for f in findings if f.fix is not None and not f.applied]
+    if (opts.fix or opts.fix_edits) and ctx is not None:
+        # fixes not applied (unsafe ones) are shown as suggested diffs, each on its own;
+        # with ``fix_edits`` every fix (for output formats that carry the edit)
+        pending = [f for f in findings if f.fix is not None and (not f.applied or opts.fix_edits)]
+        pending = _one_per_fix(pending)  # a Fix shared by several findings: one suggested diff
         if pending:
             res.stage = STAGE_PARSED
             try:
@@ -418,15 +432,17 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     if new_raw is not None:
         res.diff = unified_diff(src.raw, new_raw, src.path, src.mode)
         if opts.write:
-            atomic_write(src.path, new_raw, expect=src.raw)
+            src.write(new_raw)
             res.written = True
     res.suggestions = suggestions
     return res
 
 
 # errors that depend only on the file's bytes (and the options): safe to cache
-_CONTENT_ERRORS = ("syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested",
-                   "the fix cannot be encoded", "LibCST cannot parse")
+_CONTENT_ERRORS = (
+    "syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested",
+    "the fix cannot be encoded", "encoding declaration", "UTF-16 or UTF-32", "LibCST cannot parse",
+)
 
 
 def content_digest(raw: bytes) -> str:
@@ -448,39 +464,30 @@ def _stat(path: str) -> tuple[int, int]:
 def process_file(path: str, opts: Options, project: Project | None = None) -> FileResult:
     """Process one file; never raises.  The result says what was read (size, mtime,
     content digest) and whether it may be cached (it depends on the content only)."""
-    import os
+    from .errors import describe
 
     if project is None:
         project = Project(roots=opts.roots)
     project.used = False
     project.deps = set()
-    raw = None
+    raw = st = None  # what was read, and its fstat (set even for decode errors)
     trace: dict = {}
-    st = None
     try:
-        st = os.stat(path)
         src = read_source(path, opts.max_bytes)
-        raw = src.raw
+        raw, st = src.raw, src.st
         res = process_source(src, opts, project, trace).stripped()
     except NeedsProject:
         res = FileResult(path=path, needs_project=True)
     except SourceError as e:
         res = FileResult(path=path, error=str(e))
+        raw, st = (e.raw, e.st) if raw is None else (raw, st)
     except Skipped as e:
         res = FileResult(path=path, skipped=str(e))
-    except RecursionError:
-        res = FileResult(path=path, error="internal error: recursion limit (deeply nested code)")
-    except Exception as e:  # a rule bug must not abort the batch
-        res = FileResult(path=path, error=f"internal error: {type(e).__name__}: {e}".splitlines()[0])
-    res.stage = res.stage or trace.get("stage", "")
-    if raw is None and st is not None:  # read_source raises before returning for decode errors: read again
-        try:
-            st = os.stat(path)
-            with open(path, "rb") as f:
-                raw = f.read(opts.max_bytes + 1)
-        except OSError:
-            raw = None
-    if raw is not None and st is not None and len(raw) == st.st_size and not res.needs_project:
+        raw, st = getattr(e, "raw", None), getattr(e, "st", None)
+    except Exception as e:  # a rule bug must not abort the batch; RecursionError, MemoryError, OSError named
+        res = FileResult(path=path, error=describe(e))
+    res.stage = trace.get("stage", "")
+    if raw is not None and st is not None and len(raw) == st.st_size and not res.needs_project:  # not changing under our feet
         res.digest, res.size, res.mtime_ns = content_digest(raw), st.st_size, st.st_mtime_ns
         res.cacheable = not res.written and (res.error is None or res.error.startswith(_CONTENT_ERRORS))
         # a rule looked at other files: the result holds only while the tree is unchanged

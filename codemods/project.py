@@ -175,6 +175,20 @@ def _record(idx: dict, real: str, path: str, mod: Optional[str], names: list[str
             idx.setdefault(f"{mod}.{n}", {}).setdefault(real, set()).add("*")
 
 
+def _namespace_names(real: str, depth: int = 3) -> list[str]:
+    """``a.b.train`` and ``b.train`` for ``.../a/b/train.py`` (directories that are
+    identifiers, up to ``depth`` of them)."""
+    stem = os.path.splitext(os.path.basename(real))[0]
+    parts = os.path.dirname(real).split(os.sep)
+    out = []
+    for k in range(1, depth + 1):
+        dirs = parts[len(parts) - k:] if k <= len(parts) else []
+        if len(dirs) < k or not all(d.isidentifier() for d in dirs):
+            break
+        out.append(".".join([*dirs, stem]))
+    return out
+
+
 class Project:
     """The project facts of one run.  ``index`` is the :class:`ImportIndex` or None (a
     worker process: asking raises :class:`NeedsProject`; ``standalone``: a single text
@@ -195,40 +209,58 @@ class Project:
     def package_of(self, path: str) -> Optional[str]:
         return package_of(path) if path and os.path.isfile(path) else None
 
-    def is_imported(self, path: str, name: Optional[str] = None) -> bool:
+    def is_imported(self, path: str, name: Optional[str] = None, *, namespace: bool = False) -> bool:
         """Does another file of the tree import the module at ``path`` (and, when
-        ``name`` is given, possibly that name from it)?  A script outside any package
-        can only be imported by its neighbours (its directory is ``sys.path[0]``): those
-        are read here; a module of a package needs the tree's index."""
+        ``name`` is given, possibly that name from it)?  Any file can be imported by its
+        bare name from a neighbour (a script run from that directory has it as
+        ``sys.path[0]``): the neighbours are read here.  A module of a package is also
+        imported by its dotted name from anywhere: that needs the tree's index.  With
+        ``namespace``, a script outside any package is also looked up by the dotted
+        names its directories give it as a namespace package (``tools/train.py`` as
+        ``tools.train``, from a file of the tree with the directory above on its path):
+        that needs the index too."""
         if self.standalone or not path or not os.path.isfile(path):
             return False
         mod, pkg = module_name(path)
+        stem = os.path.splitext(os.path.basename(path))[0]
         real = os.path.realpath(path)
         here = os.path.dirname(real)
-        if pkg is None:
-            index = self._neighbours.get(here)
-            if index is None:
-                try:
-                    names_here = sorted(os.listdir(here))
-                except OSError:
-                    names_here = []
-                index = self._neighbours[here] = ImportIndex(
-                    [os.path.join(here, n) for n in names_here if n.endswith(".py")]
-                )
-            self.deps.update(f for f in index.files if f != real)  # (its own content is checked anyway)
-        else:
+        index = self._neighbour_index(here)
+        self.deps.update(f for f in index.files if f != real)  # (its own content is checked anyway)
+        checks = [(index, stem, True)] if stem != "__init__" else []
+        dotted = [mod] if pkg is not None else (_namespace_names(real) if namespace else [])
+        if dotted:
             if self.index is None:
                 raise NeedsProject()
             self.used = True
-            index = self.index
-        for importer, names in index.importers(mod).items():
-            if importer == real:
-                continue
-            if pkg is None and os.path.dirname(importer) != here:
-                continue  # a bare module name resolves next to the importer only
-            if name is None or "*" in names or name in names:
-                return True
+            checks += [(self.index, d, False) for d in dotted]
+        for idx, module, here_only in checks:
+            for importer, names in idx.importers(module).items():
+                if importer == real:
+                    continue
+                if here_only and os.path.dirname(importer) != here:
+                    continue  # a bare module name resolves next to the importer only
+                if name is None or "*" in names or name in names:
+                    return True
         return False
+
+    def _neighbour_index(self, here: str) -> ImportIndex:
+        index = self._neighbours.get(here)
+        if index is None:
+            try:
+                names_here = sorted(os.listdir(here))
+            except OSError:
+                names_here = []
+            index = self._neighbours[here] = ImportIndex([os.path.join(here, n) for n in names_here if n.endswith(".py")])
+        return index
+
+    def neighbour_files(self, path: str) -> list[str]:
+        """The other ``.py`` files of ``path``'s directory (none for a text with no tree
+        around it); each one read later through ``model_for`` is a dependency."""
+        if self.standalone or not path or not os.path.isfile(path):
+            return []
+        real = os.path.realpath(path)
+        return [f for f in self._neighbour_index(os.path.dirname(real)).files if os.path.realpath(f) != real]
 
     def module_file(self, dotted: str, importer: str) -> Optional[str]:
         """The file ``import dotted`` reaches from ``importer``: a module next to it, or

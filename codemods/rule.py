@@ -87,7 +87,7 @@ class Finding:
     path: str = ""
     applied: bool = False  # set by the engine: the fix is in the output
     safety: Optional[Safety] = None  # the fix's class, kept when the fix itself is dropped
-    end_line: int = 0
+    end_line: int = 0  # where the flagged node ends (0: unknown); end_col 1-based, exclusive
     end_col: int = 0
     stmt_lines: tuple[int, int] = (0, 0)  # first and last line of the flagged statement
 

@@ -1,23 +1,45 @@
-"""Running the engine over many files: discovery, chunked parallel work, sorted results.
+"""Running the engine over many files: discovery, isolated parallel work, sorted results.
 
-Workers receive small chunks of paths (never the whole file list) plus the options, and
-send back results without syntax trees.  Any ``concurrent.futures.Executor`` will do:
-the default is a process pool over all cores; ``--executor dask://HOST:PORT`` uses a
-dask.distributed cluster (optional extra).
+Every file is analysed in a worker process, never in the process that holds the batch
+(``--jobs 1`` included): a crash of LibCST's native parser (a segfault on thousands of
+nested brackets), a blown recursion limit or a file that takes longer than the time
+budget becomes that file's one-line error (``path: error: parser crashed (signal 11,
+SIGSEGV) ...``), the worker is replaced and the batch goes on.
+
+* Workers receive small chunks of paths (never the whole file list) plus the options and
+  send back one result per file, without syntax trees, so the parent always knows which
+  file a worker was on when it died or ran out of time.
+* Ctrl-C: workers ignore SIGINT; the parent kills them (SIGKILL, so within a second, and
+  a write is an atomic rename, so no file is half written), removes the temporary files
+  they may have left and raises KeyboardInterrupt (the command line exits 130).
+* When the parent dies (``kill -9``) its workers die with it (Linux: the parent-death
+  signal, ``prctl(PR_SET_PDEATHSIG)``; elsewhere: they check their parent before each
+  file and stop when the pipe to it closes), before writing anything more.
+* Temporary files of a killed run (``.torchmend-<host>-<pid>-<random>.tmp``, whose
+  process is gone) are removed from the directories of the files the next run processes.
+
+Any ``concurrent.futures.Executor`` will do instead of the local workers:
+``--executor dask://HOST:PORT`` uses a dask.distributed cluster (optional extra); a chunk
+that fails there is retried file by file and a file that fails alone gets its error.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import Executor, as_completed
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+from dataclasses import astuple, dataclass, field
+from typing import Callable, Iterable, Optional
 
 from .discovery import discover
-from .engine import STAGE_AST, STAGE_PARSED, STAGE_PREFILTER, FileResult, Options, process_file
+from .engine import STAGE_AST, STAGE_PARSED, STAGE_PREFILTER, FileResult, Options, content_digest, process_file
 from .project import ImportIndex, Project
+
+FILE_TIMEOUT = 120.0  # seconds one file may take in a worker (parse, rules, fixes)
+WORKER_STACK = 256 * 1024 * 1024  # the analysis thread's stack: deep (not pathological) nesting parses
+WORKER_RECURSION_LIMIT = 12_000
 
 
 @dataclass
@@ -26,10 +48,12 @@ class RunResult:
     discovery_errors: list[tuple[str, str]] = field(default_factory=list)
     elapsed: float = 0.0
     cached: int = 0  # results taken from the cache (files not read again)
+    cached_paths: set = field(default_factory=set)
 
     def stats(self) -> dict:
-        """Counts for the summary line: how far each file went."""
-        st = Counter(r.stage for r in self.results)
+        """Counts for the summary line: how far each file went in this run (results from
+        the cache are counted as such, not as the stages they went through once)."""
+        st = Counter(r.stage for r in self.results if r.path not in self.cached_paths)
         return {
             "scanned": len(self.results),
             "cached": self.cached,
@@ -65,10 +89,35 @@ class RunResult:
         return b"".join(r.diff for r in self.results)
 
 
-def process_chunk(paths: list[str], opts: Options) -> list[FileResult]:
+# --------------------------------------------------------------------------- one file
+def _inside(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def allowed_roots(paths: list[str]) -> tuple[str, ...]:
+    """Where a symbolic link may point for its target to be read and rewritten: the given
+    directories, the directories of the given files, and the current directory (real
+    paths).  A link to anything else is skipped, as Black skips a link that points outside
+    its root: the file it points to is not part of what was asked."""
+    out = {os.path.realpath(".")}
+    for p in paths:
+        out.add(os.path.realpath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p))))
+    return tuple(sorted(out))
+
+
+def process_one(path: str, opts: Options, project: Optional[Project] = None, allowed: Optional[tuple[str, ...]] = None) -> FileResult:
+    """``engine.process_file`` behind the batch's own checks (a link out of ``allowed``)."""
+    if allowed is not None and os.path.islink(path):
+        real = os.path.realpath(path)
+        if not _inside(real, allowed):
+            return FileResult(path=path, error=f"symbolic link to {real}, outside the given paths and the current directory: skipped")
+    return process_file(path, opts, project)
+
+
+def process_chunk(paths: list[str], opts: Options, allowed: Optional[tuple[str, ...]] = None) -> list[FileResult]:
     """Process files in a worker: without the import index (see project.py)."""
     project = Project(roots=opts.roots)
-    return [process_file(p, opts, project) for p in paths]
+    return [process_one(p, opts, project, allowed) for p in paths]
 
 
 def _chunks(files: list[str], jobs: int) -> list[list[str]]:
@@ -76,6 +125,213 @@ def _chunks(files: list[str], jobs: int) -> list[list[str]]:
     return [files[i : i + size] for i in range(0, len(files), size)]
 
 
+# --------------------------------------------------------------------------- workers
+def _die_with_parent(parent_pid: int) -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except Exception:  # no prctl: the per-file check and the pipe still stop us
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
+
+
+def _worker_main(conn, opts: Options, allowed, parent_pid: int, project=None) -> None:
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _die_with_parent(parent_pid)
+    from .errors import debug
+
+    if not debug():  # a crash is reported by the parent, in one line (a forked pytest has it on)
+        import faulthandler
+
+        faulthandler.disable()
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), WORKER_RECURSION_LIMIT))
+    try:
+        threading.stack_size(WORKER_STACK)
+    except (ValueError, RuntimeError):
+        pass
+    t = threading.Thread(target=_serve, args=(conn, opts, allowed, parent_pid, project), name="torchmend-worker")
+    t.start()
+    t.join()
+    os._exit(0)
+
+
+def _serve(conn, opts: Options, allowed, parent_pid: int, project=None) -> None:
+    project = project if project is not None else Project(roots=opts.roots)
+    while True:
+        try:
+            chunk = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            os._exit(1)
+        if chunk is None:
+            return
+        for path in chunk:
+            if os.getppid() != parent_pid:
+                os._exit(1)
+            r = process_one(path, opts, project, allowed)
+            try:
+                conn.send(r)
+            except (OSError, EOFError):
+                os._exit(1)
+
+
+class _Worker:
+    def __init__(self, mp, opts: Options, allowed, project=None):
+        self.conn, child = mp.Pipe()
+        self.proc = mp.Process(target=_worker_main, args=(child, opts, allowed, os.getpid(), project), daemon=True)
+        self.proc.start()
+        child.close()
+        self.chunk: Optional[list[str]] = None
+        self.i = 0
+        self.t = time.monotonic()
+
+    @property
+    def current(self) -> Optional[str]:
+        return self.chunk[self.i] if self.chunk is not None and self.i < len(self.chunk) else None
+
+    def assign(self, chunk: list[str]) -> None:
+        self.chunk, self.i, self.t = chunk, 0, time.monotonic()
+        self.conn.send(chunk)
+
+    def kill(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+    def cleanup(self) -> None:
+        """Remove temporary files this (dead, reaped) worker may have left beside the
+        file it was on."""
+        from .sourcefile import remove_stale_temp_files
+
+        if self.current is not None:
+            remove_stale_temp_files(os.path.dirname(os.path.realpath(self.current)))
+
+
+def _mp_context():
+    import multiprocessing as mp
+
+    # fork: workers start at once with the parent's state (rules, options); elsewhere spawn
+    return mp.get_context("fork" if "fork" in mp.get_all_start_methods() and sys.platform != "darwin" else "spawn")
+
+
+def _crash_result(path: str, msg: str, opts: Options, deterministic: bool) -> FileResult:
+    """The error result for a file whose worker died or ran out of time; a crash that
+    depends on the content only (a signal from the parser) may be cached like a syntax
+    error, keyed on the bytes as they are now."""
+    r = FileResult(path=path, error=msg)
+    if deterministic:
+        from .sourcefile import SourceError, Skipped, read_source
+
+        try:
+            src = read_source(path, opts.max_bytes)
+        except (SourceError, Skipped):
+            return r
+        r.digest, r.size, r.mtime_ns, r.cacheable = content_digest(src.raw), src.st.st_size, src.st.st_mtime_ns, True
+    return r
+
+
+def run_isolated(
+    todo: list[str],
+    opts: Options,
+    jobs: int,
+    take: Callable[[list[FileResult]], None],
+    allowed: Optional[tuple[str, ...]] = None,
+    timeout: Optional[float] = FILE_TIMEOUT,
+    project=None,
+) -> None:
+    """Process ``todo`` in ``jobs`` worker processes, each result passed to ``take`` as it
+    comes; a file whose worker dies or overruns ``timeout`` gets an error result.
+    ``project``: the Project the workers use (default: a fresh one per worker for
+    ``opts.roots``); forked workers inherit it as it is, e.g. with an index built here."""
+    import signal
+    from multiprocessing.connection import wait
+
+    from .errors import crashed
+
+    if not todo:
+        return
+    mp = _mp_context()
+    queue = deque(_chunks(todo, jobs))
+    workers = [_Worker(mp, opts, allowed, project) for _ in range(min(jobs, len(queue)))]
+
+    def replace(w: _Worker, result: FileResult) -> None:
+        """``w`` is dead (reaped): report its file, give back the rest of its chunk."""
+        w.cleanup()
+        take([result])
+        rest = w.chunk[w.i + 1:] if w.chunk is not None else []
+        if rest:
+            queue.appendleft(rest)
+        workers.remove(w)
+        if queue:
+            workers.append(_Worker(mp, opts, allowed, project))
+
+    try:
+        while True:
+            for w in workers:
+                if w.chunk is None and queue:
+                    w.assign(queue.popleft())
+            busy = [w for w in workers if w.chunk is not None]
+            if not busy:
+                break
+            ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=0.25))
+            now = time.monotonic()
+            for w in busy:
+                dead = False
+                if w.conn in ready or w.proc.sentinel in ready:
+                    try:
+                        while w.chunk is not None and w.conn.poll():
+                            r = w.conn.recv()
+                            w.i += 1
+                            w.t = now
+                            if w.i >= len(w.chunk):
+                                w.chunk = None
+                            take([r])
+                    except (EOFError, OSError):
+                        dead = True
+                    dead = dead or (w.proc.sentinel in ready and not w.proc.is_alive())
+                if dead:
+                    w.proc.join(timeout=1)  # its own exit status, not our kill's
+                    w.kill()
+                    path = w.current
+                    if path is None:  # died between chunks: nothing lost
+                        workers.remove(w)
+                        if queue:
+                            workers.append(_Worker(mp, opts, allowed, project))
+                        continue
+                    code = w.proc.exitcode
+                    det = code is not None and code < 0 and -code in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE)
+                    replace(w, _crash_result(path, crashed(code), opts, det))
+                elif timeout is not None and w.chunk is not None and now - w.t > timeout:
+                    path = w.current
+                    w.kill()
+                    replace(w, FileResult(path=path, error=f"analysis stopped: over the {timeout:g} s time budget for one file, skipped"))
+    finally:
+        for w in workers:
+            if w.chunk is None and w.proc.is_alive():
+                try:
+                    w.conn.send(None)
+                except OSError:
+                    pass
+        for w in workers:
+            if w.chunk is not None:  # interrupted (Ctrl-C) or an error in the parent
+                w.kill()
+                w.cleanup()
+            else:
+                w.proc.join(timeout=2)
+                if w.proc.is_alive():
+                    w.kill()
+                w.conn.close()
+
+
+# --------------------------------------------------------------------------- executors
 def make_executor(spec: str) -> Executor:
     """An executor from a command-line spec: ``dask://HOST:PORT`` (or ``tcp://...``) is
     a dask.distributed scheduler (``pip install torchmend[dask]``).  The workers must see
@@ -94,6 +350,28 @@ def make_executor(spec: str) -> Executor:
     raise ValueError(f"unknown executor {spec!r} (expected dask://HOST:PORT)")
 
 
+def _run_on_executor(executor: Executor, todo: list[str], opts: Options, jobs: int, take, allowed) -> None:
+    futures = {executor.submit(process_chunk, c, opts, allowed): c for c in _chunks(todo, jobs)}
+    try:
+        for fut in as_completed(futures):
+            try:
+                take(fut.result())
+                continue
+            except Exception:  # the chunk failed on the cluster (a worker died): file by file
+                pass
+            for p in futures[fut]:
+                try:
+                    take(executor.submit(process_chunk, [p], opts, allowed).result())
+                except Exception as e:
+                    msg = f"{type(e).__name__}: {e}".splitlines()[0]
+                    take([FileResult(path=p, error=f"the executor failed on this file ({msg}), skipped")])
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        raise
+
+
+# --------------------------------------------------------------------------- run
 def run(
     paths: list[str],
     opts: Options,
@@ -105,6 +383,9 @@ def run(
     progress: Optional[Callable[[int, int], None]] = None,
     cache=None,
     only: Optional[set[str]] = None,
+    options_for: Optional[Callable[[str], Options]] = None,
+    isolate: bool = True,
+    timeout: Optional[float] = FILE_TIMEOUT,
 ) -> RunResult:
     """Run the engine over ``paths`` (or exactly ``files``).
 
@@ -112,7 +393,14 @@ def run(
     new cacheable results are stored (the caller saves it).  ``only``: real paths to keep
     of the discovered files (``--changed-since``).  Work is sent in chunks of paths and
     results are taken as they complete; the output is sorted by path whatever the order
-    of completion, so it does not depend on ``jobs`` or the executor.
+    of completion, so it does not depend on ``jobs`` or the executor.  ``isolate=False``
+    runs in this process (library use and tests that watch a rule from the outside; a
+    crash of the parser then takes the caller down).  ``timeout``: seconds per file.
+    KeyboardInterrupt propagates after the workers are stopped.  ``options_for(path)``:
+    each file's own Options (per-file settings); files are grouped by them and each
+    group runs with its Options (default: ``opts`` for all).  Files a rule could not
+    finish without the import index are processed once more at the end, with one index
+    for the whole tree (project.py).
     """
     t0 = time.perf_counter()
     seen_ns = time.time_ns()
@@ -129,59 +417,79 @@ def run(
     if only is not None:
         files = [p for p in files if os.path.realpath(p) in only]
     jobs = jobs or os.cpu_count() or 1
+    allowed = allowed_roots(list(paths)) if paths else None
     results: list[FileResult] = []
     todo = files
     if cache is not None:
         todo = []
         for p in files:
-            r = cache.get(p, tree)
+            r = cache.get(p, tree, None if options_for is None else options_for(p))
             # apply (write=True) re-processes every file that needs a change: the cache
             # only vouches for files with nothing to write, and only after hashing them
             if r is None or (opts.write and r.changed):
                 todo.append(p)
             else:
                 results.append(r)
+                out.cached_paths.add(p)
         out.cached = len(results)
         if progress and results:
             progress(len(results), len(files))
+    _remove_stale_temp_files(todo)
+
+    def cache_put(r: FileResult) -> None:
+        cache.put(r, seen_ns, tree, None if options_for is None else options_for(r.path))
 
     def take(batch: list[FileResult]) -> None:
         results.extend(batch)
         if cache is not None:
             for r in batch:
-                cache.put(r, seen_ns, tree)
+                cache_put(r)
         if progress:
             progress(len(results), len(files))
 
-    if executor is None and (jobs == 1 or len(todo) < 4):
-        for p in todo:
-            take(process_chunk([p], opts))
-    elif todo:
-        own = executor is None
-        if own:
-            from concurrent.futures import ProcessPoolExecutor
+    def groups(paths: list[str]):
+        by: dict = {}  # Options (as a tuple) -> (Options, files)
+        for p in paths:
+            o = opts if options_for is None else options_for(p)
+            by.setdefault(astuple(o), (o, []))[1].append(p)
+        return by.values()
 
-            executor = ProcessPoolExecutor(max_workers=jobs)
-        try:
-            futures = [executor.submit(process_chunk, c, opts) for c in _chunks(todo, jobs)]
-            for fut in as_completed(futures):
-                take(fut.result())
-        finally:
-            if own:
-                executor.shutdown()
-    # files a rule could not finish without the import index: again, here, with the
-    # index built once for the whole tree (it reads every discovered file's imports)
+    def process(paths: list[str], project: Optional[Project], sink) -> None:
+        for o, group in groups(paths):
+            if executor is not None and project is None:
+                _run_on_executor(executor, group, o, jobs, sink, allowed)
+            elif isolate:
+                run_isolated(group, o, jobs, sink, allowed, timeout, project=project)
+            else:
+                pr = project or Project(roots=o.roots)
+                for p in group:
+                    sink([process_one(p, o, pr, allowed)])
+
+    process(todo, None, take)
+    # files a rule could not finish without the import index: again, with the index of
+    # the whole tree (it reads the imports of the files that mention a module's name)
     again = [r.path for r in results if r.needs_project]
     if again:
-        index = ImportIndex(all_files)
-        project = Project(roots=opts.roots, index=index)
-        redo = {p: process_file(p, opts, project) for p in again}
-        results = [redo.get(r.path, r) if r.needs_project else r for r in results]
-        if cache is not None:
-            for p in again:
-                cache.put(redo[p], seen_ns, tree)
+        redo: dict[str, FileResult] = {}
+
+        def take_again(batch: list[FileResult]) -> None:
+            for r in batch:
+                redo[r.path] = r
+                if cache is not None:
+                    cache_put(r)
+
+        process(again, Project(roots=opts.roots, index=ImportIndex(all_files)), take_again)
+        results[:] = [redo.get(r.path, r) if r.needs_project else r for r in results]
     order = {p: i for i, p in enumerate(files)}
     results.sort(key=lambda r: order.get(r.path, len(order)))
     out.results = results
     out.elapsed = time.perf_counter() - t0
     return out
+
+
+def _remove_stale_temp_files(paths: list[str]) -> None:
+    """Temporary files a killed run left beside the files about to be processed."""
+    from .sourcefile import remove_stale_temp_files
+
+    for d in {os.path.dirname(p) for p in paths}:
+        remove_stale_temp_files(d)

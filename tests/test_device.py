@@ -548,7 +548,10 @@ def test_collate_fn_that_moves_is_left_alone():
     assert codes(f) == ["TM101"] and f[0].line > 15
 
 
-def test_unknown_callee_with_output_and_batch_part_is_left_alone():
+def test_unknown_callee_with_output_and_batch_part_is_not_rewritten():
+    # `images` certainly reaches the moved model on the CPU; `paths` goes to a callee that
+    # cannot be read together with the output: the fix moves it too (if it is a tensor)
+    # and is therefore unsafe, never applied by default
     f, out, src = run(
         """
         model = nn.Linear(4, 2).to(device)
@@ -557,7 +560,20 @@ def test_unknown_callee_with_output_and_batch_part_is_left_alone():
             save_predictions(out, paths)
         """
     )
-    assert f == [] and out == src
+    assert codes(f) == ["TM101"] and not fixable(f) and out == src
+    assert "`paths` also goes to `save_predictions()`" in f[0].message
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for images, paths in loader:
+            out = model(images)
+            save_predictions(out, paths)
+        """,
+        unsafe=True,
+    )
+    assert added(src, out) == [
+        "images, paths = images.to(device), (paths.to(device) if torch.is_tensor(paths) else paths)"
+    ]
 
 
 def test_collecting_labels_in_a_list_does_not_hide_the_bug():

@@ -1,11 +1,12 @@
 """TM401: strict load_state_dict(torch.load(...)) after the model's head was replaced."""
 
+import os
 import textwrap
 
 import pytest
 
 from torchmend.engine import Options, process_text
-from torchmend.filtered_load import HELPER
+from torchmend.rules.tm401_strict_load_after_head_change import HELPER
 from torchmend.rule import Safety
 from tests.patching import apply_patch
 
@@ -139,7 +140,7 @@ def test_helper_really_loads_matching_weights():
     import torch
     import torch.nn as nn
 
-    from torchmend.filtered_load import HELPER_SOURCE
+    from torchmend.rules.tm401_strict_load_after_head_change import HELPER_SOURCE
 
     ns = {"warnings": warnings}
     exec(HELPER_SOURCE, ns)
@@ -232,3 +233,176 @@ def test_head_and_load_in_exclusive_branches_are_silent():
     silent(HEAD + "if a:\n    model.fc = nn.Linear(512, 3)\nelif b:\n    model.load_state_dict(torch.load('resnet.pth'))\n")
     # a conditional head change before an unconditional load is still evidence
     fixed(HEAD + "if num_classes != 1000:\n    model.fc = nn.Linear(512, num_classes)\nmodel.load_state_dict(torch.load('resnet.pth'))\n")
+
+
+# ---------------------------------------------------------------------- heads changed elsewhere (issue 10)
+BACKBONE = """\
+import torch
+import torch.nn as nn
+
+
+class Backbone(nn.Module):
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        self.fc = nn.Linear(4, num_classes)
+
+"""
+
+
+def test_builder_that_replaces_the_head():
+    src = BACKBONE + "\ndef build(n):\n    net = Backbone()\n    net.fc = nn.Linear(4, n)\n    return net\n\n\nmodel = build(3)\n"
+    f, out = fixed(src + "model.load_state_dict(torch.load('resnet18_imagenet.pth'))\n")
+    assert "`build()` replaced `net.fc`" in f.message
+    assert out.endswith(f"{HELPER}(model, torch.load('resnet18_imagenet.pth'))\n")
+    # nothing says the checkpoint is pretrained: the builder's own fine-tuned weights
+    silent(src + "model.load_state_dict(torch.load(args.checkpoint))\n")
+
+
+@pytest.mark.parametrize("ctor, fires", [
+    ("Backbone(num_classes=3)", True), ("Backbone(num_classes=1000)", False), ("Backbone()", False),
+    ("Backbone(num_classes=N)", True), ("Backbone(num_classes=K)", False),
+])
+def test_constructor_class_count(ctor, fires):
+    src = BACKBONE + f"N = 7\nK = 1000\nmodel = {ctor}\nmodel.load_state_dict(torch.load('imagenet_backbone.pth'))\n"
+    if fires:
+        f, _ = fixed(src)
+        assert "was built with num_classes=" in f.message
+    else:
+        silent(src)
+
+
+def test_subclass_init_replaces_an_inherited_head():
+    src = BACKBONE + ("\nclass Mine(Backbone):\n    def __init__(self):\n        super().__init__()\n"
+                      "        self.fc = nn.Linear(4, 2)\n\n\nmodel = Mine()\n"
+                      "model.load_state_dict(torch.load('resnet_pretrained.pt'))\n")
+    f, _ = fixed(src)
+    assert "`Mine.__init__` replaced the inherited `self.fc`" in f.message
+    # a class that only defines its head is not a replacement
+    silent(BACKBONE + "\nclass Own(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.fc = nn.Linear(4, 2)\n\n\nmodel = Own()\nmodel.load_state_dict(torch.load('resnet_pretrained.pt'))\n")
+
+
+@pytest.mark.parametrize("state", [
+    "torchvision.models.resnet18(pretrained=True).state_dict()",
+    "torchvision.models.resnet18(weights=torchvision.models.ResNet18_Weights.DEFAULT).state_dict()",
+    "torchvision.models.ResNet18_Weights.IMAGENET1K_V1.get_state_dict(progress=True)",
+    "model_zoo.load_url(model_urls['resnet18'])",
+    "torch.hub.load_state_dict_from_url('https://download.pytorch.org/models/resnet18-f37072fd.pth')",
+])
+def test_pretrained_sources_however_loaded(state):
+    src = ("import torch\nimport torch.nn as nn\nimport torchvision\nimport torch.utils.model_zoo as model_zoo\n"
+           "model_urls = {'resnet18': 'https://download.pytorch.org/models/resnet18-f37072fd.pth'}\n"
+           "model = torchvision.models.resnet18(num_classes=10)\n"
+           f"model.load_state_dict({state})\n")
+    f, out = fixed(src)
+    assert "num_classes=10" in f.message
+    assert out.endswith(f"{HELPER}(model, {state})\n")
+
+
+def test_a_zoo_model_with_an_adapted_head_is_not_the_original():
+    # timm adapts the pretrained weights to num_classes=3: its state fits a 3-class head
+    silent("import timm\nimport torch.nn as nn\nsrc = timm.create_model('resnet18', pretrained=True, num_classes=3)\n"
+           "model = Net()\nmodel.fc = nn.Linear(512, 3)\nmodel.load_state_dict(src.state_dict())\n")
+
+
+def test_own_checkpoint_saved_to_the_same_path_is_never_rewritten():
+    body = HEAD + "model.fc = nn.Linear(512, 3)\n"
+    # saved from this very model, before or after (a later run loads what the training wrote)
+    silent(body + "torch.save(model.state_dict(), 'resnet_params.ckpt')\nmodel.load_state_dict(torch.load('resnet_params.ckpt'))\n")
+    silent(body + "model.load_state_dict(torch.load(os.path.join(out, 'resnet.pt')))\n\n\ndef train():\n"
+           "    torch.save(model.state_dict(), os.path.join(out, 'resnet.pt'))\n")
+    # through a name bound to the path, and a dict holding the state
+    silent(body + "P = f'{root}/vgg_weights.pth'\ntorch.save({'model': model.state_dict()}, P)\nmodel.load_state_dict(torch.load(P)['model'])\n")
+    # a checkpoint saved from an unmodified model to that path is the original's
+    f, _ = fixed(body + "orig = Backbone()\ntorch.save(orig.state_dict(), 'resnet_imagenet.pth')\n"
+                 "model.load_state_dict(torch.load('resnet_imagenet.pth'))\n")
+    # a path named like the file's own run
+    silent(body + "model.load_state_dict(torch.load(args.resume))\n")
+    silent(body + "best_model_path = get_path()\nmodel.load_state_dict(torch.load(best_model_path))\n")
+    # the file trains and saves this model elsewhere, no sign of a pretrained checkpoint: its own
+    silent(body + "torch.save(model.state_dict(), args.out)\nmodel.load_state_dict(torch.load(args.resume))\n")
+
+
+def test_a_neighbour_that_saves_the_checkpoint(tmp_path):
+    from torchmend import runner
+
+    (tmp_path / "train.py").write_text(HEAD + "model.fc = nn.Linear(512, 3)\ntorch.save(model.state_dict(), 'classifier_resnet.pth')\n")
+    (tmp_path / "predict.py").write_text(HEAD + "model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load('classifier_resnet.pth'))\n")
+    opts = Options(select=frozenset({"TM401"}), unsafe_fixes=True)
+    res = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=1).results}
+    assert not res["predict.py"].findings and not res["predict.py"].changed
+    # the neighbour saves an unmodified model there: the load is of the original head
+    (tmp_path / "train.py").write_text(HEAD + "torch.save(Backbone().state_dict(), 'classifier_resnet.pth')\n")
+    res = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=1).results}
+    assert res["predict.py"].changed
+
+
+# ---------------------------------------------------------------------- torchvision builders told another class count
+TV = "import torch\nimport torchvision.models as models\n"
+
+
+@pytest.mark.parametrize("ctor, head", [
+    ("models.resnet18(pretrained=True, num_classes=10)", "fc"),
+    ("models.vgg16(weights=models.VGG16_Weights.IMAGENET1K_V1, num_classes=10)", "classifier[6]"),
+    ("models.vit_b_16(weights='DEFAULT', num_classes=10)", "heads.head"),
+    ("models.efficientnet_b0(num_classes=10, weights=models.EfficientNet_B0_Weights.DEFAULT)", "classifier[1]"),
+])
+def test_pretrained_builder_with_another_class_count(ctor, head):
+    f, out = fixed_builder(TV + f"net = {ctor}\nprint(net)\n")
+    assert "expected value 1000" in f.message
+    call = ctor.replace(", num_classes=10", "").replace("num_classes=10, ", "")
+    assert f"net = {call}\nnet.{head} = torch.nn.Linear(net.{head}.in_features, 10)\nprint(net)\n" in out
+
+
+def fixed_builder(src):
+    f, out = one(src, Safety.SAFE)
+    assert f.applied
+    again, out2 = run(out, unsafe_fixes=True)
+    assert not again.findings and out2 == out
+    return f, out
+
+
+def test_pretrained_builder_variants():
+    # a variable class count may be 1000: unsafe; so is a weights variable (may be None)
+    f, out = one(TV + "net = models.resnet50(pretrained=True, num_classes=n)\n", Safety.UNSAFE)
+    assert "(if n is not 1000)" in f.message
+    r, out = run(TV + "net = models.resnet50(pretrained=True, num_classes=n)\n", unsafe_fixes=True)
+    assert "net.fc = torch.nn.Linear(net.fc.in_features, n)" in out
+    one(TV + "net = models.resnet50(weights=args.weights, num_classes=10)\n", Safety.UNSAFE)
+    # self attributes; torch imported under another name; torch not imported at all
+    _, out = fixed_builder(TV + "class M:\n    def __init__(self):\n        self.backbone = models.densenet121(pretrained=True, num_classes=3)\n")
+    assert "        self.backbone.classifier = torch.nn.Linear(self.backbone.classifier.in_features, 3)\n" in out
+    _, out = fixed_builder("import torch as T\nfrom torchvision.models import resnet18\nm = resnet18(pretrained=True, num_classes=2)\n")
+    assert "m.fc = T.nn.Linear(m.fc.in_features, 2)" in out
+    _, out = fixed_builder("from torchvision import models\nm = models.resnet18(pretrained=True, num_classes=2)\n")
+    assert "\nimport torch\n" in out and "m.fc = torch.nn.Linear(m.fc.in_features, 2)" in out
+    # report only: not assigned, a head that is no Linear layer
+    r, _ = run(TV + "return_it = [models.resnet18(pretrained=True, num_classes=3)]\n")
+    assert r.findings[0].fix is None and "not assigned" in r.findings[0].message
+    r, _ = run(TV + "m = models.squeezenet1_1(pretrained=True, num_classes=3)\n")
+    assert r.findings[0].fix is None and "not a single Linear" in r.findings[0].message
+
+
+@pytest.mark.parametrize("ctor", [
+    "models.resnet18(pretrained=True, num_classes=1000)", "models.resnet18(num_classes=10)",
+    "models.resnet18(weights=None, num_classes=10)", "models.resnet18(pretrained=False, num_classes=10)",
+    "timm.create_model('resnet18', pretrained=True, num_classes=10)",
+    "models.detection.fasterrcnn_resnet50_fpn(weights=None, weights_backbone='DEFAULT', num_classes=3)",
+    "models.detection.fasterrcnn_resnet50_fpn(weights='DEFAULT', num_classes=91)",
+    "models.segmentation.fcn_resnet50(pretrained=True, num_classes=21)",
+    "models.detection.keypointrcnn_resnet50_fpn(weights='DEFAULT', num_classes=2)",
+])
+def test_builders_that_do_not_raise(ctor):
+    silent("import timm\n" + TV + f"net = {ctor}\n")
+
+
+@pytest.mark.parametrize("ctor, expected", [
+    ("models.detection.fasterrcnn_resnet50_fpn(weights='DEFAULT', num_classes=3)", 91),
+    ("models.segmentation.fcn_resnet101(pretrained=True, num_classes=512)", 21),
+    ("models.detection.keypointrcnn_resnet50_fpn(pretrained=True, num_classes=5)", 2),
+])
+def test_detection_and_segmentation_builders_are_reported(ctor, expected):
+    r, out = run(TV + f"net = {ctor}\n", unsafe_fixes=True)
+    (f,) = r.findings
+    assert f.fix is None and f"expected value {expected}" in f.message and "weights_backbone=" in f.message
+    assert not r.changed

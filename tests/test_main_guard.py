@@ -1,9 +1,11 @@
 """TM301: DataLoader workers iterated at import time without a __main__ guard."""
 
+import os
 import textwrap
 
 import pytest
 
+from torchmend import runner
 from torchmend.engine import Options, process_file, process_text
 from torchmend.rule import Severity
 from tests.patching import apply_patch
@@ -256,21 +258,26 @@ def test_lookalikes_are_silent(src):
 def test_imported_elsewhere_is_report_only(tmp_path):
     (tmp_path / "data.py").write_text(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n")
     (tmp_path / "train.py").write_text("from data import ds\nprint(ds)\n")
-    r = process_file(str(tmp_path / "data.py"), Options(select=frozenset({"TM301"})))
+    opts = Options(select=frozenset({"TM301"}))
+    # before fixing, a script is also looked up as a namespace module (tools.train): a worker
+    # process has no tree index, the runner redoes the file in the parent with one
+    assert process_file(str(tmp_path / "data.py"), opts).needs_project
+    (r,) = [x for x in runner.run([str(tmp_path)], opts, jobs=1).results if x.path.endswith("data.py")]
     assert r.error is None and not r.changed
     assert len(r.findings) == 1 and r.findings[0].safety is None and "imports this module" in r.findings[0].message
     # the same file alone in its directory is fixed
     other = tmp_path / "alone"
     other.mkdir()
     (other / "data.py").write_text((tmp_path / "data.py").read_text())
-    r2 = process_file(str(other / "data.py"), Options(select=frozenset({"TM301"})))
+    (r2,) = runner.run([str(other)], opts, jobs=1).results
     assert r2.changed
 
 
 def test_in_memory_text_has_no_importers():
-    from torchmend.rule import ProjectInfo
+    from torchmend.project import Project
 
-    assert ProjectInfo().is_imported_elsewhere("no/such/dir/train.py") is False
+    assert Project(standalone=True).is_imported("no/such/dir/train.py") is False
+    assert Project().is_imported("no/such/dir/train.py") is False
 
 
 @pytest.mark.parametrize(
@@ -388,3 +395,25 @@ def test_imports_are_not_hoisted_past_sys_path_or_environ_changes():
     # an import after harmless statements is hoisted
     out = fixed(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\nimport json\nprint(json.dumps([1]))\n")
     assert "import json\nif __name__" in out
+
+
+def test_a_main_py_is_fixed_when_only_an_attribute_named_main_is_imported(tmp_path):
+    # the pytorch/examples shape: `from lightning...upgrade_checkpoint import main` elsewhere in
+    # the tree says nothing about examples/dcgan/main.py
+    (tmp_path / "examples" / "dcgan").mkdir(parents=True)
+    (tmp_path / "examples" / "dcgan" / "main.py").write_text(
+        HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n")
+    pkg = tmp_path / "lightning" / "utilities"
+    pkg.mkdir(parents=True)
+    (tmp_path / "lightning" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "upgrade_checkpoint.py").write_text("def main():\n    pass\n")
+    (tmp_path / "lightning" / "cli.py").write_text("from lightning.utilities.upgrade_checkpoint import main\nmain()\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "main.py").write_text((tmp_path / "examples" / "dcgan" / "main.py").read_text())
+    (tmp_path / "test_tools.py").write_text("from tools.main import loader\n")
+    res = {os.path.relpath(r.path, tmp_path): r for r in runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results}
+    assert res[os.path.join("examples", "dcgan", "main.py")].changed
+    # tools/main.py is imported as the namespace module tools.main: report only
+    t = res[os.path.join("tools", "main.py")]
+    assert not t.changed and "imports this module" in t.findings[0].message

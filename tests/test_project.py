@@ -89,3 +89,26 @@ def test_import_scan_agrees_with_ast(lines):
             want.append(("." * n.level + (n.module or ""), [a.name for a in n.names]))
     got = list(project._import_statements(text))
     assert sorted(map(repr, got)) == sorted(map(repr, want))
+
+
+def test_a_package_module_imported_by_its_bare_name_from_a_neighbour(tmp_path):
+    # ``python pkg/run.py`` puts pkg/ on sys.path: ``import main`` there is pkg/main.py
+    files = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/main.py": "x = 1\n", "pkg/run.py": "import main\n",
+                             "other/run.py": "import main\n"})
+    assert Project(index=ImportIndex(files)).is_imported(files[1])
+    files2 = _tree(tmp_path / "b", {"pkg/__init__.py": "", "pkg/main.py": "x = 1\n", "other/run.py": "import main\n"})
+    assert not Project(index=ImportIndex(files2)).is_imported(files2[1])  # a bare name elsewhere: not this file
+
+
+def test_namespace_directories_resolve_dotted_names_on_request(tmp_path):
+    files = _tree(tmp_path, {"tools/train.py": "x = 1\n", "tests/test_train.py": "from tools.train import x\n",
+                             "other/train.py": "y = 2\n", "lib/cli.py": "from lib2.tools.train import x\n"})
+    full = Project(index=ImportIndex(files))
+    assert not full.is_imported(files[0])  # by default: only its neighbours
+    assert full.is_imported(files[0], namespace=True)  # tools/ on the path of a file at the root
+    assert not full.is_imported(files[2], namespace=True)  # nothing imports other.train
+    try:
+        Project().is_imported(files[0], namespace=True)
+        raise AssertionError("expected NeedsProject")
+    except NeedsProject:
+        pass

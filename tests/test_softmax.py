@@ -28,6 +28,16 @@ def codes(r):
     return sorted(f.code for f in r.findings)
 
 
+def bugs(r):
+    """Codes of the findings that are not follow-on notes (an unsafe fix that re-applies the
+    softmax where probabilities are used reports each such line too, as info)."""
+    return sorted(f.code for f in r.findings if f.severity.value != "info")
+
+
+def notes(r):
+    return [f for f in r.findings if f.severity.value == "info"]
+
+
 def body(out):
     return out[len(HEAD):] if out.startswith(HEAD) else out
 
@@ -168,7 +178,10 @@ def test_sequential_last_softmax_removed(seq, want):
 def test_sequential_with_probability_use_is_unsafe():
     src = "net = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\n" + SEQ_TRAIN + "probs = net(x)\nprint(probs[:, 1] > 0.5)\n"
     r, out = run(src)
-    assert codes(r) == ["TM501"] and body(out) == body(HEAD + textwrap.dedent(src))  # nothing safe
+    assert bugs(r) == ["TM501"] and body(out) == body(HEAD + textwrap.dedent(src))  # nothing safe
+    # the line the unsafe fix also edits is a finding of its own, sharing the fix
+    (note,) = notes(r)
+    assert note.code == "TM501" and note.line == 10 and note.fix.safety.value == "unsafe"
     r, out = run(src, unsafe=True)
     assert "print(probs.softmax(dim=1)[:, 1] > 0.5)" in out
     assert "nn.Sequential(nn.Linear(4, 3))" in out
@@ -239,7 +252,8 @@ def test_forward_softmax_removed_through_function_parameters(fwd, want):
 def test_ranking_uses_only_along_the_softmax_dim(use, safe):
     src = MODEL.format(body="return F.softmax(self.fc(x), dim=1)").replace("_, pred = torch.max(out, 1)", use)
     r, out = run(src)
-    assert codes(r) == ["TM501"]
+    assert bugs(r) == ["TM501"]
+    assert len(notes(r)) == (0 if safe else 1)
     assert r.changed is safe
     if not safe:
         r, out = run(src, unsafe=True)
@@ -262,24 +276,22 @@ def test_model_passed_to_two_models_function_probability_use_not_rewritten():
     assert codes(r) == ["TM501"] and r.findings[0].fix is None and not r.changed
 
 
-def test_model_imported_elsewhere_is_report_only(tmp_path, monkeypatch):
+def test_model_imported_elsewhere_is_report_only(tmp_path):
+    from torchmend.engine import process_source
+    from torchmend.project import ImportIndex, Project
+    from torchmend.sourcefile import decode_source
+
     src = HEAD + MODEL.format(body="return F.softmax(self.fc(x), dim=1)")
     (tmp_path / "netmod.py").write_text(src)
     (tmp_path / "other.py").write_text("from netmod import Net\n")
-    monkeypatch.chdir(tmp_path)
-    from torchmend.engine import process_source
-    from torchmend.rule import ProjectInfo
-    from torchmend.sourcefile import decode_source
-
+    path = str(tmp_path / "netmod.py")
+    files = [path, str(tmp_path / "other.py")]
     opts = Options(roots=(str(tmp_path),), unsafe_fixes=True)
-    r = process_source(decode_source("netmod.py", src.encode()), opts, ProjectInfo(roots=opts.roots))
+    r = process_source(decode_source(path, src.encode()), opts, Project(opts.roots, ImportIndex(files)))
     assert [f.code for f in r.findings] == ["TM501"] and not r.changed
-    assert r.findings[0].fix is None
+    assert r.findings[0].fix is None and "imports this one" in r.findings[0].message
     (tmp_path / "other.py").write_text("import os\n")  # nobody imports it: the fix is safe again
-    from torchmend import project
-
-    project._index.cache_clear()
-    r = process_source(decode_source("netmod.py", src.encode()), opts, ProjectInfo(roots=opts.roots))
+    r = process_source(decode_source(path, src.encode()), opts, Project(opts.roots, ImportIndex(files)))
     assert r.changed
 
 
@@ -411,6 +423,7 @@ def test_model_from_sibling_file_is_reported_not_fixed(tmp_path):
     src = HEAD + "from models import Net, Sm as Model\nnet = Net()\nm = Model().to('cpu')\nout = m(x)\n" \
         "loss = F.cross_entropy(net(x), y) + nn.CrossEntropyLoss()(out, y)\n"
     path = str(tmp_path / "train.py")
+    (tmp_path / "train.py").write_text(src)
     r = process_text(path, src, Options(unsafe_fixes=True))
     assert codes(r) == ["TM501", "TM502"] and not r.changed
     assert all(f.fix is None for f in r.findings)
@@ -493,3 +506,450 @@ def test_method_softmax_needs_a_tensor_and_a_literal_dim(call):
     src = f"class T:\n    def loss(self, z, y):\n        return F.cross_entropy({call}, y)\n"
     r, out = run(src, unsafe=True)
     assert codes(r) == [] and not r.changed
+
+
+# ----------------------------------------------------------------------------- issue 10: real-code shapes
+SOFT_MODEL = MODEL.format(body="return F.softmax(self.fc(x), dim=1)")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "model.eval()\n",
+        "model.train()\n",
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n",
+        "torch.save(model.state_dict(), 'm.pt')\n",
+        "model = model.to('cpu')\nmodel.eval()\n",
+        "print(model)\n",
+        "n = sum(p.numel() for p in model.parameters())\n",
+        "out = model(x)\nacc = (out.argmax(1) == y).float().mean()\n",
+        "out = model(x)\ntotal = out.size(0) + out.shape[0] + len(out)\n",
+        "assert isinstance(model, Net)\n",
+        "with torch.no_grad():\n    correct = model(x).max(1)[1].eq(y).sum()\n",
+        "values, idx = model(x).max(dim=1)\nprint(idx)\n",
+        "wrapped = nn.DataParallel(model)\npred = wrapped(x).argmax(dim=1)\n",
+    ],
+)
+def test_known_harmless_uses_keep_the_fix_safe(extra):
+    r, out = run(SOFT_MODEL + extra)
+    assert codes(r) == ["TM501"], [f.format() for f in r.findings]
+    assert r.findings[0].fix.safety.value == "safe" and "return self.fc(x)" in out
+
+
+@pytest.mark.parametrize(
+    "extra, why",
+    [
+        ("torch.save(model, 'm.pt')\n", "torch.save(model, 'm.pt')"),
+        ("from mylib import summary\nsummary(model)\n", "summary(model)"),
+        ("models = [model]\n", "line"),
+        ("scripted = torch.jit.script(model)\n", "torch.jit.script(model)"),
+        ("class Bigger(Net):\n    pass\n", "`Net` is used"),
+    ],
+)
+def test_unknown_uses_block_the_fix_and_say_where(extra, why):
+    r, out = run(SOFT_MODEL + extra, unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None and not r.changed
+    assert why in r.findings[0].message
+
+
+def test_old_style_super_call_and_global_model_read_by_functions():
+    src = """\
+    class Net(nn.Module):
+        def __init__(self):
+            super(Net, self).__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            x = self.fc(x)
+            return F.softmax(x, dim=1)
+
+
+    model = Net()
+    criterion = nn.CrossEntropyLoss()
+
+
+    def train():
+        model.train()
+        for x, y in loader:
+            loss = criterion(model(x), y)
+
+
+    def test():
+        model.eval()
+        _, predicted = torch.max(model(x).data, 1)
+        return predicted
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM501"] and "        return x\n" in out and "softmax" not in body(out)
+
+
+def test_builder_and_tuple_unpacking_are_followed():
+    src = """\
+    def build():
+        return nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))
+
+
+    def setup():
+        m = build()
+        return m, torch.optim.SGD(m.parameters(), lr=0.1)
+
+
+    net, opt = setup()
+    loss = nn.CrossEntropyLoss()(net(x), y)
+    pred = net(x).argmax(dim=1)
+    """
+    r, out = run(src)
+    assert codes(r) == ["TM501"] and "return nn.Sequential(nn.Linear(4, 3))\n" in out
+    r, out = run(src + "print(net(x))\n")  # a probability use: unsafe, that line reported too
+    assert bugs(r) == ["TM501"] and [f.line for f in notes(r)] == [16] and not r.changed
+
+
+def test_model_in_a_trainer_attribute_with_unknown_receiver_blocks():
+    src = """\
+    class Trainer:
+        def __init__(self):
+            self.model = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))
+            self.crit = nn.CrossEntropyLoss()
+
+        def step(self, x, y):
+            return self.crit(self.model(x), y)
+
+
+    def report(t):
+        return t.model
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None
+    src = textwrap.dedent(src)
+    assert "def report(t):\n    return t.model\n" in src
+    r, out = run(src.replace("def report(t):\n    return t.model\n", "t = Trainer()\nt.step(x, y)\n"))
+    assert codes(r) == ["TM501"] and "self.model = nn.Sequential(nn.Linear(4, 3))" in out
+
+
+def test_reaching_a_model_through_unknown_callers_reports_only():
+    """``train`` may be called from another file with another model: the known caller
+    shows the bug (reported), the fix waits for all uses to be visible."""
+    src = SOFT_MODEL.replace("def train(model", "def train(model").replace(
+        'model = Net().to("cpu")\ntrain(model, loader, nn.CrossEntropyLoss())\n', ""
+    ) + "if __name__ == '__main__':\n    train(Net(), loader, nn.CrossEntropyLoss())\n"
+    r, out = run(src)
+    assert codes(r) == ["TM501"] and r.changed
+
+
+# ----------------------------------------------------------------------------- issue 12: comments kept, edits at reported lines
+@pytest.mark.parametrize(
+    "seq, want",
+    [
+        (
+            "net = nn.Sequential(\n    nn.Linear(4, 3),\n    nn.Softmax(dim=1),  # probabilities\n)\n",
+            "net = nn.Sequential(\n    nn.Linear(4, 3),  # probabilities\n)\n",
+        ),
+        (
+            "net = nn.Sequential(\n    nn.Linear(4, 3),  # head\n    nn.Softmax(dim=1)  # probabilities\n)\n",
+            "net = nn.Sequential(\n    nn.Linear(4, 3)  # head\n    # probabilities\n)\n",
+        ),
+        (
+            "net = nn.Sequential(\n    nn.Linear(4, 3),\n    # the output layer\n    nn.Softmax(dim=1),\n)\n",
+            "net = nn.Sequential(\n    nn.Linear(4, 3),\n    # the output layer\n)\n",
+        ),
+        (
+            "net = nn.Sequential(\n    nn.Linear(4, 3),  # head\n    nn.Softmax(dim=1))\n",
+            "net = nn.Sequential(\n    nn.Linear(4, 3)  # head\n)\n",
+        ),
+        (
+            "net = nn.Sequential(nn.Linear(4, 3),\n                    nn.Softmax(  # normalise\n                        dim=1))\n",
+            None,
+        ),
+    ],
+)
+def test_sequential_comments_are_kept(seq, want):
+    r, out = run(seq + SEQ_TRAIN)
+    assert codes(r) == ["TM501"]
+    got = body(out)[: body(out).index("loss_fn")]
+    if want is not None:
+        assert got == want
+    for c in ("# probabilities", "# head", "# the output layer", "# normalise"):
+        assert (c in seq) == (c in got), (c, got)
+    assert "Softmax" not in got
+
+
+@pytest.mark.parametrize(
+    "fwd, want",
+    [
+        ("x = self.fc(x)\n        x = F.softmax(x, dim=1)  # probs\n        return x",
+         "x = self.fc(x)\n        return x  # probs"),
+        ("x = self.fc(x)\n        # normalise\n        x = F.softmax(x, dim=1)\n        return x  # out",
+         "x = self.fc(x)\n        # normalise\n        return x  # out"),
+        ("h = self.fc(x)\n        out = h.softmax(1)  # p\n        return out",
+         "h = self.fc(x)\n        return h  # p"),
+        ("return F.softmax(\n            self.fc(x),  # logits\n            dim=1,\n        )",
+         "# logits\n        return self.fc(x)"),
+    ],
+)
+def test_forward_comments_move_to_the_surviving_line(fwd, want):
+    r, out = run(MODEL.format(body=fwd))
+    assert codes(r) == ["TM501"], [f.format() for f in r.findings]
+    assert want in out, out
+
+
+def test_variable_trailing_comment_moves_to_the_loss_line():
+    src = "ce = nn.CrossEntropyLoss()\np = F.softmax(z, 1)  # probabilities\nloss = ce(p, y)\n"
+    r, out = run(src)
+    assert "loss = ce(z, y)  # probabilities\n" in out and "p =" not in out
+    src = "ce = nn.CrossEntropyLoss()\np = F.softmax(z, 1)  # probabilities\nprint(1)\nloss = ce(p, y)  # the loss\n"
+    r, out = run(src)  # not adjacent: the line stays, with its comment, and holds the logits
+    assert "p = z  # probabilities\nprint(1)\nloss = ce(p, y)  # the loss\n" in out
+
+
+def test_inline_multiline_softmax_comment_kept():
+    src = "loss = F.cross_entropy(\n    F.softmax(\n        z,  # scores\n        dim=1,\n    ),\n    y,\n)\n"
+    r, out = run(src)
+    assert codes(r) == ["TM501"] and "# scores" in out and "softmax" not in body(out)
+
+
+def test_tm502_is_reported_at_the_loss_it_rewrites():
+    src = LSM.format(loss="\n\ncriterion = nn.CrossEntropyLoss(reduction='sum')\n\n\nl = criterion(model(x), y)")
+    r, out = run(src)
+    (f,) = r.findings
+    assert f.code == "TM502" and "criterion = nn.NLLLoss(reduction='sum')" in out
+    lines = out.splitlines()
+    assert lines[f.line - 1].startswith("criterion = ")
+    assert f"line(s) {lines.index('l = criterion(model(x), y)') + 1}" in f.message and "line 10" in f.message
+
+
+def _edited_old_lines(diff: bytes) -> set[int]:
+    """Old-side line numbers a unified diff deletes or inserts before."""
+    import re
+
+    out: set[int] = set()
+    old = 0
+    replacing = False  # "+" lines right after "-" lines replace them
+    for line in diff.decode().splitlines():
+        m = re.match(r"@@ -(\d+)", line)
+        if m:
+            old, replacing = int(m.group(1)), False
+        elif line.startswith(("---", "+++", "diff ", "index ")):
+            continue
+        elif line.startswith("-"):
+            out.add(old)
+            old += 1
+            replacing = True
+        elif line.startswith("+"):
+            out.add(old - 1 if replacing else old)
+        else:
+            old += 1
+            replacing = False
+    return out
+
+
+def _named_lines(f) -> set[int]:
+    import re
+
+    lines = set(range(f.line, f.end_line + 1)) | set(range(f.stmt_lines[0], f.stmt_lines[1] + 1))
+    for m in re.finditer(r"line(?:\(s\))? ([\d, ]+)", f.message):
+        lines |= {int(x) for x in re.findall(r"\d+", m.group(1))}
+    return lines
+
+
+def test_every_edited_line_is_named_by_a_finding_of_the_fix():
+    """No edit outside the lines a reported finding names (its own span and statement,
+    or a line its message names): on the whole softmax corpus, safe and unsafe."""
+    from tests.corpus_cases import load_cases
+
+    checked = 0
+    for case in load_cases():
+        if case.pitfall != "softmax" or case.kind != "bug":
+            continue
+        src = case.read().decode()
+        for unsafe in (False, True):
+            r = process_text(case.path(), src, Options(unsafe_fixes=unsafe, select=frozenset({"TM501", "TM502"})))
+            if not r.changed:
+                continue
+            named = set().union(*(_named_lines(f) for f in r.findings if f.applied))
+            edited = _edited_old_lines(r.diff)
+            assert edited <= named, (case.id, unsafe, sorted(edited - named))
+            checked += 1
+    assert checked >= 15
+
+
+# ----------------------------------------------------------------------------- the semantic model queries added for softmax
+def _sem(src):
+    from torchmend.semantic import SemanticModel
+
+    return SemanticModel(textwrap.dedent(src), "s.py", lazy=False)
+
+
+def test_value_uses_follows_names_params_attributes_returns_and_tuples():
+    import ast
+
+    sem = _sem("""\
+    class T:
+        def __init__(self, m):
+            self.m = m
+        def run(self, x):
+            return self.m(x)
+    def make():
+        net = Net()
+        return net, 1
+    def use(k):
+        k.eval()
+    a, b = make()
+    use(a)
+    t = T(a)
+    other.m(1)
+    """)
+    ctor = [c for c in sem.find(ast.Call, containing=("Net",)) if isinstance(c.func, ast.Name) and c.func.id == "Net"][0]
+    flow = sem.value_uses(ctor)
+    got = sorted((u.lineno, sem.segment(sem.parent(u))) for u in flow.uses)
+    assert got == [(5, "self.m(x)"), (10, "k.eval")]
+    # ``other.m``: ``other`` may be a T (unknown origin): an escape
+    assert [e.lineno for e in flow.escapes] == [3]
+
+
+def test_bound_parameter_and_maybe_instance():
+    import ast
+
+    from torchmend.semantic import UNKNOWN_ARG
+
+    sem = _sem("""\
+    class C:
+        def m(self, a, *rest, k=1):
+            pass
+    def f(x, y=2):
+        pass
+    c = C()
+    c.m(1, 2, k=3)
+    f(4, y=5)
+    f(*z)
+    n = 0
+    """)
+    calls = {sem.segment(c): c for c in sem.find(ast.Call)}
+    cm = calls["c.m(1, 2, k=3)"]
+    assert sem.bound_parameter(cm, cm.args[0]).name == "a"
+    assert sem.bound_parameter(cm, cm.args[1]) is UNKNOWN_ARG  # *rest
+    assert sem.bound_parameter(cm, cm.keywords[0].value).name == "k"
+    fc = calls["f(4, y=5)"]
+    assert sem.bound_parameter(fc, fc.keywords[0].value).name == "y"
+    assert sem.bound_parameter(calls["f(*z)"], calls["f(*z)"].args[0]) is UNKNOWN_ARG
+    assert sem.bound_parameter(calls["C()"], None) in (None, UNKNOWN_ARG)
+    cls = sem.find(ast.ClassDef)[0]
+    names = {n.id: n for n in sem.find(ast.Name) if isinstance(n.ctx, ast.Load)}
+    assert sem.maybe_instance(names["c"], cls) is True
+    assert sem.maybe_instance(names["z"], cls) is None
+    n_load = _sem("n = 0\nprint(n)\nclass C:\n    pass\n")
+    nm = [x for x in n_load.find(ast.Name) if x.id == "n" and isinstance(x.ctx, ast.Load)][0]
+    assert n_load.maybe_instance(nm, n_load.find(ast.ClassDef)[0]) is False
+
+
+def test_reaching_in_a_loop_respects_a_dominating_rebinding():
+    import ast
+
+    sem = _sem("for i in r:\n    o = f(i)\n    o = g(o)\n    h(o)\n")
+    loads = [n for n in sem.find(ast.Name) if n.id == "o" and isinstance(n.ctx, ast.Load)]
+    assert [b.order[0] for b in sem.reaching(loads[0])] == [2]  # not the line-3 binding of the previous iteration
+    assert [b.order[0] for b in sem.reaching(loads[1])] == [3]
+    sem = _sem("o = 0\nfor i in r:\n    h(o)\n    o = g(o)\n")
+    first = [n for n in sem.find(ast.Name) if n.id == "o" and isinstance(n.ctx, ast.Load)][0]
+    assert sorted(b.order[0] for b in sem.reaching(first)) == [1, 4]
+
+
+def test_lightning_module_and_explicit_forward_call_report_only():
+    src = """\
+    import lightning.pytorch as pl
+
+
+    class Lit(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return F.softmax(self.fc(x), dim=1)
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            logits = self.forward(x)
+            return F.cross_entropy(logits, y)
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None and not r.changed
+    assert "`Lit.forward`" in r.findings[0].message
+    # even when nothing in the file calls the module itself, the framework may (predict)
+    src2 = textwrap.dedent(src).replace("logits = self.forward(x)\n        ", "") + "m = Lit()\nl = F.cross_entropy(m(x), y)\n"
+    r, out = run(src2, unsafe=True)
+    assert bugs(r) == ["TM501"] and all(f.fix is None for f in r.findings)
+    assert "LightningModule" in r.findings[0].message
+
+
+def test_forward_hook_sees_the_probabilities():
+    r, out = run(SOFT_MODEL + "model.register_forward_hook(lambda m, i, o: print(o))\n", unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None
+
+
+def test_comments_on_every_edited_line_survive_the_fix():
+    """Issue 12: a comment at the end of (and above) each line a fix edits is still in
+    the output, on the whole softmax corpus, safe and unsafe."""
+    import ast as _ast
+
+    from tests.corpus_cases import load_cases
+
+    tried = 0
+    for case in load_cases():
+        if case.pitfall != "softmax" or case.kind != "bug":
+            continue
+        src = case.read().decode()
+        for unsafe in (False, True):
+            opts = Options(unsafe_fixes=unsafe, select=frozenset({"TM501", "TM502"}))
+            r = process_text(case.path(), src, opts)
+            if not r.changed:
+                continue
+            lines = src.splitlines(keepends=True)
+            marked = list(lines)
+            tags = []
+            for n in sorted(_edited_old_lines(r.diff)):
+                if not 1 <= n <= len(lines):
+                    continue
+                body_ = lines[n - 1].rstrip("\n")
+                if "#" in body_ or not body_.strip():
+                    continue
+                indent = body_[: len(body_) - len(body_.lstrip())]
+                trial = list(marked)
+                trial[n - 1] = f"{indent}# above {n}\n{body_}  # tag {n}\n"
+                text = "".join(trial)
+                try:
+                    same = _ast.dump(_ast.parse(text)) == _ast.dump(_ast.parse("".join(marked)))
+                except SyntaxError:
+                    same = False
+                if same:
+                    marked = trial
+                    tags += [f"# above {n}", f"# tag {n}"]
+            text = "".join(marked)
+            got = process_text(case.path(), text, opts)
+            assert got.error is None and got.changed, (case.id, got.error)
+            out = apply_patch(text.encode(), got.diff).decode()
+            for t in tags:
+                assert out.count(t) == 1, (case.id, unsafe, t, got.diff.decode())
+            tried += len(tags)
+    assert tried >= 40, tried
+
+
+def test_non_literal_softmax_dim_is_never_copied_to_a_use():
+    src = MODEL.format(body="return F.softmax(self.fc(x), dim=self.dim)").replace(
+        "_, pred = torch.max(out, 1)", "print(out)"
+    )
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None and "not a literal" in r.findings[0].message
+
+
+def test_model_built_by_a_sibling_builder_is_reported(tmp_path):
+    (tmp_path / "nets.py").write_text(
+        HEAD + "def make_net(n):\n    net = nn.Sequential(nn.Linear(n, 3), nn.Softmax(dim=1))\n    return net\n\n\n"
+        "def make_plain(n):\n    return nn.Linear(n, 3)\n"
+    )
+    src = HEAD + "from nets import make_net, make_plain\nnet = make_net(4)\nplain = make_plain(4)\n" \
+        "loss = F.cross_entropy(net(x), y) + F.cross_entropy(plain(x), y)\n"
+    path = tmp_path / "train.py"
+    path.write_text(src)
+    r = process_text(str(path), src, Options(unsafe_fixes=True))
+    assert codes(r) == ["TM501"] and not r.changed and r.findings[0].fix is None
+    assert "`make_net()` (from nets.py) ends with `nn.Softmax(dim=1)`" in r.findings[0].message

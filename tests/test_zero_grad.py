@@ -723,7 +723,8 @@ def test_other_network_zero_grad_does_not_clear_this_optimizer():
 
 
 def test_rule_documentation_follows_ruff_layout():
-    from torchmend.zero_grad import MisplacedZeroGrad, MissingZeroGrad
+    from torchmend.rules.tm201_missing_zero_grad import MissingZeroGrad
+    from torchmend.rules.tm202_misplaced_zero_grad import MisplacedZeroGrad
 
     for rule in (MissingZeroGrad, MisplacedZeroGrad):
         doc = rule.doc()

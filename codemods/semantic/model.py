@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Iterator, Optional
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
 from .source import Chunk, LazyParseError, ParsedSource
 
-__all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError"]
+__all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError", "ValueUses"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -97,8 +97,29 @@ class ParamValues:
 class ClassInfo:
     node: ast.ClassDef
     methods: dict  # name -> [FunctionDef]
-    attrs: dict  # self attribute name -> [(statement, value or None, method)]
+    _attrs: object  # self attribute name -> [(statement, value or None, method)]; or a function computing it
     class_attrs: dict  # class-level name -> [value or None]
+
+    @property
+    def attrs(self) -> dict:
+        """Attributes bound on ``self`` in the methods (computed on first use: it walks
+        every method, and a method lookup needs only ``methods``)."""
+        if callable(self._attrs):
+            self._attrs = self._attrs()
+        return self._attrs
+
+
+@dataclass
+class ValueUses:
+    """What ``SemanticModel.value_uses`` found: the expressions holding the object where
+    it is used, and the places where it escapes (``complete`` when there are none)."""
+
+    uses: list
+    escapes: list
+
+    @property
+    def complete(self) -> bool:
+        return not self.escapes
 
 
 class SemanticModel:
@@ -117,8 +138,8 @@ class SemanticModel:
         self._origins: dict = {}
         self._sites: dict = {}
         self._classes: dict = {}
+        self._attr_cache: dict = {}
         self._instance_busy: set = set()
-        self._names_under: dict = {}  # function/class/lambda node -> {name: [Name nodes]} (references)
         self._line_starts: Optional[list[int]] = None
         self._ascii = text.isascii()
         self.module_scope = Scope(ScopeKind.MODULE, self.module, None, self)
@@ -456,15 +477,25 @@ class SemanticModel:
             return bs
         before.sort(key=lambda b: b.order)
         out = []
+        dom = None
         for b in reversed(before):
             out.append(b)
             if self._dominates(b, name):
+                dom = b
                 break
         loops = [a for a in self.ancestors(name) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))]
         if loops:
             outer = loops[-1]
             a, z = (outer.lineno, outer.col_offset), (outer.end_lineno, outer.end_col_offset)
-            out.extend(b for b in bs if b.order > pos and a <= b.order <= z and self.scope_of_binding(b) is use_scope)
+            for b in bs:
+                if b.order > pos and a <= b.order <= z and self.scope_of_binding(b) is use_scope:
+                    # a later binding reaches the use through the back edge of the innermost
+                    # loop holding both, unless a binding that dominates the use runs inside
+                    # that loop first (each iteration rebinds the name before the use)
+                    inner = next(lp for lp in loops if _spans(lp, b.order))
+                    if dom is not None and _spans(inner, dom.order):
+                        continue
+                    out.append(b)
         return out
 
     def scope_of_binding(self, b: Binding) -> Scope:
@@ -532,15 +563,25 @@ class SemanticModel:
         if b.scope is self.module_scope:
             cands = self.find(ast.Name, containing=(b.name,))
         else:
-            root = b.scope.node
-            index = self._names_under.get(root)
-            if index is None:
-                index = self._names_under[root] = {}
-                for n in ast.walk(root):
-                    if type(n) is ast.Name:
-                        index.setdefault(n.id, []).append(n)
-            cands = index.get(b.name, ())
+            cands = self._names_within(b.scope.node, b.name)
         return [n for n in cands if n.id == b.name and isinstance(n.ctx, ast.Load) and b in self.resolve(n)]
+
+    def _names_within(self, root, name: str) -> list:
+        """The ``Name`` nodes spelled ``name`` inside ``root``'s source span, in source
+        order, from the index of its chunk (what walking ``root`` finds, without the walk;
+        decorators lie outside the span, and they are evaluated outside the scope)."""
+        top = root
+        while self.parent(top) is not self.module and self.parent(top) is not None:
+            top = self.parent(top)
+        chunk = next((c for c in self.source.parsed() if c.stmts and any(st is top for st in c.stmts)), None)
+        if chunk is None:
+            return sorted((n for n in ast.walk(root) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
+        self._adopt_chunk(chunk)  # resolving the names records their parents: the whole chunk
+        a = (root.lineno, root.col_offset)
+        z = (root.end_lineno, root.end_col_offset)
+        out = [n for n in self._by_type[chunk].get(ast.Name, ()) if n.id == name and a <= (n.lineno, n.col_offset) <= z]
+        out.sort(key=lambda n: (n.lineno, n.col_offset))
+        return out
 
     # ================================================================ functions and calls
     def binding_of_def(self, fdef) -> Optional[Binding]:
@@ -781,7 +822,6 @@ class SemanticModel:
         if got is not None:
             return got
         methods: dict = {}
-        attrs: dict = {}
         class_attrs: dict = {}
         for s in cls.body:
             if isinstance(s, _DEFS):
@@ -792,6 +832,11 @@ class SemanticModel:
                         class_attrs.setdefault(t.id, []).append(s.value)
             elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
                 class_attrs.setdefault(s.target.id, []).append(s.value)
+        got = self._classes[cls] = ClassInfo(cls, methods, lambda: self._self_attrs(methods), class_attrs)
+        return got
+
+    def _self_attrs(self, methods: dict) -> dict:
+        attrs: dict = {}
         for ms in methods.values():
             for m in ms:
                 params = [*m.args.posonlyargs, *m.args.args]
@@ -819,8 +864,7 @@ class SemanticModel:
                     ):
                         key = n.args[1].value if isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str) else "*"
                         attrs.setdefault(key, []).append((self.statement_of(n), n.args[2], m))
-        got = self._classes[cls] = ClassInfo(cls, methods, attrs, class_attrs)
-        return got
+        return attrs
 
     def base_qualnames(self, cls: ast.ClassDef, _depth: int = 0) -> set[str]:
         """Qualified names of the library classes ``cls`` derives from (through
@@ -972,13 +1016,25 @@ class SemanticModel:
         vals = []
         for c in self._mro(cls):
             info = self.class_info(c)
-            for _, v, _ in info.attrs.get(expr.attr, ()):
+            attrs = info.attrs if not callable(info._attrs) else self._self_attrs_named(info, expr.attr)
+            for _, v, _ in attrs.get(expr.attr, ()):
                 vals.append(v)
             for v in info.class_attrs.get(expr.attr, ()):
                 vals.append(v)
-            if "*" in info.attrs:
+            if "*" in attrs:
                 return None
         return vals or None
+
+    def _self_attrs_named(self, info: ClassInfo, name: str) -> dict:
+        """``info.attrs`` restricted to ``name`` (and ``"*"``), from the methods whose text
+        holds ``name`` or ``setattr`` only (the same entries, without walking the rest)."""
+        key = (info.node, name)
+        got = self._attr_cache.get(key)
+        if got is None:
+            methods = {k: [m for m in ms if self._contains(m, (name, "setattr"))] for k, ms in info.methods.items()}
+            full = self._self_attrs(methods)
+            got = self._attr_cache[key] = {k: v for k, v in full.items() if k in (name, "*")}
+        return got
 
     def _mro(self, cls, _depth=0) -> list:
         out = [cls]
@@ -1160,6 +1216,372 @@ class SemanticModel:
                 continue
             stack.extend(reversed(list(ast.iter_child_nodes(n))))
 
+    # ---- added for main_guard
+    def top_statement(self, node):
+        """The top-level statement of the module that holds ``node`` (itself if it is one)."""
+        n = node
+        while n is not None:
+            p = self._parent.get(n)
+            if p is self.module:
+                return n
+            n = p
+        return None
+
+    def call_argument(self, fdef, call: ast.Call, param: str):
+        """The expression ``call`` passes for parameter ``param`` of ``fdef`` (the function,
+        method or ``__init__`` it runs), or the parameter's default when it passes none;
+        ``UNKNOWN_ARG`` when a ``*args``/``**kwargs`` of the call may hold it (or ``param``
+        is the function's own ``*args``/``**kwargs``); None when there is neither."""
+        args = fdef.args
+        pos = [a.arg for a in (*args.posonlyargs, *args.args)]
+        kwonly = [a.arg for a in args.kwonlyargs]
+        if param not in pos and param not in kwonly:
+            return UNKNOWN_ARG
+        skip = 0
+        if isinstance(self._parent.get(fdef), ast.ClassDef) and pos and not self._is_static(fdef):
+            f = call.func
+            via_class = isinstance(f, ast.Attribute) and self.class_def(f.value) is not None
+            if fdef.name == "__init__" or (isinstance(f, ast.Attribute) and not via_class):
+                skip = 1  # ``self`` is passed implicitly
+        if param in pos:
+            i = pos.index(param) - skip
+            for j, a in enumerate(call.args):
+                if isinstance(a, ast.Starred):
+                    return UNKNOWN_ARG
+                if j == i:
+                    return a
+        for kw in call.keywords:
+            if kw.arg == param:
+                return kw.value
+        for kw in call.keywords:
+            if kw.arg is None:
+                got = self.dict_entry(kw.value, param)
+                if got is not None:
+                    return got
+        if param in pos:
+            k = pos.index(param) - (len(pos) - len(args.defaults))
+            return args.defaults[k] if k >= 0 else None
+        return args.kw_defaults[kwonly.index(param)]
+
+    def element_origins(self, iterable, path: tuple = (), _depth: int = 0) -> list[Origin]:
+        """Where the element at index ``path`` of what iterating ``iterable`` yields was
+        made: elements of list/tuple/set literals (or names bound to one), values of
+        ``d.values()`` / ``d.items()`` of a dict literal, through ``enumerate``, ``zip``
+        and pass-through wrappers (``reversed``, ``sorted``, ``tqdm``...); ``path`` indexes
+        into an unpacking target (``for i, (x, y) in enumerate(pairs)``: ``x`` is ``(1, 0)``).
+        An ``UNKNOWN`` origin when it cannot be followed."""
+        from . import names as _names
+
+        unknown = [Origin(OriginKind.UNKNOWN, iterable)]
+        if _depth > _MAX_DEPTH:
+            return unknown
+        if isinstance(iterable, ast.Call):
+            args = iterable.args
+            starred = any(isinstance(a, ast.Starred) for a in args)
+            q = self.qualname(iterable.func)
+            if q == "builtins.enumerate" and args and not starred:
+                if path and path[0] == 1:
+                    return self.element_origins(args[0], path[1:], _depth + 1)
+                return unknown
+            if q == "builtins.zip" and not starred:
+                if path and isinstance(path[0], int) and path[0] < len(args):
+                    return self.element_origins(args[path[0]], path[1:], _depth + 1)
+                return unknown
+            if q in _names.ITER_PASSTHROUGH and args and not starred:
+                return self.element_origins(args[0], path, _depth + 1)
+            m = self.method_name(iterable)
+            if m in ("values", "items") and not args and not iterable.keywords:
+                sub = ast.Subscript(value=iterable.func.value, slice=ast.Name(id="_", ctx=ast.Load()), ctx=ast.Load())
+                vals = self.element_values(sub)
+                if vals is None:
+                    return unknown
+                if m == "items":
+                    if not path or path[0] != 1:
+                        return unknown
+                    path = path[1:]
+                out = []
+                for v in vals:
+                    out.extend(self._origins_at(v, path, _depth + 1))
+                return _dedup(out) or unknown
+        vals = self.iterated_values(iterable)
+        if vals is None:
+            return unknown
+        out = []
+        for v in vals:
+            out.extend(self._origins_at(v, path, _depth + 1))
+        return _dedup(out) or unknown
+
+    def _origins_at(self, expr, path: tuple, depth: int) -> list[Origin]:
+        """Origins of component ``path`` of the value of ``expr`` (tuple/list literals)."""
+        if not path:
+            return self.origins(expr)
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            if any(isinstance(e, ast.Starred) for e in expr.elts) or not isinstance(path[0], int):
+                return [Origin(OriginKind.UNKNOWN, expr)]
+            if path[0] < len(expr.elts):
+                return self._origins_at(expr.elts[path[0]], path[1:], depth + 1)
+            return [Origin(OriginKind.UNKNOWN, expr)]
+        out = []
+        for o in self.origins(expr):
+            if o.kind is OriginKind.VALUE and isinstance(o.node, (ast.Tuple, ast.List)) and depth <= _MAX_DEPTH:
+                out.extend(self._origins_at(o.node, path, depth + 1))
+            else:
+                out.append(Origin(OriginKind.UNKNOWN, expr))
+        return _dedup(out)
+
+
+    # ---- added for softmax
+    def target_binding(self, target) -> Optional[Binding]:
+        """The binding that a stored name (an ``ast.Name`` in an assignment, for, with or
+        walrus target) or a parameter (an ``ast.arg``) creates; None when unknown."""
+        name = target.id if isinstance(target, ast.Name) else getattr(target, "arg", None)
+        if name is None:
+            return None
+        for b in self.scope_of(target).get(name):
+            if b.target is target:
+                return b
+        return None
+
+    def bound_parameter(self, call: ast.Call, arg):
+        """The parameter of the same-file function, method or class (its ``__init__``)
+        that ``call`` runs which receives the argument expression ``arg``: its
+        :class:`Binding`; ``UNKNOWN_ARG`` when the callee is of this file but the
+        argument cannot be mapped (``*args``, ``**kwargs``); None when the callee is not
+        of this file."""
+        target = self.callee(call)
+        skip = 0
+        if isinstance(target, ast.ClassDef):
+            target = self.method(target, "__init__")
+            if target is None:
+                return UNKNOWN_ARG
+            skip = 1
+        elif isinstance(target, _DEFS) and isinstance(call.func, ast.Attribute) and not self._is_static(target):
+            skip = 1  # obj.method(arg): ``self`` is bound implicitly
+        if not isinstance(target, _DEFS):
+            return None
+        if any(isinstance(d, ast.Name) and d.id == "classmethod" for d in target.decorator_list):
+            return UNKNOWN_ARG
+        args = target.args
+        pos = [*args.posonlyargs, *args.args]
+        param = None
+        for j, a in enumerate(call.args):
+            if isinstance(a, ast.Starred):
+                return UNKNOWN_ARG
+            if a is arg:
+                k = j + skip
+                param = pos[k] if k < len(pos) else args.vararg
+                break
+        else:
+            for kw in call.keywords:
+                if kw.value is arg:
+                    if kw.arg is None:
+                        return UNKNOWN_ARG
+                    named = [a for a in (*args.args, *args.kwonlyargs) if a.arg == kw.arg]
+                    param = named[0] if named else args.kwarg
+                    break
+        if param is None or param is args.vararg or param is args.kwarg:
+            return UNKNOWN_ARG
+        b = self.target_binding(param)
+        return b if b is not None else UNKNOWN_ARG
+
+    def maybe_instance(self, expr, cls: ast.ClassDef) -> Optional[bool]:
+        """Is ``expr`` an instance of same-file class ``cls`` (or of a subclass)?  True
+        when it certainly is, False when it certainly is not (every origin is a value
+        made by something else), None when it may be."""
+        if isinstance(expr, ast.Name):
+            own = self.self_class(expr)
+            if own is not None:
+                return True if self.derives_from_class(own, cls) else None if self.derives_from_class(cls, own) else False
+        yes = no = False
+        for o in self.origins(expr):
+            if o.kind is OriginKind.VALUE:
+                c = self.callee(o.node) if isinstance(o.node, ast.Call) else None
+                if isinstance(c, ast.ClassDef) and self.derives_from_class(c, cls):
+                    yes = True
+                else:
+                    no = True
+            elif o.kind in (OriginKind.IMPORT, OriginKind.DEFINITION):
+                no = True
+            else:
+                return None
+        if yes and not no:
+            return True
+        if no and not yes:
+            return False
+        return None
+
+    def attribute_loads(self, cls: ast.ClassDef, attr: str) -> tuple[list, list]:
+        """Reads of attribute ``attr`` of instances of same-file class ``cls``:
+        ``(certain, possible)`` -- the ``X.attr`` loads whose receiver is certainly such
+        an instance (``self`` in its methods, a value made by calling it), and those whose
+        receiver may be one (a parameter, an unknown value)."""
+        certain, possible = [], []
+        for a in self.find(ast.Attribute, containing=(attr,)):
+            if a.attr != attr or not isinstance(a.ctx, ast.Load):
+                continue
+            got = self.maybe_instance(a.value, cls)
+            if got is True:
+                certain.append(a)
+            elif got is None:
+                possible.append(a)
+        return certain, possible
+
+    def sources(self, expr, peel: Callable[[ast.Call], Optional[ast.AST]], callers: bool = False,
+                _depth: int = 0) -> list[Origin]:
+        """``origins(expr)``, continuing through calls that pass a value on: for a call
+        origin ``c`` with ``peel(c)`` an expression, the sources of that expression
+        (``model.to(device)`` is ``model`` when ``peel`` says that ``.to`` returns its
+        receiver).  With ``callers``, a parameter whose call sites are not all known
+        also gives the sources of what the known ones pass (the PARAMETER origin stays:
+        other callers may pass anything)."""
+        out = []
+        for o in self.origins(expr):
+            if _depth < _MAX_DEPTH:
+                if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
+                    inner = peel(o.node)
+                    if inner is not None:
+                        out.extend(self.sources(inner, peel, callers, _depth + 1))
+                        continue
+                elif callers and o.kind is OriginKind.PARAMETER and o.binding is not None:
+                    fn = o.binding.scope.node
+                    if isinstance(fn, _DEFS) and self.self_class_of_param(o.binding) is None:
+                        for v, _, _ in self.param_values(fn, o.binding.name).values:
+                            out.extend(self.sources(v, peel, callers, _depth + 1))
+            out.append(o)
+        return _dedup(out)
+
+    def value_uses(self, expr, through: Optional[Callable[[ast.AST], Optional[ast.AST]]] = None,
+                   limit: int = 400) -> "ValueUses":
+        """Where the object that ``expr`` evaluates to is used: the forward counterpart of
+        ``origins``.  Follows it into the names and ``self`` attributes it is stored in
+        (every read of them), into the parameters of same-file functions, methods and
+        constructors it is passed to (every read inside), out of functions that return it
+        (to their call sites), through tuple packing and unpacking, and through the
+        calls ``through(node)`` names (a call whose result is the same object, e.g.
+        ``model.to(device)``).  ``uses`` are the expressions holding the object at each
+        place where it is used otherwise (called, an attribute read, passed to a callee of
+        another file, ...); ``escapes`` the places where it goes where the model cannot
+        follow (into a container, an attribute of an unknown object, a function whose
+        callers are not all known, ``*args``)."""
+        uses: list = []
+        escapes: list = []
+        seen: set = set()
+        work = [expr]
+        while work:
+            e = work.pop()
+            if e in seen:
+                continue
+            seen.add(e)
+            if len(seen) > limit:
+                escapes.append(e)
+                break
+            nxt = through(e) if through is not None else None
+            if nxt is not None:
+                work.append(nxt)
+                continue
+            p = self.parent(e)
+            if isinstance(p, (ast.Assign, ast.AnnAssign)) and p.value is e:
+                for t in (p.targets if isinstance(p, ast.Assign) else [p.target]):
+                    self._flow_store(t, e, work, escapes)
+            elif isinstance(p, ast.NamedExpr) and p.value is e:
+                self._flow_store(p.target, e, work, escapes)
+                work.append(p)
+            elif isinstance(p, ast.Return):
+                fn = self.enclosing_function(p)
+                if not isinstance(fn, _DEFS) or _is_generator(fn):
+                    escapes.append(e)
+                    continue
+                sites = self.call_sites(fn)
+                if not sites.complete:
+                    escapes.append(e)
+                work.extend(sites.calls)
+            elif isinstance(p, ast.Call) and p.func is not e and any(a is e for a in p.args):
+                self._flow_argument(p, e, uses, work, escapes)
+            elif isinstance(p, ast.keyword) and isinstance(self.parent(p), ast.Call):
+                self._flow_argument(self.parent(p), e, uses, work, escapes)
+            elif isinstance(p, ast.arguments):
+                b = self._default_binding(p, e)
+                if b is None:
+                    escapes.append(e)
+                else:
+                    work.extend(self.references(b))
+            elif isinstance(p, (ast.Tuple, ast.List)) and isinstance(p.ctx, ast.Load):
+                self._flow_element(p, e, work, escapes)
+            else:
+                uses.append(e)
+        uses.sort(key=lambda n: (n.lineno, n.col_offset))
+        return ValueUses(uses, escapes)
+
+    def _flow_store(self, t, e, work: list, escapes: list) -> None:
+        if isinstance(t, ast.Name):
+            scope = self.scope_of(t)
+            b = None if t.id in scope.globals or t.id in scope.nonlocals else self.target_binding(t)
+            if b is None:
+                escapes.append(e)
+            else:
+                work.extend(self.references(b))
+        elif isinstance(t, ast.Attribute):
+            cls = self.instance_class(t.value)
+            if cls is None:
+                escapes.append(e)
+                return
+            certain, possible = self.attribute_loads(cls, t.attr)
+            work.extend(certain)
+            if possible:
+                escapes.append(e)
+        else:
+            escapes.append(e)
+
+    def _flow_argument(self, call, e, uses: list, work: list, escapes: list) -> None:
+        b = self.bound_parameter(call, e)
+        if b is None:
+            uses.append(e)
+        elif b is UNKNOWN_ARG:
+            escapes.append(e)
+        else:
+            work.extend(self.references(b))
+
+    def _default_binding(self, args: ast.arguments, e) -> Optional[Binding]:
+        pos = [*args.posonlyargs, *args.args]
+        for a, d in zip(pos[len(pos) - len(args.defaults):], args.defaults):
+            if d is e:
+                return self.target_binding(a)
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if d is e:
+                return self.target_binding(a)
+        return None
+
+    def _flow_element(self, tup, e, work: list, escapes: list) -> None:
+        """``e`` is element ``i`` of a tuple/list display: follow it when the display is
+        unpacked (``a, b = e, x``; ``return e, x`` unpacked at every call site)."""
+        if any(isinstance(x, ast.Starred) for x in tup.elts):
+            escapes.append(e)
+            return
+        i = next(k for k, x in enumerate(tup.elts) if x is e)
+        holders = [tup]
+        p = self.parent(tup)
+        if isinstance(p, ast.Return):
+            fn = self.enclosing_function(p)
+            if not isinstance(fn, _DEFS) or _is_generator(fn):
+                escapes.append(e)
+                return
+            sites = self.call_sites(fn)
+            if not sites.complete:
+                escapes.append(e)
+            holders = sites.calls
+        for h in holders:
+            st = self.parent(h)
+            if not (isinstance(st, ast.Assign) and st.value is h):
+                escapes.append(e)
+                continue
+            for t in st.targets:
+                if (isinstance(t, (ast.Tuple, ast.List)) and len(t.elts) == len(tup.elts)
+                        and not any(isinstance(x, ast.Starred) for x in t.elts)):
+                    self._flow_store(t.elts[i], e, work, escapes)
+                else:
+                    escapes.append(e)
+
+
     # ---- added for device (TM102)
     def find_named(self, types: tuple, names, words: Optional[tuple] = None, screen: Optional[Callable] = None) -> list:
         """Nodes of ``types`` by the name they carry: a def/class named one of ``names``,
@@ -1251,14 +1673,6 @@ class SemanticModel:
             got = self._function_sites(fdef, ask_project=False)
         self._sites[key] = got
         return got
-
-    def target_binding(self, target: ast.Name) -> Optional[Binding]:
-        """The binding that storing into ``target`` (a ``Name`` bound by an assignment,
-        ``for``, ``with``, walrus, augmented assignment) creates."""
-        for b in self.lookup(self.scope_of(target), target.id):
-            if b.target is target:
-                return b
-        return None
 
     def reads_of(self, b: Binding) -> list[ast.Name]:
         """The reads of ``b`` that ``b`` may reach, in source order: those ``reaching``
@@ -1414,6 +1828,10 @@ def _find_path(t, name, prefix=()) -> Optional[tuple]:
             if got is not None:
                 return got
     return None
+
+
+def _spans(node, order) -> bool:
+    return (node.lineno, node.col_offset) <= order <= (node.end_lineno, node.end_col_offset)
 
 
 def _node_name(n) -> Optional[str]:

@@ -156,6 +156,82 @@ def is_cross_entropy_function(q: Optional[str]) -> bool:
     return q in LOSS_CE_FUNC
 
 
+# ---- added for device
+# wrappers that scatter or move their inputs to the devices of the module they wrap
+PARALLEL_WRAPPERS = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.parallel.DistributedDataParallelCPU",
+    "torch.distributed.fsdp.FullyShardedDataParallel", "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+})
+
+
+def is_parallel_wrapper(q: Optional[str]) -> bool:
+    return q in PARALLEL_WRAPPERS
+
+
+# ---- added for softmax
+SEQUENTIAL = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential", "torch.nn.modules.Sequential"})
+MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "torch.nn.modules.Module"})
+ARGMAX = frozenset({"torch.argmax"})
+MAX = frozenset({"torch.max"})
+TOPK = frozenset({"torch.topk"})
+SORT = frozenset({"torch.sort"})
+LOG = frozenset({"torch.log"})
+# torch.nn.Softmax / LogSoftmax live under more module paths than the table above lists
+SOFTMAX_CLASSES = SOFTMAX_CLASSES | {"torch.nn.modules.Softmax"}
+LOG_SOFTMAX_CLASSES = LOG_SOFTMAX_CLASSES | {"torch.nn.modules.LogSoftmax"}
+LOSS_CE = LOSS_CE | {"torch.nn.modules.CrossEntropyLoss"}
+
+
+def is_softmax_class(q: Optional[str]) -> bool:
+    return q in SOFTMAX_CLASSES
+
+
+def is_log_softmax_class(q: Optional[str]) -> bool:
+    return q in LOG_SOFTMAX_CLASSES
+
+
+def is_sequential(q: Optional[str]) -> bool:
+    return q in SEQUENTIAL
+
+
+def is_module_base(q: Optional[str]) -> bool:
+    """``torch.nn.Module`` itself (what a model class derives from)."""
+    return q in MODULE_BASES
+
+
+LIGHTNING_MODULES = frozenset({
+    "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+    "lightning.pytorch.core.module.LightningModule", "pytorch_lightning.LightningModule",
+    "pytorch_lightning.core.LightningModule", "pytorch_lightning.core.module.LightningModule",
+    "pytorch_lightning.core.lightning.LightningModule",
+})
+
+
+def is_lightning_module(q: Optional[str]) -> bool:
+    return q in LIGHTNING_MODULES
+
+
+# ---- added for main_guard
+# builtins that consume an iterable right away (iterating it, so starting a DataLoader's workers)
+CONSUMERS = frozenset(f"builtins.{n}" for n in (
+    "iter", "next", "list", "tuple", "sorted", "set", "frozenset", "sum", "any", "all", "max", "min", "dict",
+))
+# lazy wrappers: they iterate their argument(s) when they are themselves iterated
+ITER_WRAPPERS = frozenset({
+    "builtins.enumerate", "builtins.zip", "builtins.reversed", "builtins.map", "builtins.filter",
+    "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm",
+    "itertools.islice", "itertools.cycle", "itertools.chain", "itertools.zip_longest", "itertools.tee",
+})
+# calls whose result yields the elements of their (first) argument unchanged, in some order
+ITER_PASSTHROUGH = frozenset({
+    "builtins.reversed", "builtins.sorted", "builtins.list", "builtins.tuple", "builtins.iter", "builtins.set",
+    "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm",
+    "itertools.islice", "itertools.cycle",
+})
+
+
 # ---- added for device (TM102)
 # torch.nn layers that own parameters (or, for batch norms, buffers): after ``model.to(dev)``
 # their weights are on ``dev``, and a CPU input (or a CPU hidden state) fails

@@ -173,6 +173,8 @@ class _Collector:
         self.scope = scope
         self.resolve_from = resolve_from
         self.stmt = None  # the statement being visited
+        model = getattr(scope, "model", None)
+        self.walrus = model is None or ":=" in model.text  # no walrus in the file: none in a comprehension
 
     def bind(self, name, kind, node, **kw) -> None:
         kw.setdefault("stmt", self.stmt)
@@ -257,7 +259,8 @@ class _Collector:
                 continue
             if t in _COMPS:
                 stack.append(n.generators[0].iter)
-                self._walrus_in(n)
+                if self.walrus:
+                    self._walrus_in(n)
                 continue
             if t is ast.Assign:
                 for tg in n.targets:

@@ -41,7 +41,7 @@ SIGNATURES: dict[str, tuple[str, ...]] = {
     "zero_grad": ("TM201", "TM202"),
     "softmax": ("TM501", "TM502"),
     "main_guard": ("bootstrapping phase",),
-    "filtered_load": ("size mismatch", "Error(s) in loading state_dict"),
+    "filtered_load": ("size mismatch", "Error(s) in loading state_dict", "expected value 1000"),
 }
 
 _DET = re.compile(r"^TORCHMEND-DETECTOR: (\S+) at (\S*): (.*)$", re.M)

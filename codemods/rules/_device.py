@@ -1,0 +1,821 @@
+"""What the device rules (TM101, TM102) share: device expressions whose value is known,
+moves of tensors and modules (``.to(device)``, ``.cuda()``), the modules a call runs and
+where they were moved, DataLoaders (however the loop reaches them), and the file-level
+conditions under which device placement is someone else's job.
+
+Every value is followed through the shared semantic model (``origins``, ``reaching``,
+``param_values``, ``attribute_values``): names, globals read in functions, parameters
+bound at their call sites and defaults, ``self`` attributes, containers
+(``loaders["train"]``, ``{x: DataLoader(...) for x in ...}``) and same-file builder
+functions.  What cannot be followed is *unknown*, never guessed from spelling.
+
+Public API (stable; both device rules use it):
+
+* :func:`device_origins` / :func:`is_known_device` -- a device expression whose value is
+  known locally: a string literal, ``"cuda" if torch.cuda.is_available() else "cpu"``,
+  ``torch.device(<those>[, <int literal>])``, or a name/parameter/attribute bound only to
+  such values.  ``args.device``, ``f"cuda:{rank}"``, ``accelerator.device``: unknown.
+* :func:`move_of` -- the device move a call makes (``t.to(dev)``, ``t.cuda()``,
+  ``t.to(device=dev)``; not ``t.to(torch.float16)`` or ``t.to(memory_format=...)``).
+* :func:`is_module_class` -- a same-file class deriving from ``torch.nn.Module``.
+* :func:`model_state` -- the module a callee refers to and the moves it went through
+  before a use (with the ``if`` condition each ran under); wrappers that place inputs
+  themselves (``DataParallel``, ``DistributedDataParallel``, ``device_map=``) are
+  reported as handled.
+* :func:`device_text_at` -- an expression valid at some node that has the same (known)
+  value as a device expression written elsewhere (``device`` in ``train(model, device)``
+  for the ``device`` of ``main``).
+* :func:`loader_of` -- the DataLoader calls a ``for`` loop iterates (through
+  ``enumerate``/``tqdm``/``iter``), when every origin is a plain DataLoader.
+* :func:`framework_in_file` -- a training framework imported by the file
+  (``names.framework_of``).
+* :func:`file_mentions_device` -- the file moves anything at all (a CPU-only script
+  cannot have a device mismatch).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
+from ..semantic import names as N
+
+__all__ = [
+    "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move", "ModelState", "Loop",
+    "device_origins", "is_known_device", "is_cpu_device", "move_of", "is_module_class", "model_state", "device_text_at",
+    "loader_of", "loop_batch", "taken_batch", "framework_in_file", "file_mentions_device", "mentions_device", "visible_at",
+    "guard_of", "non_blocking_style", "is_torch_call",
+]
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# methods that place a tensor (or a module) on a device
+MOVE_METHODS = frozenset({"to", "cuda", "to_device", "type_as"})
+# results that are Python values or CPU copies, not device tensors
+HOST_METHODS = frozenset({
+    "item", "size", "tolist", "numel", "dim", "cpu", "numpy", "nelement", "element_size", "get_device", "stride",
+    "data_ptr", "is_contiguous", "ndimension",
+})
+HOST_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout"})
+# module methods that return the module itself
+SELF_METHODS = frozenset({
+    "eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty",
+})
+# torch functions whose result is certainly a tensor (factories and common ops)
+TENSOR_FUNCS = frozenset(N.FACTORIES | N.LIKE_FACTORIES | {
+    "cat", "stack", "where", "matmul", "clone", "flatten", "cumsum", "exp", "log", "sigmoid", "tanh", "softmax",
+    "log_softmax", "hstack", "vstack",
+})
+# torch functions that do not return a tensor (or not one worth guessing about)
+NOT_TENSOR_FUNCS = frozenset({
+    "load", "device", "compile", "manual_seed", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+    "get_default_dtype", "set_default_dtype", "is_tensor", "save", "jit", "Generator", "Size", "dtype",
+    "split", "chunk", "unbind", "broadcast_tensors", "meshgrid", "topk", "sort", "max", "min", "unique",
+})
+_DTYPE_WORDS = frozenset({
+    "float", "float16", "float32", "float64", "half", "double", "bfloat16", "int", "int8", "int16", "int32", "int64",
+    "long", "short", "uint8", "bool", "complex64", "complex128", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2",
+    "channels_last", "contiguous_format", "preserve_format", "channels_last_3d",
+})
+# calls that return the machine's accelerator device (a value as known as "cuda")
+_ACCELERATOR = frozenset({"torch.accelerator.current_accelerator"})
+_MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
+_DEVICE_RE = re.compile(r"\.(?:to|cuda)\(|device|cuda")
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def file_mentions_device(text: str) -> bool:
+    """The file moves something or names a device: a script that does neither runs on
+    the CPU and cannot mix devices."""
+    return _DEVICE_RE.search(text) is not None
+
+
+def mentions_device(sem: SemanticModel, node) -> bool:
+    """The source of ``node`` moves something or names a device."""
+    return _DEVICE_RE.search(sem.segment(node)) is not None
+
+
+def is_torch_call(sem: SemanticModel, call: ast.Call) -> bool:
+    return any(N.is_torch(q) for q in sem.qualnames(call.func))
+
+
+# ----------------------------------------------------------------------------- device values
+
+
+def _is_dtype(sem: SemanticModel, expr) -> bool:
+    """``torch.float16``, ``torch.long``, ``torch.channels_last``: a dtype or memory format."""
+    q = sem.qualname(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
+    return bool(q) and q.startswith("torch.") and q.count(".") == 1 and q.split(".")[1] in _DTYPE_WORDS
+
+
+def _known_device_value(sem: SemanticModel, node, depth: int) -> bool:
+    if isinstance(node, ast.Constant):
+        # "cuda", "cuda:0", "cpu"; 0 (a CUDA device index)
+        return isinstance(node.value, (str, int)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Call) and depth < 4:
+        if sem.call_qualname(node) in _ACCELERATOR and not node.args and not node.keywords:
+            return True
+        if sem.call_qualname(node) in N.DEVICE and node.args and not node.keywords:
+            if len(node.args) > 2 or any(isinstance(a, ast.Starred) for a in node.args):
+                return False
+            if len(node.args) == 2 and not (isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, int)):
+                return False
+            return device_origins(sem, node.args[0], depth + 1) is not None
+    return False
+
+
+def device_origins(sem: SemanticModel, expr, _depth: int = 0) -> Optional[frozenset]:
+    """The nodes the device ``expr`` may have been made by, when every one is a known
+    device value (see the module docstring); None when any is unknown."""
+    if expr is None:
+        return None
+    out = []
+    for o in sem.origins(expr):
+        if o.kind is not OriginKind.VALUE or not _known_device_value(sem, o.node, _depth):
+            return None
+        out.append(o.node)
+    return frozenset(out) if out else None
+
+
+def is_known_device(sem: SemanticModel, expr) -> bool:
+    return device_origins(sem, expr) is not None
+
+
+def is_cpu_device(sem: SemanticModel, expr) -> bool:
+    """Every value ``expr`` may hold is the CPU (``"cpu"``, ``torch.device("cpu")``)."""
+    got = device_origins(sem, expr)
+    if not got:
+        return False
+    for n in got:
+        if isinstance(n, ast.Call) and n.args:
+            n = n.args[0]
+            inner = device_origins(sem, n)
+            if not inner or not all(isinstance(m, ast.Constant) and m.value == "cpu" for m in inner):
+                return False
+        elif not (isinstance(n, ast.Constant) and n.value == "cpu"):
+            return False
+    return True
+
+
+def _binding_device_origins(sem: SemanticModel, bindings) -> Optional[frozenset]:
+    out = []
+    for b in bindings:
+        for o in sem.binding_origins(b):
+            if o.kind is not OriginKind.VALUE or not _known_device_value(sem, o.node, 0):
+                return None
+            out.append(o.node)
+    return frozenset(out) if out else None
+
+
+# ----------------------------------------------------------------------------- moves
+
+
+@dataclass(frozen=True, eq=False)
+class Move:
+    """A device move: ``call`` is ``X.to(device)`` (``style`` "to", ``device`` the
+    argument) or ``X.cuda()`` (``style`` "cuda", ``device`` the argument or None)."""
+
+    call: ast.Call
+    style: str
+    device: Optional[ast.AST]
+    guard: Optional[tuple] = None  # the ``if`` tests it runs under (see guard_of); None: not copyable
+    builder: bool = False  # made inside a same-file function that returns the module
+
+
+def move_of(sem: SemanticModel, call) -> Optional[Move]:
+    """The device move ``call`` makes, or None (not a ``.to``/``.cuda`` call, or a dtype /
+    memory-format conversion only)."""
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return None
+    m = call.func.attr
+    if m == "cuda":
+        dev = call.args[0] if call.args else sem.keyword(call, "device")
+        return Move(call, "cuda", dev)
+    if m != "to":
+        return None
+    dev = sem.keyword(call, "device")
+    if dev is None and call.args:
+        first = call.args[0]
+        if isinstance(first, ast.Starred) or _is_dtype(sem, first):
+            return None
+        dev = first
+    if dev is None:
+        return None  # .to(dtype=...), .to(memory_format=...)
+    return Move(call, "to", dev)
+
+
+def guard_of(sem: SemanticModel, stmt, use) -> Optional[tuple]:
+    """The conditions under which statement ``stmt`` runs, relative to the node ``use``:
+    ``()`` unconditionally, the tests of the enclosing ``if`` statements (``stmt`` in
+    their body, outermost first) up to what ``stmt`` and ``use`` share, or None when it
+    runs under something else (an ``else``, a loop, a ``try``, a ``match``).  ``if
+    __name__ == "__main__":`` does not count."""
+    around = set(map(id, sem.ancestors(use)))
+    conds = []
+    child = stmt
+    for a in sem.ancestors(stmt):
+        if id(a) in around or isinstance(a, (*_DEFS, ast.ClassDef, ast.Module, ast.Lambda)):
+            break
+        if isinstance(a, ast.If):
+            if not any(s is child for s in a.body):
+                return None
+            if not _is_main_test(a.test):
+                conds.append(a.test)
+        elif isinstance(a, (ast.With, ast.AsyncWith)):
+            pass
+        elif isinstance(a, ast.stmt) or isinstance(a, (ast.excepthandler, ast.match_case)):
+            return None
+        child = a
+    return tuple(reversed(conds))
+
+
+def _is_main_test(test) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def visible_at(sem: SemanticModel, expr, at) -> bool:
+    """Every name ``expr`` reads means the same at node ``at`` as where ``expr`` is."""
+    here, there = sem.scope_of(at), sem.scope_of(expr)
+    if here is there:
+        return True
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name):
+            a = sem.lookup(here, n.id)
+            b = sem.resolve(n)
+            if [id(x) for x in a] != [id(x) for x in b]:
+                return False
+        elif isinstance(n, (ast.Lambda, ast.comprehension)):
+            return False
+    return True
+
+
+# ----------------------------------------------------------------------------- modules
+
+
+def is_module_class(sem: SemanticModel, cls: ast.ClassDef) -> bool:
+    """A same-file class deriving (through same-file bases) from ``torch.nn.Module`` or a
+    ``torch.nn`` layer."""
+    return any(q in _MODULE_BASES or N.is_module_class(q) for q in sem.base_qualnames(cls))
+
+
+@dataclass
+class ModelState:
+    """What is known about the module a call runs, at that call.
+
+    ``moves``: the device moves that may have run before the use; ``unmoved``: some way
+    the module reaches the use has no move; ``handled``: why placing the inputs is not
+    the caller's job (``DataParallel``, ``device_map=``), or None."""
+
+    moves: list = field(default_factory=list)
+    unmoved: bool = False
+    handled: Optional[str] = None
+    # ids of the expressions the module was made by, on the ways with and without a move
+    moved_bases: set = field(default_factory=set)
+    unmoved_bases: set = field(default_factory=set)
+
+    @property
+    def moved(self) -> bool:
+        return bool(self.moves)
+
+
+_PARALLEL = frozenset(N.PARALLEL_WRAPPERS)
+
+
+def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None) -> Optional[ModelState]:
+    """The module ``expr`` (the callee of a call ``use``) refers to: None when it is not
+    provably a module (a same-file ``nn.Module`` class, a ``torch.nn`` layer, a model-zoo
+    builder, or anything called like a model after a ``.to(device)``/``.cuda()``), or
+    when it may have been moved back (``model.cpu()``)."""
+    key = (id(expr),)
+    if cache is not None and key in cache:
+        return cache[key]
+    paths = _model_paths(sem, expr, use, 0, set())
+    st: Optional[ModelState] = ModelState()
+    is_model = False
+    for kind, moves, base in paths:
+        if kind in ("module", "moved"):
+            is_model = True
+        elif kind.startswith("handled:"):
+            st.handled = kind.split(":", 1)[1]
+            is_model = True
+        if any(m.style == "cpu" for m in moves):
+            st = None
+            break
+        if moves:
+            st.moves.extend(m for m in moves if m not in st.moves)
+            st.moved_bases.add(id(base))
+            is_model = True
+        else:
+            st.unmoved = True
+            st.unmoved_bases.add(id(base))
+        if kind == "unknown" and not moves:
+            is_model = False
+            break
+    if st is not None and (not paths or not is_model):
+        st = None
+    if cache is not None:
+        cache[key] = st
+    return st
+
+
+def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:
+    """Moves written as statements on references (``model.to(device)``, ``model.cuda()``;
+    ``Module.to`` moves in place) that may run before ``use``; ``model.cpu()`` and
+    ``model.to("cpu")`` give a move of style "cpu" (back to the CPU)."""
+    out = []
+    for ref in refs:
+        p = sem.parent(ref)
+        if not (isinstance(p, ast.Attribute) and p.value is ref and p.attr in ("to", "cuda", "cpu")):
+            continue
+        call = sem.parent(p)
+        if not (isinstance(call, ast.Call) and call.func is p):
+            continue
+        stmt = sem.parent(call)
+        if not isinstance(stmt, ast.Expr) or _after(sem, stmt, use):
+            continue
+        mv = move_of(sem, call)
+        if p.attr == "cpu" or mv is not None and mv.style == "to" and is_cpu_device(sem, mv.device):
+            out.append(Move(call, "cpu", None, guard_of(sem, stmt, use)))
+        elif mv is not None:
+            out.append(Move(mv.call, mv.style, mv.device, guard_of(sem, stmt, use)))
+    return out
+
+
+def _after(sem: SemanticModel, stmt, use) -> bool:
+    """``stmt`` runs after ``use`` in straight-line code of the same scope (and no loop
+    around both brings it back before the next use)."""
+    if sem.scope_of(stmt) is not sem.scope_of(use):
+        return False
+    if (stmt.lineno, stmt.col_offset) < (use.lineno, use.col_offset):
+        return False
+    use_loops = {id(a) for a in sem.ancestors(use) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))}
+    return not any(id(a) in use_loops for a in sem.ancestors(stmt))
+
+
+def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: bool = False) -> list:
+    """The ways a module value reaches ``use``: ``(kind, moves, base)`` with kind
+    "module" (a module constructor), "moved" (an unknown value that was moved),
+    "handled:<why>" (a wrapper that places its inputs), "unknown"; ``base`` the
+    expression the value was made by (the constructor call)."""
+    if depth > 8 or id(expr) in seen:
+        return [("unknown", [], expr)]
+    seen = seen | {id(expr)}
+    if isinstance(expr, ast.Name):
+        bs = sem.reaching(expr)
+        if not bs:
+            return [("unknown", [], expr)]
+        out = []
+        for b in bs:
+            extra = _stmt_moves(sem, sem.references(b), use)
+            if builder:
+                extra = [Move(m.call, m.style, m.device, m.guard, True) for m in extra]
+            for kind, moves, base in _binding_paths(sem, b, use, depth, seen, builder):
+                out.append((kind, moves + extra, base))
+        return out
+    if isinstance(expr, ast.Attribute):
+        if sem.qualname(expr) is not None:
+            return [("unknown", [], expr)]
+        vals = sem.attribute_values(expr)
+        if not vals:
+            return [("unknown", [], expr)]
+        extra = _attr_stmt_moves(sem, expr, use)
+        out = []
+        for v in vals:
+            if v is None:
+                return [("unknown", [], expr)]
+            for kind, moves, base in _model_paths(sem, v, use, depth + 1, seen, builder):
+                out.append((kind, moves + extra, base))
+        return out
+    if isinstance(expr, ast.Call):
+        mv = move_of(sem, expr)
+        if mv is not None and mv.style == "to" and is_cpu_device(sem, mv.device):
+            return _model_paths(sem, expr.func.value, use, depth + 1, seen, builder)  # .to("cpu"): stays
+        if mv is not None:
+            recv = expr.func.value
+            mv = Move(mv.call, mv.style, mv.device, guard_of(sem, sem.statement_of(expr), use), builder)
+            inner = _model_paths(sem, recv, use, depth + 1, seen, builder)
+            return [("moved" if k == "unknown" else k, [mv, *m], b) for k, m, b in inner]
+        meth = sem.method_name(expr)
+        if meth in SELF_METHODS or (meth == "to" and move_of(sem, expr) is None):
+            return _model_paths(sem, expr.func.value, use, depth + 1, seen, builder)
+        q = sem.call_qualname(expr)
+        if q in ("torch.compile",) and expr.args:
+            return _model_paths(sem, expr.args[0], use, depth + 1, seen, builder)
+        if q in _PARALLEL:
+            return [("handled:`" + q.rsplit(".", 1)[-1] + "`", [], expr)]
+        if sem.keyword(expr, "device_map") is not None:
+            return [("handled:`device_map=`", [], expr)]
+        if _prepared(sem, expr):
+            return [(_PREPARED, [], expr)]
+        target = sem.callee(expr)
+        if isinstance(target, ast.ClassDef):
+            return [("module" if is_module_class(sem, target) else "unknown", [], expr)]
+        if isinstance(target, _DEFS):
+            rets = [r for r in sem.returns(target) if r is not None]
+            if not rets:
+                return [("unknown", [], expr)]
+            out = []
+            for r in rets:
+                out.extend(_model_paths(sem, r, use, depth + 1, seen, True))
+            return out
+        if q is not None and (N.is_module_class(q) or N.is_model_zoo(q)):
+            return [("module", [], expr)]
+        return [("unknown", [], expr)]
+    if isinstance(expr, ast.IfExp):
+        return (_model_paths(sem, expr.body, use, depth + 1, seen, builder)
+                + _model_paths(sem, expr.orelse, use, depth + 1, seen, builder))
+    return [("unknown", [], expr)]
+
+
+_PREPARED = "handled:`prepare()`"
+
+
+def _prepared(sem: SemanticModel, expr) -> bool:
+    """``accelerator.prepare(model, ...)`` (Accelerate's API, or a stand-in for it): the
+    returned model and loaders place batches themselves."""
+    return isinstance(expr, ast.Call) and sem.method_name(expr) == "prepare"
+
+
+def _binding_paths(sem: SemanticModel, b, use, depth, seen, builder) -> list:
+    k = b.kind
+    if k in (BindingKind.ASSIGNMENT, BindingKind.NAMED_EXPR) and b.value is not None:
+        return _model_paths(sem, b.value, use, depth + 1, seen, builder)
+    if k is BindingKind.ASSIGNMENT and b.unpack is not None and _prepared(sem, b.unpack[0]):
+        return [(_PREPARED, [], b.unpack[0])]
+    if k is BindingKind.PARAMETER:
+        fn = b.scope.node
+        if isinstance(fn, _DEFS) and sem.self_class_of_param(b) is None:
+            pv = sem.param_values(fn, b.name)
+            if pv.complete and pv.values:
+                out = []
+                for v, _call, _ in pv.values:
+                    out.extend(_model_paths(sem, v, use, depth + 1, seen, builder))
+                return out
+    return [("unknown", [], b.target if b.target is not None else b.node)]
+
+
+def _attr_stmt_moves(sem: SemanticModel, expr: ast.Attribute, use) -> list:
+    """``self.model.to(device)`` statements in the class of ``self.model``."""
+    cls = sem.instance_class(expr.value)
+    if cls is None:
+        return []
+    refs = []
+    for a in sem.find(ast.Attribute, containing=(expr.attr,)):
+        if a.attr == expr.attr and sem.instance_class(a.value) is cls and isinstance(a.ctx, ast.Load):
+            refs.append(a)
+    return _stmt_moves(sem, refs, use)
+
+
+# ----------------------------------------------------------------------------- device text
+
+
+def device_text_at(sem: SemanticModel, dev, at) -> Optional[str]:
+    """Source text, valid at node ``at``, of an expression that holds the same device as
+    the device expression ``dev`` (written elsewhere), or None.
+
+    The same value is proven either way: both are bound only to the same known device
+    values (see :func:`device_origins`), or both are the same variable -- ``dev`` is a
+    name whose every binding reaches it, and the candidate is that name seen from ``at``,
+    a parameter bound to it at every call site, an alias of it, or a ``self`` attribute
+    assigned once from it.  ``args.device`` and other attributes of unknown objects
+    match nothing.  A parameter of the function around ``at`` is preferred (the
+    function's own name for the device), then ``dev`` itself, then a ``self`` attribute."""
+    if isinstance(dev, ast.Constant):
+        return sem.segment(dev) if isinstance(dev.value, (str, int)) and not isinstance(dev.value, bool) else None
+    want = device_origins(sem, dev)
+    ident = _variable(sem, dev)
+    if want is None and ident is None:
+        return None
+
+    def same(bindings) -> bool:
+        if not bindings:
+            return False
+        if want is not None:
+            got = _binding_device_origins(sem, bindings)
+            if got is not None and got == want:
+                return True
+        return ident is not None and _same_variable(sem, bindings, ident, 0)
+
+    scope = sem.scope_of(at)
+    seen = set()
+    s = scope
+    while s is not None:
+        fn = s.node
+        if isinstance(fn, _DEFS):
+            for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+                if a.arg in seen:
+                    continue
+                seen.add(a.arg)
+                bs = sem.lookup(scope, a.arg)
+                if bs and all(b.kind is BindingKind.PARAMETER for b in bs) and same(bs):
+                    return a.arg
+        s = s.parent
+    if isinstance(dev, ast.Name):
+        if same(sem.lookup(scope, dev.id)):
+            return dev.id
+    elif want is not None and visible_at(sem, dev, at) and not _rebound_between(sem, dev, at):
+        return sem.segment(dev)  # an inline expression: ``torch.device("cuda")``
+    # ``self.device`` in a method of the class that set it once
+    fn = sem.enclosing_function(at)
+    cls = sem.parent(fn) if isinstance(fn, _DEFS) else None
+    params = [*fn.args.posonlyargs, *fn.args.args] if isinstance(fn, _DEFS) else []
+    static = any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in getattr(fn, "decorator_list", ()))
+    if isinstance(cls, ast.ClassDef) and params and not static:
+        me = params[0].arg
+        info = sem.class_info(cls)
+        for attr, sets in info.attrs.items():
+            if len(sets) != 1 or attr in info.class_attrs or sets[0][1] is None:
+                continue
+            v = sets[0][1]
+            if want is not None and device_origins(sem, v) == want or (
+                ident is not None and isinstance(v, ast.Name) and _same_variable(sem, sem.reaching(v), ident, 0)
+            ):
+                return f"{me}.{attr}"
+    return None
+
+
+def _variable(sem: SemanticModel, dev) -> Optional[frozenset]:
+    """The bindings of the name ``dev`` when every one of them reaches it (no rebinding
+    after it in its scope): the identity of the value it holds."""
+    if not isinstance(dev, ast.Name):
+        return None
+    reach = sem.reaching(dev)
+    every = sem.resolve(dev)
+    if not reach or {id(b) for b in reach} != {id(b) for b in every}:
+        return None
+    if any(b.kind not in (BindingKind.ASSIGNMENT, BindingKind.PARAMETER, BindingKind.NAMED_EXPR) for b in every):
+        return None
+    return frozenset(id(b) for b in every)
+
+
+def _same_variable(sem: SemanticModel, bindings, ident: frozenset, depth: int) -> bool:
+    """``bindings`` (of some name) hold the variable ``ident``: they are its bindings, or
+    a parameter bound to it at every call site, or an alias ``d = <it>``."""
+    if {id(b) for b in bindings} == ident:
+        return True
+    if depth > 4 or len(bindings) != 1:
+        return False
+    b = bindings[0]
+    if b.kind is BindingKind.PARAMETER:
+        fn = b.scope.node
+        if not isinstance(fn, _DEFS) or sem.self_class_of_param(b) is not None:
+            return False
+        pv = sem.param_values(fn, b.name)
+        if not pv.complete or not pv.values:
+            return False
+        return all(_same_expr(sem, v, ident, depth + 1) for v, _, _ in pv.values)
+    if b.kind is BindingKind.ASSIGNMENT and b.value is not None:
+        return _same_expr(sem, b.value, ident, depth + 1)
+    return False
+
+
+def _same_expr(sem: SemanticModel, v, ident: frozenset, depth: int) -> bool:
+    if isinstance(v, ast.Name):
+        return _same_variable(sem, sem.reaching(v), ident, depth)
+    if isinstance(v, ast.Attribute):
+        vals = sem.attribute_values(v)
+        return bool(vals) and len(vals) == 1 and vals[0] is not None and _same_expr(sem, vals[0], ident, depth + 1)
+    return False
+
+
+def _rebound_between(sem: SemanticModel, dev, at) -> bool:
+    """A name of ``dev`` is bound more than once in the scope it is read from: its value
+    at ``at`` may differ from its value at ``dev``."""
+    for n in ast.walk(dev):
+        if isinstance(n, ast.Name):
+            bs = sem.resolve(n)
+            if len(bs) > 1:
+                got = _binding_device_origins(sem, bs)
+                if got is None or got != device_origins(sem, n):
+                    return True
+    return False
+
+
+def non_blocking_style(sem: SemanticModel) -> Optional[str]:
+    """``"True"``/``"False"`` when the file's moves pass ``non_blocking=`` (the fix keeps
+    the style), else None."""
+    for c in sem.find(ast.Call, containing=("non_blocking",)):
+        if sem.method_name(c) in ("to", "cuda"):
+            v = sem.keyword(c, "non_blocking")
+            if isinstance(v, ast.Constant) and isinstance(v.value, bool):
+                return str(v.value)
+    return None
+
+
+# ----------------------------------------------------------------------------- loaders
+
+# iteration wrappers whose items are the wrapped iterable's items (``enumerate`` adds an index)
+_WRAPPERS = frozenset({
+    "builtins.enumerate", "builtins.iter", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
+    "tqdm.rich.tqdm", "tqdm.autonotebook.tqdm", "itertools.islice",
+})
+
+
+@dataclass
+class Loop:
+    """Where DataLoader batches are bound: a ``for`` loop over them, or an assignment
+    from ``next(iter(loader))`` (``node``).  ``names`` are the tensor names its target
+    binds (``for x, y in loader``, ``for i, (x, y) in enumerate(loader)``), or
+    ``container`` is the name of a whole batch (``for batch in loader``); ``body`` the
+    statements the batch flows through (the loop body, or the statements after the
+    assignment in its block); ``loaders`` the DataLoader calls."""
+
+    node: ast.stmt
+    names: list
+    container: Optional[str]
+    loaders: list
+    body: list = field(default_factory=list)
+
+    @property
+    def is_loop(self) -> bool:
+        return isinstance(self.node, ast.For)
+
+
+def loop_batch(sem: SemanticModel, loop) -> Optional[Loop]:
+    """The batch a ``for`` loop binds, when it iterates plain DataLoaders."""
+    if not isinstance(loop, ast.For):
+        return None
+    it, target, wrapped = loop.iter, loop.target, False
+    while isinstance(it, ast.Call) and it.args and sem.call_qualname(it) in _WRAPPERS:
+        if sem.call_qualname(it) == "builtins.enumerate":
+            if wrapped or not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != 2:
+                return None
+            if any(isinstance(e, ast.Starred) for e in target.elts):
+                return None
+            target, wrapped = target.elts[1], True
+        it = it.args[0]
+    loaders = loader_of(sem, it)
+    if loaders is None:
+        return None
+    return _batch(loop, target, loaders, loop.body)
+
+
+def _batch(node, target, loaders, body) -> Optional[Loop]:
+    if isinstance(target, ast.Name):
+        return Loop(node, [], target.id, loaders, body)
+    names = _target_names(target)
+    if not names:
+        return None
+    return Loop(node, names, None, loaders, body)
+
+
+def taken_batch(sem: SemanticModel, stmt) -> Optional[Loop]:
+    """``x, y = next(iter(loader))`` (or ``next(it)`` with ``it = iter(loader)``): one
+    batch taken from a plain DataLoader, flowing through the rest of the block."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return None
+    v = stmt.value
+    if not (isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords and sem.call_qualname(v) == "builtins.next"):
+        return None
+    loaders = []
+    for o in sem.origins(v.args[0]):
+        n = o.node
+        if not (o.kind is OriginKind.VALUE and isinstance(n, ast.Call) and sem.call_qualname(n) == "builtins.iter"
+                and len(n.args) == 1):
+            return None
+        got = loader_of(sem, n.args[0])
+        if got is None:
+            return None
+        loaders.extend(got)
+    block = sem.block_of(stmt)
+    if not loaders or block is None:
+        return None
+    i = next(k for k, s in enumerate(block) if s is stmt)
+    return _batch(stmt, stmt.targets[0], loaders, block[i + 1:])
+
+
+def _target_names(t) -> Optional[list]:
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        out = []
+        for e in t.elts:
+            sub = _target_names(e)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    return None
+
+
+def loader_of(sem: SemanticModel, expr, _depth: int = 0) -> Optional[list]:
+    """The DataLoader constructor calls ``expr`` may be, when every origin is one whose
+    batches come out on the CPU (no unknown ``collate_fn``, no dataset that holds or
+    moves device tensors, no ``*args``); None otherwise."""
+    calls = []
+    for o in sem.origins(expr):
+        if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) and o.node.value is None:
+            continue  # ``loader = None`` until it is built: iterating None would fail anyway
+        if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
+            return None
+        call = o.node
+        q = sem.call_qualname(call)
+        if q in _WRAPPERS and q != "builtins.enumerate" and call.args and _depth < 4:
+            inner = loader_of(sem, call.args[0], _depth + 1)  # ``pbar = tqdm(loader)``
+            if inner is None:
+                return None
+            calls.extend(inner)
+            continue
+        if not N.is_loader(q):
+            return None
+        # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, ...,
+        # generator (12th)); ``**kwargs`` dicts are looked into
+        cf = sem.argument(call, "collate_fn", 6)
+        ds = sem.argument(call, "dataset", 0)
+        gen = sem.argument(call, "generator", 12)
+        if UNKNOWN_ARG in (cf, ds, gen):
+            return None
+        if cf is not None and not _plain_collate(sem, cf):
+            return None
+        if ds is not None and _may_hold_device(sem, ds, 2):
+            return None
+        if gen is not None and mentions_device(sem, gen):
+            return None
+        calls.append(call)
+    return calls or None
+
+
+_COLLATORS = frozenset({"torch.utils.data.default_collate", "torch.utils.data.dataloader.default_collate"})
+
+
+def _plain_collate(sem: SemanticModel, expr) -> bool:
+    """A collate_fn known to leave tensors on the CPU: a Hugging Face data collator,
+    torch's ``default_collate``, or a same-file function that never moves anything."""
+    for o in sem.origins(expr):
+        n = o.node
+        if o.kind is OriginKind.IMPORT:
+            q = o.qualname or ""
+            if q in _COLLATORS:
+                continue
+            return False
+        if o.kind is OriginKind.DEFINITION and isinstance(n, _DEFS):
+            if mentions_device(sem, n) or "pin_memory" in sem.segment(n):
+                return False
+            continue
+        if o.kind is OriginKind.VALUE and isinstance(n, ast.Call):
+            q = sem.call_qualname(n) or ""
+            if q.startswith("transformers.") and "collator" in q.lower() and not mentions_device(sem, n):
+                continue
+            return False
+        return False
+    return True
+
+
+def _may_hold_device(sem: SemanticModel, expr, depth: int) -> bool:
+    """``expr`` (a dataset) may hold or produce device tensors: its code, the values of
+    the names it reads, or a same-file class/function it calls moves something."""
+    if mentions_device(sem, expr):
+        return True
+    for n in ast.walk(expr):
+        if isinstance(n, ast.Name):
+            for o in sem.origins(n):
+                node = o.node
+                if o.kind is OriginKind.DEFINITION and node is not None and mentions_device(sem, node):
+                    return True
+                if o.kind is OriginKind.VALUE and node is not None and node is not n:
+                    if isinstance(node, ast.Call):
+                        target = sem.callee(node)
+                        if target is not None and mentions_device(sem, target):
+                            return True
+                    if depth > 0 and _may_hold_device(sem, node, depth - 1):
+                        return True
+        elif isinstance(n, ast.Call):
+            target = sem.callee(n)
+            if target is not None and mentions_device(sem, target):
+                return True
+    return False
+
+
+# ----------------------------------------------------------------------------- frameworks
+
+
+def framework_in_file(sem: SemanticModel) -> Optional[str]:
+    """The training framework (Lightning, Accelerate, DeepSpeed, HF Trainer, ...) one of
+    the file's imports (at any depth) belongs to: it places batches itself."""
+    found = None
+    for n in sem.find(ast.Import, ast.ImportFrom, containing=("import",)):
+        if isinstance(n, ast.Import):
+            qs = [a.name for a in n.names]
+        elif n.level == 0 and n.module:  # a relative import is the user's own package
+            qs = [f"{n.module}.{a.name}" for a in n.names] + [n.module]
+        else:
+            continue
+        for q in qs:
+            fw = N.framework_of(q)
+            if fw is not None:
+                found = fw
+                break
+        if found:
+            break
+    return found

@@ -1,0 +1,552 @@
+"""What TM401 needs: where a loaded state dict comes from (a checkpoint file, a hub or
+model-zoo download, a zoo model's weights), whether the model it goes into had its head
+changed before (an assignment in the same scope, a builder function that replaces the
+head, or a constructor told another number of classes), whether the checkpoint is
+recognisably a pretrained one, and whether it is the file's own (saved from a model with
+the same head, to the same path, in this file or a neighbouring one).
+
+Values are followed through the semantic model: names (their reaching bindings),
+parameters (their call-site values), builders (their return values), containers.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from ..semantic import BindingKind, OriginKind, SemanticModel
+from ..semantic import names as N
+
+HEADS = ("fc", "classifier", "head", "heads", "last_linear")
+# constructor keywords that set the number of classes (the size of the head)
+CLASS_KWARGS = ("num_classes", "n_classes", "nclasses", "num_class", "n_class", "class_num", "classes_num")
+STATE_KEYS = ("state_dict", "model", "model_state_dict", "net", "model_state", "weights", "params")
+RESUME_KEYS = ("optimizer", "optimizer_state_dict", "optim", "epoch", "scheduler", "lr_scheduler", "step",
+               "optimizer_state", "global_step", "best_acc", "best_prec1")
+FILE_LOADS = frozenset({"torch.load", "torch.serialization.load", "safetensors.torch.load_file"})
+SAVES = frozenset({"torch.save", "torch.serialization.save", "safetensors.torch.save_file"})
+HUB_FILES = frozenset({"huggingface_hub.hf_hub_download", "huggingface_hub.file_download.hf_hub_download"})
+_FOREIGN = re.compile(
+    r"pre-?train|imagenet|resnet|resnext|vgg|vit|bert|densenet|mobilenet|efficientnet|alexnet|inception|"
+    r"convnext|swin|deit|regnet|squeezenet|shufflenet|googlenet|mnasnet|roberta|download\.pytorch\.org|"
+    r"model_zoo|modelzoo|/hub/|huggingface\.co",
+    re.I,
+)
+_OWN = re.compile(r"fine-?tun|fine_tun|best|epoch|resume|last|finetun|checkpoint_\d|ckpt_\d", re.I)
+# methods that read a dict without changing it
+_READ_ONLY = ("keys", "items", "values", "get", "copy", "__contains__")
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+TV_DEFAULT_CLASSES = 1000
+
+# torchvision classification builders: the attribute path of their final Linear layer
+_TV_HEADS = (
+    (re.compile(r"(resnet\d+|resnext\d+_\w+|wide_resnet\d+_2|regnet_[xy]_\w+|shufflenet_v2_x\w+|googlenet)$"), "fc"),
+    (re.compile(r"densenet\d+$"), "classifier"),
+    (re.compile(r"(vgg\d+(_bn)?|alexnet)$"), "classifier[6]"),
+    (re.compile(r"convnext_\w+$"), "classifier[2]"),
+    (re.compile(r"(efficientnet_b\d|efficientnet_v2_[sml]|mobilenet_v2|mnasnet\w+)$"), "classifier[1]"),
+    (re.compile(r"mobilenet_v3_(large|small)$"), "classifier[3]"),
+    (re.compile(r"maxvit_t$"), "classifier[5]"),
+    (re.compile(r"vit_\w+$"), "heads.head"),
+    (re.compile(r"swin_(v2_)?[tsb]$"), "head"),
+)
+
+
+def may_be_torchvision_builder(func) -> bool:
+    """The callee's last name is one of a torchvision classification builder (a cheap
+    test before the qualified name is resolved)."""
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if last is None:
+        return False
+    return any(rx.fullmatch(last) for rx, _ in (*_TV_HEADS, *_TV_TASKS)) or bool(re.fullmatch(r"squeezenet1_[01]|inception_v3", last))
+
+
+_TV_TASKS = (  # (builder name, the class count its pretrained weights have)
+    (re.compile(r"keypointrcnn_\w+"), 2),
+    (re.compile(r"(fasterrcnn|maskrcnn|retinanet|fcos|ssd|ssdlite)\w*"), 91),
+    (re.compile(r"(deeplabv3|fcn|lraspp)_\w+"), 21),
+)
+
+
+def torchvision_task_classes(q: Optional[str]) -> Optional[int]:
+    """The class count of a torchvision detection/segmentation builder's pretrained
+    weights (91 COCO categories, 21 VOC ones), None for anything else."""
+    if not q or not q.startswith(("torchvision.models.detection.", "torchvision.models.segmentation.")):
+        return None
+    last = q.rsplit(".", 1)[-1]
+    for rx, n in _TV_TASKS:
+        if rx.fullmatch(last):
+            return n
+    return None
+
+
+def torchvision_head(q: Optional[str]) -> Optional[str]:
+    """The head path of a torchvision classification builder (``fc`` for resnet50),
+    '' for one whose head is not a single Linear layer (squeezenet, inception_v3), None
+    for anything else."""
+    if not q or not q.startswith("torchvision.models."):
+        return None
+    parts = q.split(".")
+    if len(parts) not in (3, 4) or any(p in ("detection", "segmentation", "video", "quantization", "optical_flow")
+                                        for p in parts):
+        return None
+    last = parts[-1]
+    for rx, head in _TV_HEADS:
+        if rx.fullmatch(last):
+            return head
+    if re.fullmatch(r"squeezenet1_[01]|inception_v3", last):
+        return ""
+    return None
+
+
+@dataclass
+class Source:
+    """Where a state dict comes from: ``call`` reads it (torch.load, a hub download, a
+    weights enum's ``get_state_dict``, ``zoo_model.state_dict()``); ``kind`` is
+    ``file``, ``hub`` (a download) or ``zoo`` (a pretrained model's weights); ``path``
+    the file/URL expression; ``ckpt`` the checkpoint variable (``ckpt`` of
+    ``ckpt["state_dict"]``) when there is one."""
+
+    call: ast.Call
+    kind: str
+    path: Optional[ast.AST] = None
+    ckpt: Optional[ast.Name] = None
+
+
+class Values:
+    """Value-following for TM401 on one file."""
+
+    def __init__(self, sem: SemanticModel):
+        self.sem = sem
+
+    # ------------------------------------------------------------------ the state source
+    def source(self, expr, at, depth: int = 0) -> Optional[Source]:
+        sem = self.sem
+        if depth > 4 or expr is None:
+            return None
+        if isinstance(expr, ast.Call):
+            qs = sem.qualnames(expr.func)
+            if qs & FILE_LOADS:
+                return Source(expr, "file", self._path_arg(expr))
+            if qs & N.HUB_LOADERS:
+                return Source(expr, "hub", self._path_arg(expr, ("url",)))
+            m = sem.method_name(expr)
+            if m == "get_state_dict" and any(q.startswith("torchvision.models.") for q in sem.qualnames(expr.func.value)):
+                return Source(expr, "hub")
+            if m == "state_dict" and not expr.args and self.pretrained_model(sem.receiver(expr)):
+                if sem.dotted(sem.receiver(expr)) == sem.dotted(sem.receiver(at)):
+                    return None  # a model's own state
+                return Source(expr, "zoo")
+            if m == "get" and expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value in STATE_KEYS:
+                inner = self.source(sem.receiver(expr), at, depth + 1)
+                if inner is not None:
+                    r = sem.receiver(expr)
+                    return Source(inner.call, inner.kind, inner.path, r if isinstance(r, ast.Name) else inner.ckpt)
+            return None
+        if isinstance(expr, ast.Subscript):
+            k = expr.slice
+            if isinstance(k, ast.Constant) and k.value in STATE_KEYS:
+                inner = self.source(expr.value, at, depth + 1)
+                if inner is not None:
+                    ckpt = expr.value if isinstance(expr.value, ast.Name) else inner.ckpt
+                    return Source(inner.call, inner.kind, inner.path, ckpt)
+            return None
+        if isinstance(expr, ast.Name):
+            bs = sem.reaching(expr)
+            if len(bs) != 1:
+                return None
+            b = bs[0]
+            if b.kind not in (BindingKind.ASSIGNMENT, BindingKind.NAMED_EXPR) or b.value is None:
+                return None
+            if self._mutated_between(b, at):
+                return None
+            inner = self.source(b.value, b.stmt or at, depth + 1)
+            if inner is None:
+                return None
+            return Source(inner.call, inner.kind, inner.path, inner.ckpt or expr)
+        return None
+
+    @staticmethod
+    def _path_arg(call: ast.Call, names=("f", "filename")):
+        if call.args and not isinstance(call.args[0], ast.Starred):
+            return call.args[0]
+        for k in call.keywords:
+            if k.arg in names:
+                return k.value
+        return None
+
+    def _mutated_between(self, b, at) -> bool:
+        """The state-dict variable is changed or handed to an unknown call between its
+        binding and ``at``: ``sd.pop(k)``, ``del sd[k]``, ``sd[k] = v``, ``filter(sd)``."""
+        sem = self.sem
+        start = b.order
+        end = (at.lineno, at.col_offset)
+        for ref in sem.references(b):
+            p = (ref.lineno, ref.col_offset)
+            if not start <= p < end:
+                continue
+            parent = sem.parent(ref)
+            if isinstance(parent, ast.Attribute) and parent.value is ref:
+                if parent.attr not in _READ_ONLY:
+                    return True
+            elif isinstance(parent, ast.Subscript) and parent.value is ref:
+                if not isinstance(parent.ctx, ast.Load):
+                    return True
+            elif isinstance(parent, (ast.Call, ast.keyword)):
+                return True
+        return False
+
+    def is_resume(self, ckpt: ast.Name) -> bool:
+        """The checkpoint also carries optimizer/epoch state: resuming a run of this very
+        model, not loading foreign weights."""
+        sem = self.sem
+        for b in sem.resolve(ckpt):
+            for ref in sem.references(b):
+                parent = sem.parent(ref)
+                if isinstance(parent, ast.Subscript) and isinstance(parent.slice, ast.Constant) and parent.slice.value in RESUME_KEYS:
+                    return True
+                if isinstance(parent, ast.Attribute) and parent.attr == "get":
+                    call = sem.parent(parent)
+                    if isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant) \
+                            and call.args[0].value in RESUME_KEYS:
+                        return True
+                if isinstance(parent, ast.Compare) and any(isinstance(c, ast.Constant) and c.value in RESUME_KEYS
+                                                           for c in [parent.left, *parent.comparators]):
+                    return True
+        return False
+
+    # ------------------------------------------------------------------ pretrained evidence
+    def pretrained_model(self, expr) -> bool:
+        """``expr`` is a model zoo model built with pretrained weights (torchvision
+        ``weights=``/``pretrained=True``, timm ``pretrained=True``, ``torch.hub.load``,
+        ``from_pretrained``)."""
+        sem = self.sem
+        if expr is None:
+            return False
+        origins = sem.origins(expr)
+        if not origins:
+            return False
+        for o in origins:
+            if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
+                return False
+            if not self.pretrained_call(o.node):
+                return False
+            if any(k.arg in CLASS_KWARGS for k in o.node.keywords):
+                return False  # its weights were adapted to another head: not the original's
+        return True
+
+    def pretrained_call(self, call: ast.Call) -> bool:
+        sem = self.sem
+        q = sem.call_qualname(call)
+        if not N.is_model_zoo(q):
+            return False
+        if q == "torch.hub.load" or (q or "").endswith(".from_pretrained"):
+            return True
+        w = sem.keyword(call, "weights")
+        if w is not None and not (isinstance(w, ast.Constant) and w.value is None):
+            return True
+        p = sem.keyword(call, "pretrained")
+        return isinstance(p, ast.Constant) and p.value is True
+
+    def texts(self, expr, depth: int = 0) -> list[str]:
+        """The string constants a path expression is built from (through names,
+        parameters' call-site values, f-strings, joins)."""
+        sem = self.sem
+        out: list[str] = []
+        if expr is None or depth > 4:
+            return out
+        for n in sem.walk(expr):
+            if isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)):
+                v = n.value
+                out.append(v if isinstance(v, str) else v.decode("latin-1"))
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and not isinstance(sem.parent(n), ast.Attribute):
+                for o in sem.origins(n):
+                    if o.kind is OriginKind.VALUE and o.node is not None and o.node is not n:
+                        out.extend(self.texts(o.node, depth + 1))
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+                vals = sem.element_values(n)
+                for v in vals or ():
+                    out.extend(self.texts(v, depth + 1))
+        return out
+
+    def names_pretrained(self, path) -> bool:
+        """The path/URL names a pretrained checkpoint: a string in it mentions pretrain,
+        imagenet, an architecture or a model zoo (and not fine-tuning/best/epoch/resume)."""
+        text = " ".join(self.texts(path))
+        return bool(_FOREIGN.search(text)) and not _OWN.search(text)
+
+    def named_own(self, path) -> bool:
+        """The path is held in a variable or attribute named like the file's own run
+        (``args.resume``, ``best_model_path``, ``finetuned_ckpt``): used only to stay
+        silent, never as evidence for a fix."""
+        for n in self.sem.walk(path):
+            word = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else None
+            if word and _OWN.search(word):
+                return True
+        return False
+
+    def foreign(self, src: Source) -> bool:
+        """The checkpoint is recognisably a pretrained one."""
+        if src.kind in ("hub", "zoo"):
+            return True
+        if src.path is not None:
+            if isinstance(src.path, ast.Call) and self.sem.qualnames(src.path.func) & HUB_FILES:
+                return True
+            for o in self.sem.origins(src.path):
+                if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and self.sem.qualnames(o.node.func) & (HUB_FILES | N.HUB_LOADERS):
+                    return True
+            return self.names_pretrained(src.path)
+        return False
+
+    # ------------------------------------------------------------------ path identity
+    def path_keys(self, expr, depth: int = 0) -> set:
+        """Canonical forms of a path expression (one per value it may take): string
+        constants by value, names by their values, parameters by their call-site values,
+        other expressions by their structure."""
+        sem = self.sem
+        if expr is None:
+            return set()
+        if depth > 4:
+            return {("dump", ast.dump(expr))}
+        if isinstance(expr, ast.Constant):
+            return {("s", expr.value)}
+        if isinstance(expr, ast.Name):
+            out = set()
+            for o in sem.origins(expr):
+                if o.kind is OriginKind.VALUE and o.node is not None and o.node is not expr:
+                    out |= self.path_keys(o.node, depth + 1)
+                else:
+                    out.add(("name", id(o.binding) if o.binding is not None else expr.id))
+            return out
+        if isinstance(expr, ast.JoinedStr):
+            parts = []
+            for v in expr.values:
+                if isinstance(v, ast.Constant):
+                    parts.append(("s", v.value))
+                else:
+                    ks = self.path_keys(v.value, depth + 1)
+                    parts.append(min(ks, key=repr) if len(ks) == 1 else ("dump", ast.dump(v.value)))
+            return {("f", tuple(parts))}
+        if isinstance(expr, ast.Call):
+            args = []
+            for a in expr.args:
+                ks = self.path_keys(a, depth + 1)
+                args.append(next(iter(ks)) if len(ks) == 1 else ("dump", ast.dump(a)))
+            return {("call", sem.qualname(expr.func) or ast.dump(expr.func), tuple(args))}
+        if isinstance(expr, ast.BinOp):
+            lk, rk = self.path_keys(expr.left, depth + 1), self.path_keys(expr.right, depth + 1)
+            if len(lk) == 1 and len(rk) == 1:
+                return {("op", type(expr.op).__name__, next(iter(lk)), next(iter(rk)))}
+        return {("dump", ast.dump(expr))}
+
+    def basenames(self, expr) -> set[str]:
+        """The file names a path expression ends with, where a string gives them."""
+        out = set()
+        for k in self.path_keys(expr):
+            b = _tail(k)
+            if b:
+                out.add(b)
+        return out
+
+    def same_path(self, a, b) -> bool:
+        """The two path expressions may name the same file."""
+        ka, kb = self.path_keys(a), self.path_keys(b)
+        if ka & kb:
+            return True
+        ba, bb = self.basenames(a), self.basenames(b)
+        return bool(ba & bb)
+
+
+def _tail(key) -> str:
+    """The trailing file name of a canonical path form."""
+    if key[0] == "s" and isinstance(key[1], str):
+        return os.path.basename(key[1].replace("\\", "/")) if "." in key[1] else ""
+    if key[0] == "f" and key[1] and key[1][-1][0] == "s":
+        return _tail(key[1][-1])
+    if key[0] == "call" and key[2]:
+        return _tail(key[2][-1])
+    if key[0] == "op" and key[1] in ("Add", "Div"):
+        return _tail(key[3])
+    return ""
+
+
+@dataclass
+class HeadChange:
+    """Evidence that the model's head differs from the one its checkpoint was made for:
+    ``node`` (an assignment or a constructor call), ``text`` for messages, and ``local``:
+    the change is in the same scope as the load, before it."""
+
+    node: ast.AST
+    text: str
+    local: bool
+
+
+def is_head_target(sem: SemanticModel, target, recv: str) -> bool:
+    """``recv.fc``, ``recv.classifier[-1]``, ``recv.heads.head``."""
+    if isinstance(target, ast.Subscript):
+        target = target.value
+    if not isinstance(target, ast.Attribute) or target.attr not in HEADS:
+        return False
+    if sem.dotted(target.value) == recv:
+        return True
+    return isinstance(target.value, ast.Attribute) and target.value.attr in HEADS and sem.dotted(target.value.value) == recv
+
+
+def exclusive(sem: SemanticModel, a, b) -> bool:
+    """``a`` and ``b`` sit in different branches of one ``if`` (so never both run)."""
+    chain_a = [a, *sem.ancestors(a)]
+    pos = {id(n): i for i, n in enumerate(chain_a)}
+    prev = b
+    for n in sem.ancestors(b):
+        i = pos.get(id(n))
+        if i is not None:
+            child_a = chain_a[i - 1] if i else None
+            if isinstance(n, ast.If) and child_a is not None:
+                in_body = lambda c: any(s is c for s in n.body)  # noqa: E731
+                in_else = lambda c: any(s is c for s in n.orelse)  # noqa: E731
+                return (in_body(child_a) and in_else(prev)) or (in_else(child_a) and in_body(prev))
+            return False
+        prev = n
+    return False
+
+
+class Heads:
+    """Where a model's head was changed before a load."""
+
+    def __init__(self, sem: SemanticModel):
+        self.sem = sem
+        self._assigns: Optional[list] = None
+
+    def assigns(self) -> list:
+        if self._assigns is None:
+            self._assigns = [a for a in self.sem.find(ast.Assign, containing=HEADS) if len(a.targets) == 1]
+        return self._assigns
+
+    def change(self, recv, at) -> Optional[HeadChange]:
+        sem = self.sem
+        recv_code = sem.dotted(recv)
+        if recv_code is None:
+            return None
+        local = self.local_assignment(recv_code, at)
+        if local is not None:
+            return HeadChange(local, f"`{sem.segment(local.targets[0])}` was replaced (line {local.lineno})", True)
+        return self.elsewhere(recv, at)
+
+    def local_assignment(self, recv_code: str, at) -> Optional[ast.Assign]:
+        """The last assignment replacing ``recv_code``'s head before ``at`` in the same
+        scope, unless ``recv_code`` itself is rebound after it."""
+        sem = self.sem
+        scope = sem.scope_of(at)
+        pos = (at.lineno, at.col_offset)
+        head, rebound = None, None
+        for node in self.assigns() + self._rebinds(recv_code):
+            if (node.lineno, node.col_offset) >= pos or sem.scope_of(node) is not scope:
+                continue
+            p = (node.lineno, node.col_offset)
+            for t in node.targets:
+                if sem.dotted(t) == recv_code:
+                    rebound = p if rebound is None or p > rebound else rebound
+                elif is_head_target(sem, t, recv_code) and not exclusive(sem, node, at):
+                    if head is None or p > (head.lineno, head.col_offset):
+                        head = node
+        if head is None or (rebound is not None and rebound > (head.lineno, head.col_offset)):
+            return None
+        return head
+
+    def _rebinds(self, recv_code: str) -> list:
+        last = recv_code.rsplit(".", 1)[-1]
+        return [a for a in self.sem.find(ast.Assign, containing=(last,)) if any(self.sem.dotted(t) == recv_code for t in a.targets)]
+
+    def elsewhere(self, recv, at, depth: int = 0) -> Optional[HeadChange]:
+        """A builder function that replaces the head of the model it returns, a
+        same-file class whose ``__init__`` replaces an inherited head, or a constructor
+        told another number of classes than its default."""
+        sem = self.sem
+        if depth > 3:
+            return None
+        if isinstance(recv, ast.Name):
+            for b in sem.reaching(recv):
+                v = b.value if b.kind is BindingKind.ASSIGNMENT else None
+                if isinstance(v, ast.Call):
+                    fn = sem.callee(v)
+                    if isinstance(fn, _DEFS):
+                        got = self._builder(fn, depth)
+                        if got is not None:
+                            return got
+        for o in sem.origins(recv):
+            if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
+                got = self.constructor_change(o.node)
+                if got is not None:
+                    return got
+        return None
+
+    def _builder(self, fn, depth: int) -> Optional[HeadChange]:
+        sem = self.sem
+        for r in sem.returns(fn):
+            if r is None:
+                continue
+            code = sem.dotted(r)
+            if code is not None:
+                a = self.local_assignment(code, r)
+                if a is not None:
+                    return HeadChange(a, f"`{fn.name}()` replaced `{sem.segment(a.targets[0])}` (line {a.lineno})", False)
+            if isinstance(r, ast.Name):
+                got = self.elsewhere(r, r, depth + 1)
+                if got is not None:
+                    return got
+        return None
+
+    def constructor_change(self, call: ast.Call) -> Optional[HeadChange]:
+        sem = self.sem
+        cls = sem.callee(call)
+        for kw in call.keywords:
+            if kw.arg not in CLASS_KWARGS:
+                continue
+            default = self._default(call, cls, kw.arg)
+            vals = [o.node.value for o in sem.origins(kw.value)
+                    if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
+            known = all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in sem.origins(kw.value))
+            if known and vals and default is not None and all(v == default for v in vals):
+                continue
+            return HeadChange(call, f"`{sem.segment(call.func)}` was built with {kw.arg}={sem.segment(kw.value)}", False)
+        if isinstance(cls, ast.ClassDef):
+            init = sem.method(cls, "__init__")
+            if init is not None and sem.parent(init) is cls:
+                for a in self.assigns():
+                    t = a.targets[0]
+                    if sem.enclosing_function(a) is init and isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) \
+                            and t.value.id == "self" and t.attr in HEADS and self._inherited(cls, t.attr):
+                        return HeadChange(a, f"`{cls.name}.__init__` replaced the inherited `self.{t.attr}` (line {a.lineno})", False)
+        return None
+
+    def _inherited(self, cls: ast.ClassDef, attr: str) -> bool:
+        """A base class of ``cls`` already has the head ``attr``."""
+        sem = self.sem
+        for base in cls.bases:
+            bc = sem.class_def(base)
+            if bc is not None and bc is not cls:
+                if attr in sem.class_info(bc).attrs or self._inherited(bc, attr):
+                    return True
+            elif any(q.startswith("torchvision.models.") for q in sem.qualnames(base)):
+                return True
+        return False
+
+    def _default(self, call, cls, kwarg: str):
+        sem = self.sem
+        if isinstance(cls, ast.ClassDef):
+            init = sem.method(cls, "__init__")
+            if init is None:
+                return None
+            fake = ast.Call(func=call.func, args=[], keywords=[])
+            d = sem.call_argument(init, fake, kwarg)
+            return d.value if isinstance(d, ast.Constant) else None
+        if isinstance(cls, _DEFS):
+            d = sem.call_argument(cls, ast.Call(func=call.func, args=[], keywords=[]), kwarg)
+            return d.value if isinstance(d, ast.Constant) else None
+        q = sem.call_qualname(call)
+        if q and (q.startswith("torchvision.models.") or q.startswith("timm.")):
+            return TV_DEFAULT_CLASSES
+        return None

@@ -1,0 +1,464 @@
+"""What TM301 needs: the DataLoaders that start worker processes, the code that runs
+while the script is imported, where such a loader is iterated there, and the guard fix
+(which top-level statements move under ``if __name__ == "__main__":`` and which stay).
+
+Everything is followed through the semantic model: a loader reaches its iteration
+through names, parameters bound at the import-time call sites of same-file functions
+and methods, ``self`` attributes, containers (``loaders["train"]``, ``for dl in [a, b]``,
+``d.values()``), builder functions and unpacking.  A loader handed at import time to a
+callee that cannot be followed (another module's ``train(model, loader)``,
+``trainer.fit(loader)``) may be iterated there: such a finding's fix is unsafe.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
+from ..semantic import names as N
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (*_DEFS, ast.ClassDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+# values that make a worker count platform-dependent (`0 if os.name == "nt" else 4`)
+PLATFORM = frozenset({
+    "os.name", "sys.platform", "platform.system", "platform.platform", "platform.uname",
+    "multiprocessing.get_start_method", "torch.multiprocessing.get_start_method",
+})
+DATASET_BASES = frozenset({
+    "torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset",
+    "torch.utils.data.dataset.IterableDataset",
+})
+# state that an import placed after it may depend on: imports are not hoisted past it
+IMPORT_STATE = frozenset({"sys.path", "sys.modules", "os.chdir", "os.environ", "os.putenv", "importlib.import_module"})
+# DataLoader parameters whose objects run in the worker processes, with their positions
+WORKER_ARGS = (("dataset", 0), ("collate_fn", 6), ("worker_init_fn", 10))
+# builtins known not to iterate what they receive
+_HARMLESS = frozenset(f"builtins.{n}" for n in (
+    "len", "print", "isinstance", "issubclass", "id", "type", "repr", "str", "format", "hasattr", "getattr",
+    "setattr", "vars", "callable", "hash", "bool", "super",
+))
+_DUNDER_INIT = ("__init__", "__new__", "__post_init__")
+
+
+def is_main_guard(stmt) -> bool:
+    """``if __name__ == "__main__":`` (either side)."""
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return False
+    t = stmt.test
+    if len(t.ops) != 1 or not isinstance(t.ops[0], ast.Eq):
+        return False
+    sides = [t.left, t.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    strs = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(strs) == 1
+
+
+def module_code(sem: SemanticModel) -> list:
+    """The top-level statements of the module's code chunks (definitions are not parsed)."""
+    out = []
+    for c in sem.source.chunks:
+        if c.kind == "code":
+            out.extend(sem._parse(c))
+    return out
+
+
+def _in_loop(sem: SemanticModel, node, stop, value=None) -> bool:
+    """``node`` runs in a loop body below ``stop`` (a function, or None: the module).
+    With ``value`` (the expression iterated at ``node``), a loop whose target binds a
+    name ``value`` reads does not count: it steps through loaders, each one once
+    (``for name, dl in (("train", a), ("val", b))``, ``for phase in phases``)."""
+    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} if value is not None else set()
+    child = node
+    for a in sem.ancestors(node):
+        if a is stop or isinstance(a, _SCOPES) and stop is None:
+            return False
+        target = None
+        if isinstance(a, (ast.For, ast.AsyncFor)) and any(s is child for s in a.body):
+            target = a.target
+        elif isinstance(a, ast.While) and any(s is child for s in a.body):
+            return True
+        elif isinstance(a, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            gens = [g for g in a.generators if g is not child and g.iter is not child]
+            if gens and not any(reads & {n.id for n in ast.walk(g.target) if isinstance(n, ast.Name)} for g in gens):
+                return True
+        if target is not None and not reads & {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}:
+            return True
+        child = a
+    return False
+
+
+@dataclass
+class Loader:
+    call: ast.Call
+    workers: ast.AST  # the num_workers value expression
+    literal: Optional[int]  # the count when it is known to be a literal
+    name: str  # how to call it in messages
+    sites: list = field(default_factory=list)  # Site objects
+
+
+@dataclass
+class Site:
+    stmt: ast.stmt  # the top-level statement from which the iteration runs
+    repeated: bool  # in a loop (or called from one)
+    maybe: bool  # handed to a callee that cannot be followed (it may iterate it)
+    node: ast.AST  # the iterated expression (or the call that receives the loader)
+    via: str = ""  # for `maybe`: the callee's text
+
+
+@dataclass
+class _Reach:
+    stmt: ast.stmt
+    repeated: bool
+    maybe: bool
+
+
+class Analysis:
+    """The loaders of one file and where they run at import time (``Analysis.of(ctx)``)."""
+
+    @classmethod
+    def of(cls, ctx) -> "Analysis":
+        got = ctx.cache.get(cls)
+        if got is None:
+            got = ctx.cache[cls] = cls(ctx)
+        return got
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.sem: SemanticModel = ctx.sem
+        self.code = module_code(self.sem)
+        self.guards = [s for s in self.code if is_main_guard(s)]
+        self._body: Optional[list] = None
+        self._reach: Optional[dict] = None
+        self._sited = False
+        self.calls_of: dict = {}  # function -> its import-time calls
+        self.loaders = self._find_loaders()
+        self.by_call = {ld.call: ld for ld in self.loaders}
+
+    # ------------------------------------------------------------------ loaders
+    def _loader_words(self) -> tuple[str, ...]:
+        words = {"DataLoader"}
+        for name, bs in self.sem.module_scope.bindings.items():
+            for b in bs:
+                if b.kind in (BindingKind.IMPORT, BindingKind.FROM_IMPORT) and b.qualname in N.LOADERS:
+                    words.add(name)
+        return tuple(sorted(words))
+
+    def _find_loaders(self) -> list[Loader]:
+        """The DataLoaders with workers that code running at import time creates (a
+        loader made elsewhere cannot be iterated at import)."""
+        sem = self.sem
+        if not sem.source.chunks_containing(self._loader_words()):
+            return []
+        words = self._loader_words()
+        calls = []
+        for region in [*self.regions(), *(s for fn in self.reach() for s in fn.body)]:
+            for n in sem.walk(region, scopes=False):
+                if isinstance(n, ast.Call) and any(w in sem.segment(n.func) for w in words):
+                    calls.append(n)
+        out = []
+        for call in calls:
+            if not any(k.arg in ("num_workers", None) for k in call.keywords) and len(call.args) < 6 \
+                    and not any(isinstance(a, ast.Starred) for a in call.args):
+                continue  # no worker count given: the default, 0
+            if not (sem.qualnames(call.func) & N.LOADERS):
+                continue
+            value = sem.argument(call, "num_workers", position=5)
+            if value is None or value is UNKNOWN_ARG:
+                continue
+            has, lit = self.worker_count(value)
+            if not has:
+                continue
+            out.append(Loader(call, value, lit, self._name(call)))
+        return out
+
+    def _name(self, call) -> str:
+        """How messages call the loader: the name or attribute it is assigned to, an
+        element of a container assigned to a name (``loaders["train"]``, ``loaders[...]``)."""
+        sem = self.sem
+        node, key = call, ""
+        parent = sem.parent(node)
+        if isinstance(parent, ast.Dict):
+            i = next((j for j, v in enumerate(parent.values) if v is node), None)
+            k = parent.keys[i] if i is not None else None
+            key = f"[{sem.segment(k)}]" if isinstance(k, ast.Constant) else "[...]"
+            node, parent = parent, sem.parent(parent)
+        elif isinstance(parent, (ast.DictComp, ast.ListComp, ast.List, ast.Tuple)):
+            key = "[...]"
+            node, parent = parent, sem.parent(parent)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], (ast.Name, ast.Attribute)):
+            return sem.segment(parent.targets[0]) + key
+        return "DataLoader(...)"
+
+    def platform_dependent(self, expr, depth: int = 0) -> bool:
+        sem = self.sem
+        for n in sem.walk(expr):
+            if isinstance(n, (ast.Name, ast.Attribute)) and sem.qualnames(n) & PLATFORM:
+                return True
+            if depth < 3 and isinstance(n, ast.Call):
+                target = sem.callee(n)
+                if isinstance(target, _DEFS) and self.platform_dependent(target, depth + 1):
+                    return True
+            if depth < 3 and isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n is not expr:
+                for b in sem.reaching(n):
+                    if b.kind is BindingKind.ASSIGNMENT and b.value is not None and self.platform_dependent(b.value, depth + 1):
+                        return True
+        return False
+
+    def worker_count(self, value, depth: int = 0) -> tuple[bool, Optional[int]]:
+        """(may start workers, the literal count if known): a literal 0, None/False or a
+        platform-dependent count start none."""
+        sem = self.sem
+        if isinstance(value, ast.Constant):
+            v = value.value
+            if isinstance(v, bool) or v is None:
+                return (bool(v), None)
+            if isinstance(v, int):
+                return (v > 0, v)
+            return (True, None)
+        if self.platform_dependent(value):
+            return (False, None)
+        if depth > 4:
+            return (True, None)
+        if isinstance(value, ast.Name):
+            bs = sem.reaching(value)
+            if not bs:
+                return (True, None)
+            results = []
+            for b in bs:
+                if b.kind is BindingKind.ASSIGNMENT and b.value is not None:
+                    results.append(self.worker_count(b.value, depth + 1))
+                elif b.kind is BindingKind.PARAMETER and isinstance(b.scope.node, _DEFS):
+                    pv = sem.param_values(b.scope.node, b.name)
+                    if pv.complete and pv.values:
+                        results.extend(self.worker_count(v, depth + 1) for v, _, _ in pv.values)
+                    else:
+                        results.append((True, None))
+                else:
+                    results.append((True, None))
+            has = any(h for h, _ in results)
+            lits = {lit for _, lit in results}
+            return (has, lits.pop() if len(lits) == 1 else None)
+        if isinstance(value, ast.IfExp):
+            a = self.worker_count(value.body, depth + 1)
+            b = self.worker_count(value.orelse, depth + 1)
+            return (a[0] or b[0], None)
+        return (True, None)
+
+    # ------------------------------------------------------------------ import time
+    def body(self) -> list:
+        """Every top-level statement (parses the whole file)."""
+        if self._body is None:
+            self._body = self.sem.body()
+        return self._body
+
+    def _callees(self, call) -> list:
+        """Same-file functions a call runs: a function or method, or a class's
+        constructor methods."""
+        sem = self.sem
+        t = sem.callee(call)
+        if isinstance(t, _DEFS):
+            return [t]
+        if isinstance(t, ast.ClassDef):
+            return [m for m in (sem.method(t, n) for n in _DUNDER_INIT) if m is not None]
+        return []
+
+    def _unknown_callee(self, call) -> Optional[str]:
+        """The text of a callee that cannot be followed (None for same-file ones and for
+        builtins that do not iterate what they get)."""
+        sem = self.sem
+        if self._callees(call) or sem.callee(call) is not None:
+            return None
+        qs = sem.qualnames(call.func)
+        if qs and all(q in _HARMLESS or q in N.CONSUMERS or q in N.ITER_WRAPPERS or q in N.LOADERS for q in qs):
+            return None
+        if qs and all(q.startswith(("builtins.", "torch.", "os.", "math.", "logging.", "json.", "time.")) for q in qs):
+            return None
+        return sem.segment(call.func)
+
+    def regions(self) -> list:
+        """The top-level statements that run at import: not definitions, imports or a
+        ``__main__`` guard."""
+        return [s for s in self.code if not isinstance(s, (*_SCOPES, ast.Import, ast.ImportFrom)) and not is_main_guard(s)]
+
+    def reach(self) -> dict:
+        """function -> _Reach: the same-file functions and methods that run while the
+        module is imported (from which top-level statement, in a loop, or only through
+        a callee that cannot be followed)."""
+        if self._reach is not None:
+            return self._reach
+        sem = self.sem
+        reach: dict = {}
+        work = []
+
+        def visit(region, top, repeated, maybe, owner):
+            for n in sem.walk(region, scopes=False):
+                if not isinstance(n, ast.Call):
+                    continue
+                rep = repeated or _in_loop(sem, n, owner)
+                for fn in self._callees(n):
+                    self.calls_of.setdefault(fn, []).append(n)
+                    work.append((fn, _Reach(top, rep, maybe)))
+                if self._unknown_callee(n) is not None:
+                    # a same-file function handed to an unknown callee may be called there
+                    for a in [*n.args, *(k.value for k in n.keywords)]:
+                        if isinstance(a, ast.Name):
+                            bs = sem.resolve(a)
+                            if len(bs) == 1 and bs[0].kind is BindingKind.FUNCTION and isinstance(bs[0].node, _DEFS):
+                                work.append((bs[0].node, _Reach(top, rep, True)))
+
+        for stmt in self.regions():
+            visit(stmt, stmt, False, False, None)
+        while work:
+            fn, r = work.pop()
+            old = reach.get(fn)
+            if old is not None:
+                first = old.stmt if old.stmt.lineno <= r.stmt.lineno else r.stmt
+                new = _Reach(first, old.repeated or r.repeated, old.maybe and r.maybe)
+                if (new.stmt, new.repeated, new.maybe) == (old.stmt, old.repeated, old.maybe):
+                    continue
+                r = new
+            reach[fn] = r
+            for stmt in fn.body:
+                visit(stmt, r.stmt, r.repeated, r.maybe, fn)
+        self._reach = reach
+        return reach
+
+    # ------------------------------------------------------------------ iterations
+    def sites(self) -> list[Loader]:
+        """The loaders with the places where they are (or may be) iterated at import."""
+        if self._sited:
+            return [ld for ld in self.loaders if ld.sites]
+        self._sited = True
+        sem = self.sem
+        reach = self.reach()
+        regions = [(stmt, _Reach(stmt, False, False), None) for stmt in self.regions()]
+        regions += [(s, r, fn) for fn, r in reach.items() for s in fn.body]
+        for region, r, owner in regions:
+            for n in sem.walk(region, scopes=False):
+                for expr, maybe, via in self._iterated_by(n):
+                    lds = self.loaders_of(expr)
+                    if not lds:
+                        continue
+                    rep = r.repeated or _in_loop(sem, n, owner, expr)
+                    for ld in lds:
+                        ld.sites.append(Site(r.stmt, rep, maybe or r.maybe, expr, via))
+        return [ld for ld in self.loaders if ld.sites]
+
+    def _iterated_by(self, n):
+        """(expression, maybe, via) for each value ``n`` iterates (or may iterate)."""
+        sem = self.sem
+        if isinstance(n, (ast.For, ast.AsyncFor)):
+            yield from self._unwrap(n.iter)
+        elif isinstance(n, ast.comprehension):
+            yield from self._unwrap(n.iter)
+        elif isinstance(n, ast.Call):
+            qs = sem.qualnames(n.func)
+            if qs & N.CONSUMERS and n.args:
+                yield from self._unwrap(n.args[0])
+            elif sem.method_name(n) == "__iter__":
+                yield from self._unwrap(sem.receiver(n))
+            elif not qs & N.ITER_WRAPPERS:
+                via = self._unknown_callee(n)
+                if via is not None:
+                    for a in [*n.args, *(k.value for k in n.keywords)]:
+                        a = a.value if isinstance(a, ast.Starred) else a
+                        yield a, True, via
+
+    def _unwrap(self, expr):
+        sem = self.sem
+        if isinstance(expr, ast.Call) and sem.qualnames(expr.func) & N.ITER_WRAPPERS:
+            for a in expr.args:
+                yield from self._unwrap(a.value if isinstance(a, ast.Starred) else a)
+            return
+        yield expr, False, ""
+
+    def loaders_of(self, expr, depth: int = 0) -> list[Loader]:
+        """The worker loaders the value of ``expr`` may be.  A parameter of a function
+        that runs at import time takes what its import-time calls pass (not what a call
+        elsewhere passes)."""
+        if depth > 6:
+            return []
+        sem = self.sem
+        if isinstance(expr, ast.Call) and expr in self.by_call:
+            return [self.by_call[expr]]
+        out: list[Loader] = []
+        if isinstance(expr, ast.Name):
+            reach = self.reach()
+            for b in sem.reaching(expr):
+                fn = b.scope.node
+                if b.kind is BindingKind.PARAMETER and fn in reach and sem.self_class_of_param(b) is None:
+                    out.extend(self._param_loaders(b, depth))
+                else:
+                    out.extend(self._from_origins(sem.binding_origins(b), depth))
+        else:
+            out = self._from_origins(sem.origins(expr), depth)
+        seen, uniq = set(), []
+        for ld in out:
+            if id(ld) not in seen:
+                seen.add(id(ld))
+                uniq.append(ld)
+        return uniq
+
+    def _from_origins(self, origins, depth: int) -> list[Loader]:
+        sem = self.sem
+        out: list[Loader] = []
+        for o in origins:
+            if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
+                ld = self.by_call.get(o.node)
+                if ld is not None:
+                    out.append(ld)
+            elif o.kind is OriginKind.ITEM and o.node is not None:
+                for e in sem.element_origins(o.node, o.path):
+                    if e.kind is OriginKind.VALUE and isinstance(e.node, ast.Call) and e.node in self.by_call:
+                        out.append(self.by_call[e.node])
+                    elif e.kind is OriginKind.PARAMETER and e.binding is not None:
+                        out.extend(self._param_loaders(e.binding, depth))
+            elif o.kind is OriginKind.PARAMETER and o.binding is not None:
+                out.extend(self._param_loaders(o.binding, depth))
+        return out
+
+    def _param_loaders(self, b, depth) -> list[Loader]:
+        """A parameter whose callers are not all known: what its import-time calls pass."""
+        fn = b.scope.node
+        out = []
+        for call in self.calls_of.get(fn, ()):
+            arg = self.sem.call_argument(fn, call, b.name)
+            if arg is not None and arg is not UNKNOWN_ARG:
+                out.extend(self.loaders_of(arg, depth + 1))
+        return out
+
+    # ------------------------------------------------------------------ library calls
+    def library_call(self):
+        """A module-level call (not a DataLoader, not a same-file function) whose result
+        is dropped and that receives num_workers > 0: it may build and iterate loaders
+        itself (Lightning, Darts, PyG...).  (call, value) or None."""
+        sem = self.sem
+        for stmt in self.code:
+            if isinstance(stmt, _SCOPES) or is_main_guard(stmt):
+                continue
+            for n in sem.walk(stmt, scopes=False):
+                if not isinstance(n, ast.Expr) or not isinstance(n.value, ast.Call):
+                    continue
+                call = n.value
+                if sem.qualnames(call.func) & N.LOADERS or sem.callee(call) is not None:
+                    continue
+                value = self._num_workers_passed(call)
+                if value is None or not self.worker_count(value)[0]:
+                    continue
+                return call, value
+        return None
+
+    @staticmethod
+    def _num_workers_passed(call: ast.Call):
+        for k in call.keywords:
+            if k.arg == "num_workers":
+                return k.value
+        for a in [*call.args, *(k.value for k in call.keywords)]:
+            if isinstance(a, ast.Dict):
+                for key, v in zip(a.keys, a.values):
+                    if isinstance(key, ast.Constant) and key.value == "num_workers":
+                        return v
+        return None

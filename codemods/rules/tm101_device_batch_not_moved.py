@@ -1,0 +1,1081 @@
+"""TM101 device-batch-not-moved."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..rule import Context, Fix, Rule, Safety, Severity, Verify
+from ..semantic import BindingKind, OriginKind, SemanticModel
+from ..semantic import names as N
+from ._device import (
+    HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
+    file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state, move_of, non_blocking_style,
+    taken_batch,
+    visible_at,
+)
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (*_DEFS, ast.ClassDef, ast.Lambda)
+_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+# tensor methods whose tensor arguments may live on another device than the receiver
+_CROSSING = frozenset({
+    "to", "cuda", "cpu", "copy_", "type_as", "view_as", "expand_as", "reshape_as", "new_tensor", "new_zeros",
+    "new_ones", "new_empty", "new_full", "set_", "index_put_", "__getitem__", "__setitem__",
+})
+# torch functions whose tensor arguments may live on different devices
+_TORCH_CROSSING = frozenset({
+    "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.utils.swap_tensors", "torch.is_tensor",
+    "torch.numel", "torch.save",
+})
+_PACK = frozenset({"torch.nn.utils.rnn.pack_padded_sequence"})
+# builtins whose result holds (or is) their tensor arguments
+_BUILTIN_PASS = frozenset({"zip", "list", "tuple", "sorted", "reversed", "enumerate", "iter", "next", "map", "filter"})
+# library prefixes whose functions are host-side (they neither move nor meet device tensors)
+_HOST_LIBS = ("builtins.", "math.", "numpy.", "time.", "logging.", "json.", "os.", "sys.", "random.", "warnings.",
+              "pickle.", "statistics.", "copy.", "sklearn.", "pandas.", "matplotlib.", "PIL.", "cv2.", "wandb.",
+              "tensorboardX.", "itertools.", "functools.", "collections.", "datetime.", "pathlib.", "tqdm.")
+_COLLECT = frozenset({"append", "extend", "add", "insert", "update", "put", "put_nowait", "write", "set_postfix",
+                      "set_description", "log", "info", "debug", "warning", "add_scalar", "add_scalars", "format"})
+# an argument that names a device: the callee may move what it receives
+_DEVICEY = re.compile(r"device|cuda|gpu|local_rank|\.to\(", re.I)
+_EMPTY = (frozenset(), False)
+
+
+def _statement_moves(text: str) -> tuple:
+    """The ``name.to(`` / ``name.cuda(`` texts that start a statement (a line, or follow
+    a ``:`` or ``;``): where a dropped move can be."""
+    out = set()
+    for needle in (".to(", ".cuda("):
+        i = text.find(needle)
+        while i >= 0:
+            j = i
+            while j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
+                j -= 1
+            k = j
+            while k > 0 and text[k - 1] in " \t":
+                k -= 1
+            if j < i and not text[j].isdigit() and (k == 0 or text[k - 1] in "\n\r:;"):
+                out.add(text[j: i + len(needle)])
+            i = text.find(needle, i + 1)
+    return tuple(sorted(out))
+
+
+@dataclass
+class _Need:
+    srcs: frozenset
+    node: ast.AST  # where the batch meets the device (in the loop)
+    model: Optional[str]  # the moved model's callee text, or None (an op with a device value)
+    certain: bool = True
+    why: str = ""
+    what: str = ""  # the operation, for the message: "`criterion()`", "a comparison"
+    via: str = ""  # the same-file helper it happens in
+
+
+@dataclass
+class _Flow:
+    """The data flow of one loop's batch through its body (and the same-file helpers it
+    calls).  Values are summarised as ``(srcs, dev)``: the batch elements (CPU tensors)
+    a value is derived from, and whether it may be a device tensor (a moved model's
+    output, a moved tensor)."""
+
+    sem: SemanticModel
+    loop: Loop
+    src: dict = field(default_factory=dict)  # name -> frozenset of batch element names
+    dev: set = field(default_factory=set)
+    order: list = field(default_factory=list)  # batch element names in the order they appear
+    needs: list = field(default_factory=list)
+    models: list = field(default_factory=list)  # (ModelState, callee text, call)
+    container_use: set = field(default_factory=set)
+    unpack: Optional[ast.stmt] = None  # `x, y = batch` (a statement of the loop body)
+    unpacked: list = field(default_factory=list)
+    skip: Optional[str] = None
+    returns: list = field(default_factory=list)
+    cache: dict = field(default_factory=dict)
+    depth: int = 0
+    call_site: Optional[ast.Call] = None  # in a helper: the loop's call that runs it
+    stack: tuple = ()
+    via: str = ""  # in a helper: its name (for messages)
+
+    # ------------------------------------------------------------------ setup
+    def start(self) -> None:
+        lp = self.loop
+        for n in lp.names:
+            self._element(n)
+        if lp.container:
+            self._element(lp.container)
+
+    def _element(self, name: str) -> None:
+        self.src[name] = frozenset({name})
+        self.dev.discard(name)
+        if name not in self.order:
+            self.order.append(name)
+
+    # ------------------------------------------------------------------ statements
+    def run(self, body: list) -> None:
+        for stmt in body:
+            self.statement(stmt)
+            if self.skip:
+                return
+
+    def statement(self, s) -> None:
+        t = type(s)
+        if t is ast.Assign:
+            for tg in s.targets:
+                self.bind(tg, s.value, s)
+        elif t is ast.AnnAssign:
+            if s.value is not None:
+                self.bind(s.target, s.value, s)
+        elif t is ast.AugAssign:
+            v = self.val(s.value)
+            cur = self.val(s.target)
+            self.meet([cur, v], s)
+            if isinstance(s.target, ast.Name):
+                self.set(s.target.id, _merge([cur, v]))
+        elif t is ast.Expr:
+            self.val(s.value)
+        elif t is ast.Return:
+            self.returns.append(self.val(s.value) if s.value is not None else _EMPTY)
+        elif t in (ast.If, ast.While):
+            self.val(s.test)
+            self.run(s.body)
+            if not self.skip:
+                self.run(s.orelse)
+        elif t in (ast.For, ast.AsyncFor):
+            v = self.val(s.iter)
+            self.bind_value(s.target, v)
+            self.run(s.body)
+            if not self.skip:
+                self.run(s.orelse)
+        elif t in (ast.With, ast.AsyncWith):
+            for item in s.items:
+                v = self.val(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind_value(item.optional_vars, v)
+            self.run(s.body)
+        elif t is ast.Try or t.__name__ == "TryStar":
+            self.run(s.body)
+            for h in s.handlers:
+                if not self.skip:
+                    self.run(h.body)
+            if not self.skip:
+                self.run(s.orelse)
+            if not self.skip:
+                self.run(s.finalbody)
+        elif t is ast.Match:
+            self.val(s.subject)
+            for case in s.cases:
+                if not self.skip:
+                    self.run(case.body)
+        elif t is ast.Assert:
+            self.val(s.test)
+        elif t in _SCOPES:
+            return
+        # pass, break, continue, global, delete, raise, import: nothing flows
+
+    def bind(self, target, value, stmt) -> None:
+        lp = self.loop
+        if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and not any(
+                isinstance(e, ast.Starred) for e in value.elts
+            ):
+                vals = [self.val(e) for e in value.elts]
+                for t, v in zip(target.elts, vals):
+                    self.bind_value(t, v)
+                return
+            if self.depth == 0 and lp.container and isinstance(value, ast.Name) and value.id == lp.container \
+                    and self.src.get(lp.container) == frozenset({lp.container}):
+                names = _names_of(target)
+                if names:
+                    # ``x, y = batch``: the parts become batch elements of their own
+                    for n in names:
+                        self._element(n)
+                    if self.unpack is None and any(s is stmt for s in lp.body):
+                        self.unpack = stmt
+                        self.unpacked = names
+                    return
+        self.bind_value(target, self.val(value))
+
+    def bind_value(self, target, v) -> None:
+        if isinstance(target, ast.Name):
+            self.set(target.id, v)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for e in target.elts:
+                self.bind_value(e, v)
+        elif isinstance(target, ast.Starred):
+            self.bind_value(target.value, v)
+        else:  # attribute / subscript store
+            if isinstance(target, ast.Subscript):
+                self.val(target.value)
+                self.val(target.slice)
+            elif isinstance(target, ast.Attribute):
+                self.val(target.value)
+
+    def set(self, name: str, v) -> None:
+        srcs, dev = v
+        if srcs:
+            self.src[name] = srcs
+        else:
+            self.src.pop(name, None)
+        if dev:
+            self.dev.add(name)
+        else:
+            self.dev.discard(name)
+        self.cache.pop(("free", name), None)
+        self.cache[("bound", name)] = True
+
+    # ------------------------------------------------------------------ expressions
+    def val(self, e):
+        if e is None:
+            return _EMPTY
+        t = type(e)
+        if t is ast.Name:
+            return self.name(e)
+        if t is ast.Constant or t is ast.JoinedStr or t is ast.Lambda:
+            return _EMPTY
+        if t is ast.Attribute:
+            v = self.val(e.value)
+            self._container_attr(e)
+            if e.attr in HOST_ATTRS:
+                return _EMPTY
+            return v
+        if t is ast.Subscript:
+            v = self.val(e.value)
+            self.val(e.slice)
+            self._container_sub(e)
+            return v
+        if t is ast.Call:
+            return self.call(e)
+        if t is ast.BinOp:
+            parts = [self.val(e.left), self.val(e.right)]
+            self.meet(parts, e)
+            return _result(parts)
+        if t is ast.Compare:
+            parts = [self.val(e.left), *[self.val(c) for c in e.comparators]]
+            if not all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in e.ops):
+                self.meet(parts, e)
+            return _result(parts)
+        if t is ast.BoolOp:
+            return _merge([self.val(v) for v in e.values])
+        if t is ast.UnaryOp:
+            return self.val(e.operand)
+        if t is ast.IfExp:
+            # ``v.to(device) if torch.is_tensor(v) else v``: a move on one side counts as moved
+            self.val(e.test)
+            return _result([self.val(e.body), self.val(e.orelse)])
+        if t in (ast.Tuple, ast.List, ast.Set):
+            return _merge([self.val(x) for x in e.elts])
+        if t is ast.Dict:
+            for k in e.keys:
+                if k is not None:
+                    self.val(k)
+            return _merge([self.val(v) for v in e.values])
+        if t in _COMPS:
+            return self.comprehension(e)
+        if t is ast.Starred:
+            return self.val(e.value)
+        if t is ast.NamedExpr:
+            v = self.val(e.value)
+            self.set(e.target.id, v)
+            return v
+        if t is ast.Await:
+            return self.val(e.value)
+        if t is ast.Slice:
+            for x in (e.lower, e.upper, e.step):
+                self.val(x)
+            return _EMPTY
+        return _EMPTY
+
+    def name(self, e: ast.Name):
+        n = e.id
+        srcs = self.src.get(n, frozenset())
+        dev = n in self.dev
+        if srcs or dev or self.cache.get(("bound", n)):
+            if not self.depth and n == self.loop.container:
+                self._container_name(e)
+            return srcs, dev
+        return frozenset(), self.free_dev(e)
+
+    def free_dev(self, e: ast.Name) -> bool:
+        """A name not bound by the flow holds a device tensor: every value it may have is
+        a ``.to(...)``/``.cuda()`` result or a factory call with ``device=``."""
+        key = ("free", e.id)
+        got = self.cache.get(key)
+        if got is None:
+            got = False
+            os_ = self.sem.origins(e)
+            if os_:
+                got = True
+                for o in os_:
+                    n = o.node
+                    if o.kind is not OriginKind.VALUE or not isinstance(n, ast.Call):
+                        got = False
+                        break
+                    mv = move_of(self.sem, n)
+                    if mv is None and not (_is_factory(self.sem, n) and self.sem.keyword(n, "device") is not None):
+                        got = False
+                        break
+                    if mv is not None and self._callable_model(n):
+                        got = False  # a module moved to the device, not a tensor
+                        break
+            self.cache[key] = got
+        return got
+
+    def _callable_model(self, call: ast.Call, depth: int = 0) -> bool:
+        """``Net().to(device)``, ``model.to(device)`` of ``model = Net()``: a module moved,
+        not a tensor."""
+        base = call
+        while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) and (
+            base.func.attr in MOVE_METHODS or base.func.attr in SELF_METHODS
+        ):
+            base = base.func.value
+        if isinstance(base, ast.Name) and depth < 4:
+            return any(
+                o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and self._callable_model(o.node, depth + 1)
+                for o in self.sem.origins(base)
+            )
+        if isinstance(base, ast.Call):
+            target = self.sem.callee(base)
+            if isinstance(target, ast.ClassDef):
+                return True
+            q = self.sem.call_qualname(base)
+            return bool(q) and (N.is_module_class(q) or N.is_model_zoo(q))
+        return False
+
+    def comprehension(self, e):
+        saved = {}
+        for gen in e.generators:
+            v = self.val(gen.iter)
+            for n in _all_names(gen.target):
+                if n not in saved:
+                    saved[n] = (self.src.get(n), n in self.dev, self.cache.get(("bound", n)))
+            self.bind_value(gen.target, v)
+            for c in gen.ifs:
+                self.val(c)
+        if isinstance(e, ast.DictComp):
+            self.val(e.key)
+            out = self.val(e.value)
+        else:
+            out = self.val(e.elt)
+        for n, (s, d, b) in saved.items():
+            if s:
+                self.src[n] = s
+            else:
+                self.src.pop(n, None)
+            if d:
+                self.dev.add(n)
+            else:
+                self.dev.discard(n)
+            if b is None:
+                self.cache.pop(("bound", n), None)
+            else:
+                self.cache[("bound", n)] = b
+        return out
+
+    # ------------------------------------------------------------------ container uses
+    def _container_sub(self, e: ast.Subscript) -> None:
+        c = self.loop.container
+        if not c or not isinstance(e.value, ast.Name) or e.value.id != c or self.depth:
+            return
+        k = e.slice
+        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            self.container_use.add("dict")
+        elif isinstance(k, ast.Constant) and isinstance(k.value, int):
+            self.container_use.add("seq")
+        else:
+            self.container_use.add("other")
+
+    def _container_name(self, e: ast.Name) -> None:
+        """The whole batch passed on: ``model(**batch)`` (a dict), ``model(*batch)`` (a
+        sequence), ``model(batch)`` (unknown structure)."""
+        p = self.sem.parent(e)
+        if isinstance(p, ast.keyword):
+            self.container_use.add("dict" if p.arg is None else "direct")
+        elif isinstance(p, ast.Starred):
+            self.container_use.add("seq")
+        elif isinstance(p, ast.Call) and p.func is not e:
+            q = self.sem.call_qualname(p) or ""
+            if not q.startswith("builtins."):
+                self.container_use.add("direct")
+
+    def _container_attr(self, e: ast.Attribute) -> None:
+        c = self.loop.container
+        if not c or not isinstance(e.value, ast.Name) or e.value.id != c or self.depth:
+            return
+        if e.attr not in ("items", "keys", "values", "get"):
+            self.container_use.add("other")
+
+    # ------------------------------------------------------------------ meetings
+    def meet(self, parts, node, model: Optional[str] = None, certain: bool = True, why: str = "") -> None:
+        """CPU batch values and device values in one operation: the batch values must move."""
+        cpu = frozenset().union(*(s for s, _ in parts))
+        if cpu and any(d for _, d in parts):
+            self.need(cpu, node, model, certain, why)
+
+    def may_move(self, why: str) -> None:
+        """Something may move the batch from here on: the loop is left alone, unless the
+        batch already met the device on the CPU (that cannot be undone later)."""
+        if not any(n.certain for n in self.needs):
+            self.skip = why
+
+    def need(self, srcs, node, model, certain=True, why="") -> None:
+        at = self.call_site if self.call_site is not None else node
+        if isinstance(node, ast.Call):
+            what = f"`{self.sem.segment(node.func)}()`"
+        elif isinstance(node, ast.Compare):
+            what = "a comparison"
+        else:
+            what = "an operation"
+        if self.via:
+            what = f"{what} in `{self.via}()`"
+        self.needs.append(_Need(frozenset(srcs), at, model, certain, why, what, self.via))
+
+    # ------------------------------------------------------------------ calls
+    def call(self, c: ast.Call):
+        sem = self.sem
+        f = c.func
+        recv = f.value if isinstance(f, ast.Attribute) else None
+        meth = f.attr if isinstance(f, ast.Attribute) else None
+        stmt = sem.parent(c)
+        as_stmt = isinstance(stmt, ast.Expr) and stmt.value is c
+        # a device move of a batch value
+        if meth in MOVE_METHODS and (meth != "to" or move_of(sem, c) is not None):
+            rv = self.val(recv)
+            self._args(c)
+            if rv[0] and as_stmt:
+                # dropped (reported on its own) or in place (a container's own ``.to``)
+                self.may_move("moved by a statement")
+            return frozenset(), True
+        if meth in HOST_METHODS:
+            self.val(recv)
+            self._args(c)
+            return _EMPTY
+        # a module moved to a device (or not): model(x), self.net(x), model.forward(x)
+        callee = f if meth != "forward" else recv
+        st = None if self._flow_root(f) else self._model(callee, c)
+        if st is not None:
+            args = self._args(c)
+            if st.handled:
+                self.skip = st.handled
+                return _EMPTY
+            if not st.moved:
+                # a module left where it is (a loss without parameters): its inputs still meet
+                self.meet(args, c)
+                return _result(args)
+            self.models.append((st, sem.segment(callee), c))
+            cpu = frozenset().union(*(s for s, _ in args))
+            if cpu:
+                self.need(cpu, c, sem.segment(callee))
+            return frozenset(), True
+        target = sem.callee(c)
+        if isinstance(target, _DEFS):
+            return self.helper(c, target)
+        qs = sem.qualnames(f) if isinstance(f, (ast.Name, ast.Attribute)) else set()
+        q = next(iter(qs)) if len(qs) == 1 else None
+        if q is not None and N.is_torch(q):
+            args = self._args(c, skip_lengths=q in _PACK)
+            if q in _TORCH_CROSSING or N.is_module_class(q) or N.is_parallel_wrapper(q):
+                return _merge(args) if q in _TORCH_CROSSING else _EMPTY
+            self.meet(args, c)
+            return _result(args)
+        if q is not None and q.startswith("builtins."):
+            args = self._args(c)
+            b = q.split(".", 1)[1]
+            if b in _BUILTIN_PASS:
+                if any(self._devicey(a) for a in [*c.args, *(k.value for k in c.keywords)]):
+                    return _EMPTY
+                return _merge(args)
+            return _EMPTY
+        if q is not None and q.startswith(_HOST_LIBS):
+            self._args(c)
+            return _EMPTY
+        # a method of a tensor of the flow
+        rv = self.val(recv) if recv is not None else _EMPTY
+        if recv is not None and (rv[0] or rv[1]):
+            args = self._args(c)
+            if meth in _CROSSING:
+                return rv if not meth.startswith("new_") else (frozenset(), rv[1])
+            if meth in ("append", "extend", "insert"):
+                return _EMPTY
+            self.meet([rv, *args], c)
+            return _result([rv, *args])
+        # a criterion object: nn.CrossEntropyLoss() and the like, called
+        if isinstance(f, (ast.Name, ast.Attribute)) and self._torch_object(f):
+            args = self._args(c)
+            self.meet(args, c)
+            return _result(args)
+        if meth in _COLLECT:
+            self._args(c)
+            return _EMPTY
+        return self.unknown(c, as_stmt)
+
+    def _flow_root(self, f) -> bool:
+        """``x.view`` of a tensor of the flow: a tensor method, not a model."""
+        while isinstance(f, (ast.Attribute, ast.Subscript)):
+            f = f.value
+        return isinstance(f, ast.Name) and (bool(self.src.get(f.id)) or f.id in self.dev)
+
+    def _args(self, c: ast.Call, skip_lengths: bool = False) -> list:
+        out = []
+        for i, a in enumerate(c.args):
+            v = self.val(a)
+            if skip_lengths and i == 1:
+                continue
+            out.append(v)
+        for k in c.keywords:
+            v = self.val(k.value)
+            if skip_lengths and k.arg == "lengths":
+                continue
+            out.append(v)
+        return out
+
+    def _model(self, callee, call):
+        if not isinstance(callee, (ast.Name, ast.Attribute)):
+            return None
+        key = ("model", self.sem.segment(callee), id(self.sem.scope_of(callee)))
+        if key in self.cache:
+            return self.cache[key]
+        if isinstance(callee, ast.Name) and (self.src.get(callee.id) or callee.id in self.dev):
+            st = None  # a tensor of the flow (``x(...)`` is not a model)
+        elif self.sem.qualname(callee) is not None:
+            st = None  # an imported function or class
+        else:
+            st = model_state(self.sem, callee, call)
+            if st is not None and st.moved and not st.handled and self._moves_own_inputs(callee):
+                st = ModelState(st.moves, st.unmoved, "its forward() moves its inputs")
+        self.cache[key] = st
+        return st
+
+    def _moves_own_inputs(self, callee) -> bool:
+        """A same-file module class that moves what its methods receive (``x =
+        x.to(self.device)`` in ``forward`` or a preprocessing method): it places its
+        inputs itself.  Tensors it makes (``torch.zeros(...).to(device)``) do not count."""
+        for o in self.sem.origins(callee):
+            n = o.node
+            while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                n = n.func.value
+            if not isinstance(n, ast.Call):
+                continue
+            cls = self.sem.callee(n)
+            if isinstance(cls, ast.ClassDef) and _class_moves_arguments(self.sem, cls):
+                return True
+        return False
+
+    def _torch_object(self, f) -> bool:
+        """``criterion`` bound only to instances of torch classes (losses, layers)."""
+        key = ("tobj", self.sem.segment(f), id(self.sem.scope_of(f)))
+        got = self.cache.get(key)
+        if got is None:
+            os_ = self.sem.origins(f)
+            got = bool(os_) and all(
+                o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call)
+                and N.is_torch(self.sem.call_qualname(_base_call(o.node)))
+                for o in os_
+            )
+            self.cache[key] = got
+        return got
+
+    def _devicey(self, a) -> bool:
+        if _DEVICEY.search(self.sem.segment(a)):
+            return True
+        if isinstance(a, ast.Name):
+            return is_known_device(self.sem, a)
+        return False
+
+    def unknown(self, c: ast.Call, as_stmt: bool):
+        """A callee that cannot be read: it may move what it receives (when it also gets a
+        device), meet it with device values, or neither."""
+        sem = self.sem
+        recv = c.func.value if isinstance(c.func, ast.Attribute) else None
+        args = self._args(c)
+        exprs = [*c.args, *(k.value for k in c.keywords)]
+        cpu = frozenset().union(*(s for s, _ in args))
+        if not cpu:
+            return _EMPTY
+        if any(self._devicey(a) for a in exprs):
+            if as_stmt:
+                self.may_move("a helper receives the batch and a device")
+            return _EMPTY
+        lp = self.loop
+        if lp.container and as_stmt and any(isinstance(a, ast.Name) and a.id == lp.container for a in exprs):
+            self.may_move("an unknown callee receives the whole batch")  # it may move it in place
+            return _EMPTY
+        gets_model = any(self._model(a, c) is not None for a in exprs if isinstance(a, (ast.Name, ast.Attribute)))
+        recv_model = recv is not None and self._model(recv, c) is not None
+        if any(d for _, d in args) or gets_model or recv_model:
+            name = sem.segment(c.func)
+            self.need(cpu, c, None, certain=False, why=f"`{name}()`")
+        return _EMPTY
+
+    def helper(self, c: ast.Call, fn):
+        """A same-file function or method: its body is read with its parameters bound to
+        the values of the arguments."""
+        sem = self.sem
+        args = self._args(c)
+        cpu = frozenset().union(*(s for s, _ in args))
+        devs = any(d for _, d in args)
+        as_stmt = isinstance(sem.parent(c), ast.Expr)
+        if not cpu and not devs:
+            return _EMPTY
+        if fn in self.stack or self.depth >= 3 or _moves_anything(sem, fn):
+            # a helper that moves tensors (or one too deep to read): it may move the batch
+            if as_stmt and cpu:
+                self.may_move(f"`{fn.name}()` may move the batch")
+            return _EMPTY
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        if isinstance(c.func, ast.Attribute) and isinstance(sem.parent(fn), ast.ClassDef) and not any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list
+        ):
+            params = params[1:]
+        binding: dict = {}
+        pos_vals = args[: len(c.args)]
+        kw_vals = args[len(c.args):]
+        for i, (a, v) in enumerate(zip(c.args, pos_vals)):
+            if isinstance(a, ast.Starred) or i >= len(params):
+                return self.unknown_after(c, cpu, devs, as_stmt)
+            binding[params[i]] = v
+        kwonly = {a.arg for a in fn.args.kwonlyargs}
+        for k, v in zip(c.keywords, kw_vals):
+            if k.arg is None or (k.arg not in params and k.arg not in kwonly):
+                return self.unknown_after(c, cpu, devs, as_stmt)
+            binding[k.arg] = v
+        sub = _Flow(sem, self.loop, cache={}, depth=self.depth + 1,
+                    call_site=self.call_site if self.call_site is not None else c, stack=(*self.stack, fn),
+                    via=self.via or fn.name)
+        for p, (s, d) in binding.items():
+            sub.set(p, (s, d))
+        sub.run(fn.body)
+        if sub.skip:
+            if as_stmt and cpu:
+                self.may_move(sub.skip)
+            return _EMPTY
+        self.needs.extend(sub.needs)
+        self.models.extend(sub.models)
+        return _merge(sub.returns) if sub.returns else _EMPTY
+
+    def unknown_after(self, c, cpu, devs, as_stmt):
+        if cpu and devs:
+            self.need(cpu, c, None, certain=False, why=f"`{self.sem.segment(c.func)}()`")
+        return _EMPTY
+
+
+def _merge(vals):
+    srcs = frozenset().union(*(s for s, _ in vals)) if vals else frozenset()
+    return srcs, any(d for _, d in vals)
+
+
+def _result(parts):
+    """The result of an operation: a device tensor when a device value took part."""
+    if any(d for _, d in parts):
+        return frozenset(), True
+    return _merge(parts)
+
+
+def _names_of(t) -> Optional[list]:
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        out = []
+        for e in t.elts:
+            sub = _names_of(e)
+            if sub is None:
+                return None
+            out.extend(sub)
+        return out
+    return None
+
+
+def _all_names(t) -> list:
+    return [n.id for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+def _base_call(call):
+    """``nn.CrossEntropyLoss()`` of ``nn.CrossEntropyLoss().to(device)``."""
+    n = call
+    while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda", "float", "half", "double"):
+        if isinstance(n.func.value, ast.Call):
+            n = n.func.value
+        else:
+            break
+    return n
+
+
+def _is_factory(sem: SemanticModel, call) -> bool:
+    q = sem.call_qualname(call)
+    return bool(q) and N.is_tensor_factory(q)
+
+
+def _class_moves_arguments(sem: SemanticModel, cls: ast.ClassDef) -> bool:
+    for fn in (s for s in cls.body if isinstance(s, _DEFS)):
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
+        loop_vars = {
+            n.id for node in ast.walk(fn) if isinstance(node, (ast.For, ast.comprehension))
+            for n in ast.walk(node.target) if isinstance(n, ast.Name)
+        }
+        for m in ast.walk(fn):
+            if isinstance(m, ast.Call) and move_of(sem, m) is not None:
+                r = m.func.value
+                while isinstance(r, (ast.Attribute, ast.Subscript)) or (
+                    isinstance(r, ast.Call) and isinstance(r.func, ast.Attribute)
+                ):
+                    r = r.func.value if isinstance(r, ast.Call) else r.value
+                if isinstance(r, ast.Name) and (r.id in params or r.id in loop_vars):
+                    return True
+    return False
+
+
+def _moves_anything(sem: SemanticModel, fn) -> bool:
+    return any(isinstance(n, ast.Call) and (sem.method_name(n) in MOVE_METHODS) for n in ast.walk(fn)) or bool(
+        re.search(r"device|cuda", sem.segment(fn))
+    )
+
+
+# ----------------------------------------------------------------------------- the rule
+
+
+@dataclass
+class _Plan:
+    """How to move the batch: ``style`` "to" with ``device`` (text valid in the loop) or
+    "cuda"; ``guard`` the condition to copy ("" when none); ``why`` when not known."""
+
+    style: str = ""
+    device: Optional[str] = None
+    guard: str = ""
+    why: str = ""
+    where: str = "a device"
+
+
+class DeviceBatchNotMoved(Rule):
+    """## What it does
+    Finds loops over a `DataLoader` whose batch meets a device while it is still on the
+    CPU: a batch element goes into a model that was moved with `model.to(device)` or
+    `model.cuda()`, or into an operation with that model's output or another device
+    tensor (the loss, a metric, a comparison).  Each loop is judged on its own (an
+    evaluation loop that forgets the move is reported even when the training loop moves
+    its batch), and every element that meets the device is moved, not only what reaches
+    the model: a fix after which the labels still meet the output on the CPU would not
+    be one.  Same-file helpers the loop calls are read with their parameters bound to
+    the loop's values; loaders, models and devices are followed through names, globals
+    read in functions, parameters bound at their call sites, `self` attributes,
+    containers (`loaders[phase]`) and builder functions.  Also finds `t.to(device)` on
+    a tensor whose result is dropped: `Tensor.to` is not in-place.
+
+    ## Why is this bad?
+    The first forward pass fails with `RuntimeError: Expected all tensors to be on the
+    same device` (or `Input type (torch.FloatTensor) and weight type
+    (torch.cuda.FloatTensor) should be the same`); labels left on the CPU fail the same
+    way in the loss.
+
+    ## Example
+    ```python
+    model = Net().to(device)
+    for x, y in loader:
+        loss = criterion(model(x), y)
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().to(device)
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        loss = criterion(model(x), y)
+    ```
+
+    ## Fix safety
+    Safe when the device is known where the loop runs and every element that meets it
+    is known.  The device is known when the loop can name a value equal to the one the
+    model was moved with: bound only to a string, `"cuda" if torch.cuda.is_available()
+    else "cpu"`, `torch.device(...)` of those or the current accelerator, or the very
+    variable of the model's move (a parameter bound to it at every call site, a `self`
+    attribute set once from it); `.cuda()` when the model was moved that way.  A move
+    under an `if` is copied with its condition verbatim.  When an element also goes to a callee that cannot be
+    read together with device values (an imported loss, a metric object) the fix moves
+    it too and is unsafe.  Report only: an unknown device (`args.device`, `local_rank`),
+    a model moved inside a builder function or under a condition that cannot be copied,
+    a batch whose structure is unknown.  Nothing is reported for files that use a
+    training framework (Lightning, Accelerate, DeepSpeed, HF `Trainer`), values that come
+    out of `accelerator.prepare(...)`, models wrapped in `DataParallel`,
+    `DistributedDataParallel` or FSDP or loaded with `device_map=`, same-file models
+    that move what their methods receive, models moved to the CPU, loaders with a
+    `collate_fn` or dataset that may place tensors, and batches handed (before they
+    meet the device) to helpers, prefetchers or callees that also receive a device.
+    """
+
+    code = "TM101"
+    name = "device-batch-not-moved"
+    pitfall = "device"
+    summary = "the model is moved to a device but the batch from the DataLoader is not"
+    severity = Severity.BUG
+    # a loop over a torch DataLoader (resolved by qualified name, so the file spells
+    # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
+    needles = ("DataLoader", ".to(", ".cuda(")
+    verify = Verify("device", ("Expected all tensors to be on the same device", "should be the same"))
+    corpus_minimum = (20, 16)
+    valid = (
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "model = torch.nn.Linear(4, 2).to('cuda')\nfor x, y in loader:\n"
+        "    x, y = x.to('cuda'), y.to('cuda')\n    loss = torch.nn.functional.cross_entropy(model(x), y)\n",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "model = torch.nn.Linear(4, 2)\nfor x, y in loader:\n    loss = torch.nn.functional.cross_entropy(model(x), y)\n",
+    )
+    invalid = (
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "model = torch.nn.Linear(4, 2).to('cuda')\nfor x, y in loader:\n"
+        "    loss = torch.nn.functional.cross_entropy(model(x), y)\n",
+        "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"
+        "model = torch.nn.Linear(4, 2).to('cuda')\nfor x, y in loader:\n    x = x.to('cuda')\n"
+        "    loss = torch.nn.functional.cross_entropy(model(x), y)\n",
+        "import torch\nx = torch.zeros(3)\nx.to('cuda')\n",
+    )
+
+    @classmethod
+    def may_match(cls, text: str) -> bool:
+        """The text gate, tighter than the needles: a DataLoader is spelled, or a
+        statement starts with ``name.to(`` / ``name.cuda(`` (a possibly dropped move).
+        ``check`` finds nothing in any other file."""
+        if not super().may_match(text) or not file_mentions_device(text):
+            return False
+        return "DataLoader" in text or bool(_statement_moves(text))
+
+    def check(self, ctx: Context):
+        sem = ctx.sem
+        if not file_mentions_device(ctx.text):
+            return
+        yield from self._noop_moves(ctx)
+        if "DataLoader" not in ctx.text or "set_default_device" in ctx.text or "set_default_tensor_type" in ctx.text:
+            return  # (a default device: batches may be made on it)
+        if not any(N.is_loader(sem.call_qualname(c)) for c in sem.find(ast.Call, containing=("DataLoader",))):
+            return
+        if framework_in_file(sem) is not None:
+            return
+        batches = [loop_batch(sem, loop) for loop in sem.find(ast.For)]
+        batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
+        for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
+            flow = _Flow(sem, lp)
+            flow.start()
+            flow.run(lp.body)
+            if flow.skip or not flow.needs or not flow.models:
+                continue
+            f = self._finding(ctx, flow)
+            if f is not None:
+                yield f
+
+    # ------------------------------------------------------------------ the finding
+    def _plan(self, ctx: Context, flow: _Flow) -> _Plan:
+        sem = ctx.sem
+        loop = flow.loop.node
+        moves, unmoved, stray, names = [], False, False, []
+        for st, text, _ in flow.models:
+            for m in st.moves:
+                if m not in moves:
+                    moves.append(m)
+            unmoved = unmoved or st.unmoved
+            # a module made elsewhere that is never moved (``train(Net())`` beside ``train(model)``)
+            stray = stray or bool(st.unmoved_bases - st.moved_bases)
+            if text not in names:
+                names.append(text)
+        mname = names[0]
+        if any(m.builder for m in moves):
+            return _Plan(why=f"`{mname}` is built and moved by a helper")
+        styles = {m.style for m in moves}
+        if len(styles) > 1:
+            return _Plan(why=f"`{mname}` is moved in more than one way")
+        style = styles.pop()
+        plan = _Plan(style=style)
+        if style == "cuda":
+            if any(m.device is not None for m in moves):
+                return _Plan(why=f"`{mname}` is moved with `{sem.segment(moves[0].call)}`")
+            plan.where = "cuda"
+        else:
+            texts = set()
+            for m in moves:
+                t = device_text_at(sem, m.device, loop)
+                if t is None:
+                    dev = sem.segment(m.device)
+                    return _Plan(why=f"`{mname}` is moved to `{dev}`, which is not known here", where=f"`{dev}`")
+                texts.add(t)
+            if len(texts) > 1:
+                return _Plan(why=f"`{mname}` is moved to more than one device")
+            plan.device = texts.pop()
+            plan.where = f"`{plan.device}`"
+        guards = {tuple(sem.segment(g) for g in m.guard) if m.guard is not None else None for m in moves}
+        if None in guards or len(guards) > 1:
+            plan.style, plan.why = "", f"`{mname}` is moved under a condition that cannot be copied"
+            return plan
+        guard = guards.pop()
+        if unmoved and (not guard or stray):
+            plan.style, plan.why = "", f"`{mname}` reaches the loop both moved and not moved"
+            return plan
+        if len(guard) > 1:
+            plan.style, plan.why = "", f"`{mname}` is moved under nested conditions"
+            return plan
+        if guard:
+            if not all(visible_at(sem, g, loop) for m in moves for g in m.guard):
+                plan.style, plan.why = "", f"`{mname}` is moved under `{guard[0]}`, which is not visible here"
+                return plan
+            plan.guard = guard[0]
+        return plan
+
+    def _finding(self, ctx: Context, flow: _Flow):
+        sem = ctx.sem
+        lp = flow.loop
+        certain = [n for n in flow.needs if n.certain]
+        if not certain:
+            return None
+        sink = certain[0]
+        model_sink = next((n for n in certain if n.model), sink)
+        mname = model_sink.model or flow.models[0][1]
+        order = flow.order
+
+        def ordered(names):
+            return sorted(names, key=lambda s: order.index(s) if s in order else len(order))
+
+        needed = ordered({s for n in certain for s in n.srcs})
+        maybe = ordered({s for n in flow.needs if not n.certain for s in n.srcs} - set(needed))
+        whys = []
+        for n in flow.needs:
+            if not n.certain and n.why not in whys and set(n.srcs) - set(needed):
+                whys.append(n.why)
+        plan = self._plan(ctx, flow)
+        c = lp.container
+
+        def label(names):
+            return c if c and c in names else ", ".join(names)
+
+        reach = ordered({s for n in certain if n.model for s in n.srcs})
+        meet = [s for s in needed if s not in reach and not (c and c in reach)]
+        ops = []
+        for n in certain:
+            if not n.model and set(n.srcs) & set(meet) and n.what not in ops:
+                ops.append(n.what)
+        via = next((f" in `{n.via}()`" for n in certain if n.model and n.via), "")
+        if reach:
+            msg = f"batch `{label(needed)}` reaches `{mname}`{via} on the CPU while the model is on {plan.where}"
+            if meet:
+                msg += f" (`{label(meet)}` meets its output in {', '.join(ops)})"
+        else:
+            msg = (f"batch `{label(needed)}` reaches the output of `{mname}` on the CPU in {', '.join(ops)} while"
+                   f" the model is on {plan.where}")
+        if not plan.style:
+            why = plan.why or "the device is not known here"
+            return ctx.finding(self, sink.node, f"{msg}; {why} (move the batch to `next({mname}.parameters()).device`)")
+        move = needed + maybe
+        unsafe = bool(maybe)
+        extra = ""
+        if maybe:
+            extra = f"; `{', '.join(maybe)}` also goes to {', '.join(whys)} with device values: moved too"
+        body = lp.body
+        if not body or lp.is_loop and sem.position(body[0])[0] == lp.node.lineno:
+            return ctx.finding(self, sink.node, msg + extra)
+        nb = non_blocking_style(sem)
+        if c and c in move:
+            if flow.container_use == {"dict"}:
+                code = f"{c} = {{k: ({_move_expr('v', plan, nb)} if torch.is_tensor(v) else v) for k, v in {c}.items()}}"
+            elif flow.container_use == {"seq"}:
+                code = f"{c} = [({_move_expr('t', plan, nb)} if torch.is_tensor(t) else t) for t in {c}]"
+            else:
+                return ctx.finding(self, sink.node, f"{msg}; the batch structure is not known: move it before use")
+            after = None if lp.is_loop else lp.node
+        else:
+            if any(n in flow.unpacked for n in move) and flow.unpack is None:
+                return ctx.finding(self, sink.node, msg + extra)
+            if c and not all(n in flow.unpacked for n in move):
+                return ctx.finding(self, sink.node, msg + extra)
+            # an element that only may meet the device (an unknown callee) may not be a tensor
+            rhs = [
+                _move_expr(n, plan, nb) if n not in maybe
+                else f"({_move_expr(n, plan, nb)} if torch.is_tensor({n}) else {n})"
+                for n in move
+            ]
+            code = f"{', '.join(move)} = {', '.join(rhs)}"
+            after = flow.unpack if c else None if lp.is_loop else lp.node
+        guard = plan.guard
+        first = body[0]
+
+        def build(view, code=code, guard=guard, after=after, first=first):
+            import libcst as cst
+
+            text = code
+            if guard:
+                text = f"if {guard}:\n{view.module.default_indent}{code}\n"
+            new = cst.parse_statement(text + "\n")
+            if after is not None:
+                return view.insert_after(view.statement(after), new)
+            return view.insert_before(view.statement(first), new)
+
+        imports = (("torch", None),) if "torch.is_tensor" in code else ()
+        fix = Fix(build, safety=Safety.UNSAFE if unsafe else Safety.SAFE, message="move the batch", imports=imports)
+        return ctx.finding(self, sink.node, msg + extra, fix)
+
+    # ------------------------------------------------------------------ dropped moves
+    def _noop_moves(self, ctx: Context):
+        sem = ctx.sem
+        # a dropped move is a statement ``name.to(...)``: it starts a line or follows a
+        # ``:`` or ``;`` (only the definitions holding one are parsed)
+        words = _statement_moves(ctx.text)
+        if not words:
+            return
+        for e in sem.find(ast.Expr, containing=words):
+            call = e.value
+            if not isinstance(call, ast.Call) or sem.method_name(call) not in ("to", "cuda"):
+                continue
+            recv = call.func.value
+            if not isinstance(recv, ast.Name):
+                continue
+            kind = self._tensor_kind(sem, recv, e, 0)
+            if kind is None:
+                continue
+            code = sem.segment(call)
+            msg = f"`{code}` does nothing: `Tensor.{call.func.attr}` is not in-place, assign the result"
+            if kind == "tensor":
+                name = recv.id
+
+                def build(view, e=e, name=name, code=code):
+                    import libcst as cst
+
+                    return {view.node(e): cst.parse_statement(f"{name} = {code}\n").body[0]}
+
+                yield ctx.finding(self, e, msg, Fix(build, safety=Safety.SAFE, message="assign the moved tensor"))
+            else:
+                yield ctx.finding(self, e, msg)
+
+    def _tensor_kind(self, sem: SemanticModel, name: ast.Name, at, depth: int) -> Optional[str]:
+        """"tensor" when ``name`` is provably a tensor where ``at`` runs, "likely" when made
+        from one by a tensor method, None otherwise."""
+        if depth > 3:
+            return None
+        bs = sem.resolve(name)
+        # a batch element of a DataLoader loop around ``at``
+        for a in sem.ancestors(at):
+            if isinstance(a, _SCOPES):
+                break
+            if isinstance(a, ast.For) and any(b.kind is BindingKind.FOR_TARGET and b.node is a for b in bs):
+                lp = loop_batch(sem, a)
+                if lp is not None and name.id in lp.names and len(bs) == 1:
+                    return "tensor"
+                return None
+        if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or not isinstance(bs[0].value, ast.Call):
+            return None
+        v = bs[0].value
+        q = sem.call_qualname(v)
+        if q and q.startswith("torch.") and q.count(".") == 1:
+            fname = q.split(".")[1]
+            if fname in TENSOR_FUNCS:
+                return "tensor"
+            if fname[:1].islower() and fname not in NOT_TENSOR_FUNCS:
+                return "likely"
+            return None
+        f = v.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id != name.id:
+            if self._tensor_kind(sem, f.value, bs[0].stmt or at, depth + 1) == "tensor":
+                return "likely"
+        return None
+
+
+def _move_expr(name: str, plan: _Plan, nb: Optional[str]) -> str:
+    nbs = f"non_blocking={nb}" if nb else ""
+    if plan.style == "cuda":
+        return f"{name}.cuda({nbs})"
+    return f"{name}.to({plan.device}{', ' + nbs if nbs else ''})"

@@ -1,0 +1,549 @@
+"""TM301 dataloader-workers-without-main-guard."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..rule import Context, Fix, Rule, Safety, Severity, Verify
+from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind
+from ._main_guard import _DEFS, DATASET_BASES, IMPORT_STATE, WORKER_ARGS, Analysis, Loader
+
+_EXEC = frozenset({"builtins.exec", "builtins.eval", "builtins.globals", "builtins.vars"})
+
+
+class DataLoaderWithoutMainGuard(Rule):
+    """## What it does
+    Finds scripts that iterate a `torch.utils.data.DataLoader` with `num_workers > 0`
+    (or a worker count that is not a literal) while they are being imported -- at module
+    level, or in a function or method that module-level code calls -- and have no
+    `if __name__ == "__main__":` guard.  The loader is followed to where it is iterated
+    through names, function arguments, `self` attributes, containers (`loaders["train"]`,
+    `for dl in (train_dl, val_dl)`) and builder functions.
+
+    ## Why is this bad?
+    With the spawn start method (Windows, macOS; and forkserver, the Linux default from
+    Python 3.14) each worker process re-imports the main script.  Without the guard the
+    re-import iterates the loader again and fails with "An attempt has been made to start
+    a new process before the current process has finished its bootstrapping phase".
+
+    A worker count of 0, no count, or one that depends on the platform
+    (`0 if os.name == "nt" else 4`) starts no worker there and is not reported.  An info
+    finding suggests `persistent_workers=True` for a loader with a literal worker count
+    that is iterated every epoch.
+
+    ## Example
+    ```python
+    loader = DataLoader(ds, batch_size=32, num_workers=2)
+    for epoch in range(10):
+        for x, y in loader:
+            ...
+    ```
+
+    ## Use instead
+    ```python
+    loader = DataLoader(ds, batch_size=32, num_workers=2)
+    if __name__ == "__main__":
+        for epoch in range(10):
+            for x, y in loader:
+                ...
+    ```
+
+    ## Fix safety
+    The fix indents the executable tail of the script (from the first statement that
+    leads to an iteration) under the guard; imports, `def`, `class` and the constants
+    that definitions read stay at top level, so the workers can still unpickle the
+    Dataset.  It is safe when the loader is provably iterated; unsafe when it is only
+    handed to a callee that cannot be followed (another module's `train(loader)`,
+    `trainer.fit(loader)`), which may iterate it.  It is report-only when another file
+    of the project imports the script, when a definition needs code that would move
+    (a default, a decorator, a base class), when what the workers run (the Dataset's
+    methods, `collate_fn`, `worker_init_fn` and what they call) reads a name the moved
+    code defines, when the loader gets a lambda or a local function (spawn cannot pickle
+    it, guard or not), when the tail uses `global`, `exec` or a star import, when an
+    import would move above a `sys.path`/`os.environ` change, for notebooks, when the
+    file already has a guard, and when a library call (not a DataLoader) receives
+    `num_workers`.
+    """
+
+    code = "TM301"
+    name = "dataloader-workers-without-main-guard"
+    pitfall = "main_guard"
+    summary = 'a DataLoader with workers is iterated at module level without `if __name__ == "__main__":`'
+    severity = Severity.BUG
+    # num_workers= (or a "num_workers" key of a **kwargs dict), or DataLoader's 6th
+    # positional argument
+    needles = ("num_workers", "DataLoader")
+    verify = Verify("spawn", ("bootstrapping phase",))
+    corpus_minimum = (8, 6)
+    uses_project = True
+    valid = (
+        "from torch.utils.data import DataLoader\n\ndef main():\n    for b in DataLoader(ds, num_workers=2):\n"
+        "        pass\n\nif __name__ == '__main__':\n    main()\n",
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=0)\nfor b in loader:\n    pass\n",
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2)\nprint(len(loader))\n",
+    )
+    invalid = (
+        "from torch.utils.data import DataLoader\nloader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n",
+        "from torch.utils.data import DataLoader\n\ndef train(dl):\n    for b in dl:\n        pass\n\n"
+        "train(DataLoader(ds, num_workers=2))\n",
+    )
+
+    def check(self, ctx: Context):
+        an = Analysis.of(ctx)
+        if not an.loaders:
+            if not an.guards:
+                yield from self._library_call(ctx, an)
+            return
+        loaders = an.sites()
+        if not loaders:
+            if not an.guards:
+                yield from self._library_call(ctx, an)
+            return
+        sem = ctx.sem
+        definite = [ld for ld in loaders if any(not s.maybe for s in ld.sites)]
+        pool = definite or loaders
+
+        def first_site(ld, definite_only):
+            sites = [s for s in ld.sites if not s.maybe] if definite_only else ld.sites
+            return min(sites, key=lambda s: (s.stmt.lineno, s.stmt.col_offset))
+
+        first = min(pool, key=lambda ld: ((first_site(ld, bool(definite)).stmt.lineno), sem.position(ld.call)))
+        site = first_site(first, bool(definite))
+        workers = sem.segment(first.workers)
+        line = site.stmt.lineno
+        if definite:
+            what = f"is iterated at import time (line {line})"
+        else:
+            what = f"is passed to `{site.via}` at import time (line {line}), which may iterate it,"
+        msg = (
+            f"DataLoader `{first.name}` with num_workers={workers} {what} without "
+            f'`if __name__ == "__main__":`; under spawn each worker re-runs the script'
+        )
+        if an.guards:
+            g = an.guards[0]
+            yield ctx.finding(
+                self, first.call,
+                f"DataLoader `{first.name}` with num_workers={workers} {what} outside the "
+                f'`if __name__ == "__main__":` block (line {g.lineno}); under spawn each worker re-runs it '
+                "(not fixed: move it under the guard)",
+            )
+            return
+        start = min((s.stmt for ld in loaders for s in ld.sites), key=lambda s: (s.lineno, s.col_offset))
+        plan = Plan(ctx, an, start, loaders)
+        why_not = plan.unpicklable() or plan.why_not_fixable()
+        if why_not:
+            yield ctx.finding(self, first.call, f"{msg} (not fixed: {why_not})")
+        else:
+            safety = Safety.SAFE if definite else Safety.UNSAFE
+            yield ctx.finding(
+                self, first.call, msg,
+                Fix(plan.build, safety, message='indent the script\'s tail under `if __name__ == "__main__":`',
+                    whole_module=True),
+            )
+        for ld in loaders:
+            f = self._advice(ctx, ld)
+            if f is not None:
+                yield f
+
+    def _library_call(self, ctx, an: Analysis):
+        got = an.library_call()
+        if got is None:
+            return
+        call, value = got
+        sem = ctx.sem
+        yield ctx.finding(
+            self, call,
+            f"`{sem.segment(call.func)}` receives num_workers={sem.segment(value)} at import time without "
+            f'`if __name__ == "__main__":`; if it starts DataLoader workers, spawn re-runs the script '
+            "(not fixed: library call)",
+        )
+
+    def _advice(self, ctx, ld: Loader):
+        if ld.literal is None or ld.literal <= 0 or not any(s.repeated and not s.maybe for s in ld.sites):
+            return None
+        kws = {k.arg for k in ld.call.keywords if k.arg}
+        if "persistent_workers" in kws:
+            return None
+        extra = ""
+        if "pin_memory" not in kws and _moves_to_cuda(ctx.sem):
+            extra = ", and `pin_memory=True` speeds up the copies to the GPU"
+        n = ld.literal
+        return ctx.finding(
+            self, ld.call,
+            f"DataLoader `{ld.name}` starts its {n} worker{'s' if n > 1 else ''} again every epoch: "
+            f"`persistent_workers=True` keeps them alive{extra}",
+            severity=Severity.INFO,
+        )
+
+
+def _moves_to_cuda(sem) -> bool:
+    for n in sem.find(ast.Attribute, ast.Constant, containing=("cuda",)):
+        if isinstance(n, ast.Attribute) and n.attr == "cuda" and isinstance(sem.parent(n), ast.Call):
+            return True
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("cuda"):
+            return True
+    return False
+
+
+def _is_constant(node) -> bool:
+    """A literal value (number, string, bool/None, and containers of them)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _is_constant(node.operand)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_is_constant(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _is_constant(k) and _is_constant(v) for k, v in zip(node.keys, node.values))
+    return False
+
+
+class Plan:
+    """The guard fix for one file: the tail from the unit holding ``start`` on; which
+    of its top-level statements stay (definitions, imports, constants definitions
+    read) and which move under the guard; and why it cannot be done, if so."""
+
+    def __init__(self, ctx: Context, an: Analysis, start, loaders: list[Loader]):
+        self.ctx = ctx
+        self.sem = ctx.sem
+        self.an = an
+        self.loaders = loaders
+        body = an.body()
+        # statements sharing a line (``a = 1; b = 2``) are one unit: LibCST keeps them together
+        units: list[list] = []
+        for s in body:
+            if units and s.lineno == units[-1][-1].end_lineno:
+                units[-1].append(s)
+                continue
+            units.append([s])
+        self.units = units
+        self.i0 = next(i for i, u in enumerate(units) if any(s is start for s in u))
+        self.kept, self.moved = self._classify()
+
+    # ------------------------------------------------------------------ classification
+    def _classify(self):
+        tail = self.units[self.i0:]
+        kept, moved = [], []
+        for k, unit in enumerate(tail):
+            if k == 0:
+                moved.append(unit)
+            elif len(unit) == 1 and isinstance(unit[0], (*_DEFS, ast.ClassDef)):
+                kept.append(unit)
+            elif all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in unit):
+                kept.append(unit)
+            elif len(unit) == 1 and self._constant_needed(unit[0]):
+                kept.append(unit)
+            else:
+                moved.append(unit)
+        return kept, moved
+
+    def _constant_needed(self, stmt) -> bool:
+        sem = self.sem
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        else:
+            return False
+        if not _is_constant(value):
+            return False
+        if target.id == "__all__":
+            return True
+        bs = sem.module_scope.get(target.id)
+        if len(bs) != 1:
+            return False
+        return any(isinstance(sem.top_statement(r), (*_DEFS, ast.ClassDef)) for r in sem.references(bs[0]))
+
+    def _bound(self, units) -> set[str]:
+        """Names the statements of ``units`` bind at module level."""
+        stmts = {s for u in units for s in u}
+        out = set()
+        for name, bs in self.sem.module_scope.bindings.items():
+            for b in bs:
+                if b.kind is BindingKind.STAR_IMPORT:
+                    continue
+                top = self.sem.top_statement(b.stmt) if b.stmt is not None else b.node
+                if top in stmts:
+                    out.add(name)
+        return out
+
+    def _module_reads(self, node, *, scopes: bool) -> set[str]:
+        """Module-level names ``node`` reads (resolved, not spelled)."""
+        sem = self.sem
+        out = set()
+        for n in sem.walk(node, scopes=scopes):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                bs = sem.resolve(n)
+                if bs and all(b.scope is sem.module_scope for b in bs):
+                    out.add(n.id)
+        return out
+
+    def _import_time_reads(self, stmt) -> set[str]:
+        """Module names a def/class evaluates when it is defined (decorators, defaults,
+        annotations, bases, the class body)."""
+        parts = list(stmt.decorator_list)
+        if isinstance(stmt, _DEFS):
+            a = stmt.args
+            parts += [*a.defaults, *(d for d in a.kw_defaults if d is not None)]
+            if not self._lazy_annotations():
+                parts += [x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                          if x is not None and x.annotation is not None]
+                if stmt.returns is not None:
+                    parts.append(stmt.returns)
+        else:
+            parts += [*stmt.bases, *(k.value for k in stmt.keywords)]
+            for s in stmt.body:
+                if isinstance(s, (*_DEFS, ast.ClassDef)):
+                    parts += self._header_parts(s)
+                else:
+                    parts.append(s)
+        out = set()
+        for p in parts:
+            out |= self._module_reads(p, scopes=False)
+        return out
+
+    def _header_parts(self, d) -> list:
+        parts = list(d.decorator_list)
+        if isinstance(d, _DEFS):
+            parts += [*d.args.defaults, *(x for x in d.args.kw_defaults if x is not None)]
+        else:
+            parts += [*d.bases, *(k.value for k in d.keywords)]
+        return parts
+
+    def _lazy_annotations(self) -> bool:
+        for s in self.an.code[:20]:
+            if isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names):
+                return True
+        return False
+
+    # ------------------------------------------------------------------ what the workers run
+    def worker_code(self) -> list[tuple[str, ast.AST]]:
+        """(name, definition) of the same-file code the worker processes may run: the
+        classes of the Dataset and of the objects it holds (their methods but
+        ``__init__``, which runs in the main process), ``collate_fn``,
+        ``worker_init_fn``, and the functions and classes those read, transitively."""
+        sem = self.sem
+        roots: list = []
+        fallback = False
+        for ld in self.loaders:
+            for name, pos in WORKER_ARGS:
+                arg = sem.argument(ld.call, name, position=pos)
+                if arg is None:
+                    continue
+                if arg is UNKNOWN_ARG:
+                    fallback = True
+                    continue
+                fallback |= self._objects(arg, roots, 0)
+        if fallback:
+            for s in self.an.body():
+                if isinstance(s, ast.ClassDef) and sem.derives_from(s, lambda q: q in DATASET_BASES):
+                    roots.append((s, False))
+        out: list = []
+        seen: set = set()
+        stack = list(roots)
+        while stack:
+            node, constructed = stack.pop()
+            key = (id(node), constructed)
+            if key in seen:
+                continue
+            seen.add(key)
+            if isinstance(node, ast.ClassDef):
+                for c in sem._mro(node):
+                    for mname, ms in sem.class_info(c).methods.items():
+                        if mname in ("__init__", "__new__") and not constructed:
+                            continue
+                        for m in ms:
+                            stack.append((m, False))
+                continue
+            out.append((self._label(node), node))
+            for n in sem.walk(node):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                    for b in sem.resolve(n):
+                        if b.scope is not sem.module_scope:
+                            continue
+                        if b.kind is BindingKind.FUNCTION and isinstance(b.node, _DEFS):
+                            stack.append((b.node, False))
+                        elif b.kind is BindingKind.CLASS:
+                            called = isinstance(sem.parent(n), ast.Call) and sem.parent(n).func is n
+                            stack.append((b.node, called))
+        return out
+
+    def _objects(self, expr, roots: list, depth: int) -> bool:
+        """Add the same-file code of the objects ``expr`` may be; True when the value
+        (at the top) cannot be followed."""
+        sem = self.sem
+        unknown = False
+        for o in sem.origins(expr):
+            n = o.node
+            if o.kind is OriginKind.DEFINITION:
+                roots.append((n, False))
+            elif o.kind is OriginKind.VALUE and isinstance(n, ast.Call):
+                t = sem.callee(n)
+                if isinstance(t, ast.ClassDef):
+                    roots.append((t, False))
+                elif isinstance(t, _DEFS):
+                    roots.append((t, False))
+                if depth < 3:
+                    for a in [*n.args, *(k.value for k in n.keywords)]:
+                        self._objects(a.value if isinstance(a, ast.Starred) else a, roots, depth + 1)
+            elif o.kind is OriginKind.VALUE and isinstance(n, ast.Lambda):
+                roots.append((n, False))
+            elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < 3:
+                elts = n.values if isinstance(n, ast.Dict) else n.elts
+                for e in elts:
+                    self._objects(e.value if isinstance(e, ast.Starred) else e, roots, depth + 1)
+            elif o.kind in (OriginKind.UNKNOWN, OriginKind.PARAMETER, OriginKind.ITEM, OriginKind.PART):
+                unknown = unknown or depth == 0
+        return unknown
+
+    def _label(self, node) -> str:
+        top = self.sem.top_statement(node)
+        return getattr(top, "name", None) or getattr(node, "name", None) or "<lambda>"
+
+    # ------------------------------------------------------------------ refusals
+    def unpicklable(self) -> Optional[str]:
+        """A lambda or a function/class defined inside a function, handed to the loader:
+        spawn must pickle it for the workers, and cannot, guard or not."""
+        sem = self.sem
+        for ld in self.loaders:
+            for arg in [*ld.call.args, *(k.value for k in ld.call.keywords)]:
+                for n in sem.walk(arg):
+                    if isinstance(n, ast.Lambda):
+                        return (f"the loader gets a lambda (`{sem.segment(n)}`), which spawn cannot pickle; "
+                                "use a top-level def")
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                        for b in sem.resolve(n):
+                            if b.kind in (BindingKind.FUNCTION, BindingKind.CLASS) and b.scope is not sem.module_scope \
+                                    and b.scope.kind.value != "class":
+                                return f"`{n.id}` is defined inside a function, which spawn cannot pickle; define it at top level"
+        return None
+
+    def why_not_fixable(self) -> Optional[str]:
+        ctx, sem = self.ctx, self.sem
+        if ctx.path.endswith(".ipynb"):
+            return "notebook: move the Dataset to a .py module or use num_workers=0"
+        if ctx.project is not None and ctx.project.is_imported(ctx.path, namespace=True):
+            return "another file of the tree imports this module; guarding would hide its names from the importer"
+        kept, moved = self.kept, self.moved
+        for unit in moved:
+            for stmt in unit:
+                for n in sem.walk(stmt, scopes=False):
+                    if isinstance(n, (ast.Global, ast.Nonlocal)):
+                        return "`global` statement in the code that would move"
+                    if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names):
+                        return "star import in the code that would move"
+                    if isinstance(n, ast.Call) and sem.qualnames(n.func) & _EXEC:
+                        return f"`{sem.segment(n.func)}()` in the code that would move"
+        for unit in kept:
+            for stmt in unit:
+                if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+                    return "star import after the first iteration"
+        imports = [u for u in kept if not isinstance(u[0], (*_DEFS, ast.ClassDef)) and isinstance(u[0], (ast.Import, ast.ImportFrom))]
+        if imports:
+            last = imports[-1][0].lineno
+            for unit in moved:
+                if unit[0].lineno > last:
+                    break
+                for stmt in unit:
+                    for n in sem.walk(stmt, scopes=False):
+                        if isinstance(n, (ast.Attribute, ast.Name)) and sem.qualnames(n) & IMPORT_STATE:
+                            return f"an import after `{sem.segment(n)}` would move above it"
+        moved_names = self._bound(moved)
+        outside = self._bound(self.units[: self.i0] + kept)
+        only_moved = moved_names - outside
+        for unit in kept:
+            clash = self._bound([unit]) & moved_names
+            if clash:
+                return f"`{sorted(clash)[0]}` is bound both by code that stays and by code that would move"
+            stmt = unit[0]
+            if isinstance(stmt, (*_DEFS, ast.ClassDef)):
+                dep = self._import_time_reads(stmt) & only_moved
+                if dep:
+                    return f"`{stmt.name}` needs `{sorted(dep)[0]}`, defined by the code that would move"
+        if only_moved:
+            for label, node in self.worker_code():
+                dep = self._module_reads(node, scopes=True) & only_moved
+                if dep:
+                    return f"`{label}` runs in the workers and reads `{sorted(dep)[0]}`, defined by the code that would move"
+        return None
+
+    # ------------------------------------------------------------------ the fix
+    def build(self, view):
+        import libcst as cst
+
+        module = view.module
+        first_lines = {u[0].lineno: ("kept" if any(u is k for k in self.kept) else "moved")
+                       for u in self.units[self.i0:]}
+        i0_line = self.units[self.i0][0].lineno
+        body = list(module.body)
+        i0 = None
+        kind = []
+        for i, stmt in enumerate(body):
+            ln = view.range(stmt).start.line
+            if i0 is None and ln >= i0_line:
+                i0 = i
+            if i0 is not None:
+                kind.append(first_lines.get(ln, "moved"))
+        if i0 is None:
+            return {}
+        tail = body[i0:]
+        kept = [s for s, k in zip(tail, kind) if k == "kept"]
+        moved = [s for s, k in zip(tail, kind) if k == "moved"]
+        kept_ids = {id(s) for s in kept}
+        first = moved[0]
+        lead = list(first.leading_lines)
+        k = 0
+        while k < len(lead) and lead[k].comment is None:
+            k += 1
+        guard_lines, first_lead = lead[:k], lead[k:]
+        prev = kept[-1] if kept else (body[i0 - 1] if i0 else None)
+        if isinstance(prev, (cst.FunctionDef, cst.ClassDef)) and len(guard_lines) < 2:
+            guard_lines = [cst.EmptyLine(indent=False)] * 2
+        guard_lines = [ln.with_changes(indent=False) for ln in guard_lines]
+        new_moved = []
+        index = {id(s): i for i, s in enumerate(body)}
+        for j, stmt in enumerate(moved):
+            lines = first_lead if j == 0 else list(stmt.leading_lines)
+            lines = [ln.with_changes(indent=False) if ln.comment is None else ln for ln in lines]
+            p = index[id(stmt)]
+            if j and id(body[p - 1]) in kept_ids:
+                # it followed a definition that stays at top level: one blank line is enough now
+                blank = 0
+                while blank < len(lines) and lines[blank].comment is None:
+                    blank += 1
+                lines = lines[max(0, blank - 1):]
+            new_moved.append(stmt.with_changes(leading_lines=lines))
+        new_kept = []
+        before = body[i0 - 1] if i0 else None
+        for stmt in kept:
+            lines = list(stmt.leading_lines)
+            blank = 0
+            while blank < len(lines) and lines[blank].comment is None:
+                blank += 1
+            if isinstance(before, (cst.FunctionDef, cst.ClassDef)) and blank < 2:
+                stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * (2 - blank) + lines)
+            new_kept.append(stmt)
+            before = stmt
+        q = _quote(module)
+        guard = cst.If(
+            test=cst.parse_expression(f"__name__ == {q}__main__{q}"),
+            body=cst.IndentedBlock(body=new_moved),
+            leading_lines=guard_lines,
+        )
+        return {module: module.with_changes(body=[*body[:i0], *new_kept, guard])}
+
+
+def _quote(module) -> str:
+    import libcst as cst
+
+    counts = {"'": 0, '"': 0}
+
+    class V(cst.CSTVisitor):
+        def visit_SimpleString(self, node):
+            q = node.value.lstrip("rbuRBUfF")[:1]
+            if q in counts:
+                counts[q] += 1
+
+    module.visit(V())
+    return "'" if counts["'"] > counts['"'] else '"'

@@ -1,0 +1,375 @@
+"""TM401 strict-load-after-head-change."""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from ..rule import Context, Fix, Rule, Safety, Severity, Verify
+from ._filtered_load import SAVES, TV_DEFAULT_CLASSES, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
+from ..semantic import OriginKind
+
+HELPER = "load_matching_state_dict"
+HELPER_SOURCE = '''
+def load_matching_state_dict(model, state_dict):
+    """Load the entries of `state_dict` whose name and shape match `model`; warn about the rest."""
+    own = model.state_dict()
+    keep = {
+        k: v
+        for k, v in state_dict.items()
+        if k in own and getattr(v, "shape", None) == getattr(own[k], "shape", None)
+    }
+    result = model.load_state_dict(keep, strict=False)
+    skipped = sorted(set(state_dict) - set(keep))
+    if skipped or result.missing_keys:
+        warnings.warn(
+            f"partial load: skipped {len(skipped)} checkpoint keys (e.g. {skipped[:5]}), "
+            f"{len(result.missing_keys)} parameters left at init (e.g. {result.missing_keys[:5]})"
+        )
+    return result
+'''
+
+
+class StrictLoadAfterHeadChange(Rule):
+    """## What it does
+    Finds `model.load_state_dict(checkpoint)` of a pretrained or file checkpoint into a
+    model whose classification head was changed before: replaced in the same scope
+    (`model.fc = nn.Linear(...)`, `model.classifier[-1] = ...`, `model.heads.head = ...`),
+    replaced by the builder function that made the model, or sized by the constructor
+    (`Net(num_classes=3)`).  The checkpoint is followed through variables and
+    `ckpt["state_dict"]`; it may come from `torch.load`, `torch.hub.load_state_dict_from_url`,
+    `model_zoo.load_url`, a torchvision weights enum or a pretrained zoo model's
+    `state_dict()`.  Also finds torchvision classification builders asked for pretrained
+    weights and another number of classes (`models.resnet18(pretrained=True,
+    num_classes=10)`), which load the 1000-class weights into the new head themselves.
+
+    ## Why is this bad?
+    A checkpoint of the original architecture has a head of a different shape, so the
+    load raises `RuntimeError: Error(s) in loading state_dict ... size mismatch for
+    fc.weight` (torchvision's builders raise `ValueError: The parameter 'num_classes'
+    expected value 1000`).  `strict=False` does not help: it relaxes only missing and
+    unexpected keys, not shapes.
+
+    Resumed checkpoints (they carry optimizer or epoch state), checkpoints the file (or a
+    neighbouring script) saves to the same path from a model with the changed head, and
+    loads that are already filtered (`pop`, `del`, a comprehension, a helper) are not
+    reported; nor is a head changed elsewhere (a builder, a constructor) when nothing
+    says the checkpoint is a pretrained one.
+
+    ## Example
+    ```python
+    model = Backbone()
+    model.fc = nn.Linear(512, 3)
+    model.load_state_dict(torch.load("resnet_imagenet.pth", map_location="cpu"))
+    ```
+
+    ## Use instead
+    ```python
+    model = Backbone()
+    model.load_state_dict(torch.load("resnet_imagenet.pth", map_location="cpu"))
+    model.fc = nn.Linear(512, 3)
+    ```
+    or `load_matching_state_dict(model, torch.load("resnet_imagenet.pth", map_location="cpu"))`,
+    and `models.resnet18(pretrained=True)` followed by
+    `model.fc = torch.nn.Linear(model.fc.in_features, 10)`.
+
+    ## Fix safety
+    The load becomes `load_matching_state_dict(model, state_dict)`, a helper added once
+    per file that loads the entries whose name and shape match and warns about the rest;
+    the user's `torch.load` call (`map_location`, `weights_only`) is kept as it is.  Safe
+    when the checkpoint is recognisably a pretrained one (a hub or model-zoo download, a
+    zoo model's weights, a path naming `pretrain`, `imagenet`, an architecture or a model
+    zoo); otherwise unsafe: if the checkpoint was saved from the modified model, the load
+    is correct as written.  Never offered for the file's own checkpoints, nor when
+    `load_state_dict` gets arguments the helper does not take (`assign=True`).  The
+    torchvision builder is rebuilt without `num_classes` and its head replaced: safe for
+    `pretrained=True` or a `weights=` value with a literal class count other than 1000,
+    unsafe when either is a variable (with 1000 classes the original works).
+    """
+
+    code = "TM401"
+    name = "strict-load-after-head-change"
+    pitfall = "filtered_load"
+    summary = "strict load_state_dict of a checkpoint after the model's head was changed"
+    severity = Severity.BUG
+    needles = ("load_state_dict", "num_classes")
+    verify = Verify("load", ("size mismatch", "Error(s) in loading state_dict", "expected value 1000"))
+    corpus_minimum = (8, 6)
+    uses_project = True
+    valid = (
+        "import torch\nimport torch.nn as nn\nmodel = Net()\nmodel.load_state_dict(torch.load('resnet.pth'))\n"
+        "model.fc = nn.Linear(512, 3)\n",
+        "import torch\nimport torch.nn as nn\nmodel = Net()\nmodel.fc = nn.Linear(512, 3)\n"
+        "torch.save(model.state_dict(), 'best.pt')\nmodel.load_state_dict(torch.load('best.pt'))\n",
+    )
+    invalid = (
+        "import torch\nimport torch.nn as nn\nmodel = Net()\nmodel.fc = nn.Linear(512, 3)\n"
+        "model.load_state_dict(torch.load('resnet50_imagenet.pth'))\n",
+        "import torchvision\nmodel = torchvision.models.resnet18(pretrained=True, num_classes=10)\n",
+    )
+
+    def check(self, ctx: Context):
+        sem = ctx.sem
+        vals = Values(sem)
+        heads = Heads(sem)
+        if "num_classes" in ctx.text and "torchvision" in ctx.text:  # a torchvision builder (its qualified name decides)
+            for call in sem.find(ast.Call, containing=("num_classes",)):
+                f = self._builder_call(ctx, call)
+                if f is not None:
+                    yield f
+        if "load_state_dict" in ctx.text:
+            for call in sem.find(ast.Call, containing=("load_state_dict",)):
+                if sem.method_name(call) == "load_state_dict":
+                    f = self._load(ctx, vals, heads, call)
+                    if f is not None:
+                        yield f
+
+    # ------------------------------------------------------------------ a load
+    def _load(self, ctx: Context, vals: Values, heads: Heads, call: ast.Call):
+        sem = ctx.sem
+        recv = sem.receiver(call)
+        recv_code = sem.dotted(recv)
+        if recv_code is None:
+            return None
+        state, strict_false, others = None, False, []
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        for i, a in enumerate(call.args):
+            if i == 0:
+                state = a
+            elif i == 1:
+                strict_false = isinstance(a, ast.Constant) and a.value is False
+            else:
+                others.append(sem.segment(a))
+        for k in call.keywords:
+            if k.arg == "state_dict":
+                state = k.value
+            elif k.arg == "strict":
+                strict_false = isinstance(k.value, ast.Constant) and k.value.value is False
+            else:
+                others.append(k.arg)
+        if state is None:
+            return None
+        src = vals.source(state, call)
+        if src is None:
+            return None
+        if src.ckpt is not None and vals.is_resume(src.ckpt):
+            return None
+        head = heads.change(recv, call)
+        if head is None:
+            return None
+        foreign = vals.foreign(src)
+        if not head.local and not foreign:
+            return None  # a builder or constructor made it, and nothing says the checkpoint is foreign
+        if self._own_checkpoint(ctx, vals, heads, src, recv_code):
+            return None
+        if not foreign and (self._saves_state_of(ctx, recv_code) or (src.path is not None and vals.named_own(src.path))):
+            return None  # the file trains and saves this very model, or resumes its own run
+        what = sem.segment(src.path) if src.path is not None else sem.segment(src.call)
+        base = (
+            f"`{recv_code}.load_state_dict` loads `{what}` after {head.text}: a checkpoint of the original "
+            "head does not fit the new one (\"size mismatch\" or unexpected keys)"
+        )
+        if strict_false:
+            base += " (strict=False does not skip shape mismatches)"
+        if foreign:
+            msg = base + "; load the matching weights only"
+        else:
+            msg = (
+                base + "; if this is a pretrained checkpoint, move the load above the head replacement "
+                "(or load the matching weights only), if it was saved from the modified model, keep it"
+            )
+        if others:
+            return ctx.finding(self, call, f"{msg} (not fixed: load_state_dict also gets {', '.join(others)})")
+
+        def build(view, call=call, recv=recv, state=state):
+            import libcst as cst
+
+            return {
+                view.node(call): cst.Call(
+                    func=cst.Name(HELPER),
+                    args=[
+                        cst.Arg(value=view.node(recv), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                        cst.Arg(value=view.node(state)),
+                    ],
+                )
+            }
+
+        fix = Fix(
+            build,
+            safety=Safety.SAFE if foreign else Safety.UNSAFE,
+            message=f"load only the entries of the checkpoint that match `{recv_code}`, warn about the rest",
+            helpers={HELPER: HELPER_SOURCE},
+            imports=(("warnings", None),),
+        )
+        return ctx.finding(self, call, msg, fix)
+
+    def _own_checkpoint(self, ctx: Context, vals: Values, heads: Heads, src, recv_code: str) -> bool:
+        """A checkpoint saved to the same path from a model that is not provably an
+        unmodified one: in this file, or in a neighbouring script."""
+        if src.kind != "file" or src.path is None:
+            return False
+        sem = ctx.sem
+        for save in sem.find(ast.Call, containing=("save",)):
+            if not (sem.qualnames(save.func) & SAVES):
+                continue
+            where = save.args[1] if len(save.args) > 1 else sem.keyword(save, "f")
+            if where is None or not vals.same_path(where, src.path):
+                continue
+            obj = save.args[0] if save.args else sem.keyword(save, "obj")
+            if not self._unmodified_state(sem, heads, obj, recv_code, save):
+                return True
+        names = vals.basenames(src.path)
+        project = ctx.project
+        if not names or project is None or not ctx.path or not os.path.isfile(ctx.path):
+            return False
+        for other in project.neighbour_files(ctx.path):
+            m = project.model_for(other)
+            if m is None or not any(n in m.text for n in names) or "save" not in m.text:
+                continue
+            ov, oh = Values(m), Heads(m)
+            for save in m.find(ast.Call, containing=("save",)):
+                if m.qualnames(save.func) & SAVES:
+                    where = save.args[1] if len(save.args) > 1 else m.keyword(save, "f")
+                    if where is None or not ov.basenames(where) & names:
+                        continue
+                    obj = save.args[0] if save.args else m.keyword(save, "obj")
+                    if not self._unmodified_state(m, oh, obj, None, save):
+                        return True
+        return False
+
+    @staticmethod
+    def _unmodified_state(sem, heads: Heads, obj, recv_code: str, at) -> bool:
+        """``obj`` holds only the state dicts of models built with their original head."""
+        if obj is None:
+            return False
+        found = False
+        for n in sem.walk(obj):
+            if isinstance(n, ast.Call) and sem.method_name(n) == "state_dict":
+                x = sem.receiver(n)
+                if (recv_code is not None and sem.dotted(x) == recv_code) or heads.change(x, at) is not None:
+                    return False
+                origins = sem.origins(x)
+                if not origins or any(o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call) for o in origins):
+                    return False
+                found = True
+            elif isinstance(n, ast.Name) and n is obj:
+                return False  # a whole object saved (a model, a dict built elsewhere)
+        return found
+
+    @staticmethod
+    def _saves_state_of(ctx, recv_code: str) -> bool:
+        sem = ctx.sem
+        for save in sem.find(ast.Call, containing=("save",)):
+            if sem.qualnames(save.func) & SAVES and save.args:
+                for n in sem.walk(save.args[0]):
+                    if isinstance(n, ast.Call) and sem.method_name(n) == "state_dict" and sem.dotted(sem.receiver(n)) == recv_code:
+                        return True
+        return False
+
+    # ------------------------------------------------------------------ a torchvision builder
+    def _builder_call(self, ctx: Context, call: ast.Call):
+        sem = ctx.sem
+        if sem.keyword(call, "num_classes") is None or not may_be_torchvision_builder(call.func):
+            return None
+        q = sem.call_qualname(call)
+        head = torchvision_head(q)
+        expected = TV_DEFAULT_CLASSES
+        if head is None:
+            expected = torchvision_task_classes(q)
+            if expected is None:
+                return None
+        nc = sem.keyword(call, "num_classes")
+        if nc is None:
+            return None
+        w, p = sem.keyword(call, "weights"), sem.keyword(call, "pretrained")
+        pre = None
+        for v in (w, p):
+            if v is None:
+                continue
+            if isinstance(v, ast.Constant):
+                if v.value is True or (v is w and v.value is not None and v.value is not False):
+                    pre = "yes"
+            elif v is w and isinstance(v, ast.Attribute) and any(x.startswith("torchvision.models.") for x in sem.qualnames(v)):
+                pre = "yes"
+            elif pre is None:
+                pre = "maybe"
+        if pre is None:
+            return None
+        count = None
+        consts = [o.node.value for o in sem.origins(nc) if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
+        if all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in sem.origins(nc)) and consts:
+            if all(c == expected for c in consts):
+                return None
+            if len(set(consts)) == 1 and isinstance(consts[0], int):
+                count = consts[0]
+        name = sem.segment(call.func)
+        if head is None:  # detection / segmentation
+            if pre != "yes" or count is None:
+                return None
+            return ctx.finding(
+                self, call,
+                f"`{name}(...)` loads pretrained weights with {expected} classes into a head built for "
+                f"num_classes={sem.segment(nc)}: torchvision raises (\"expected value {expected}\"); pass "
+                "`weights_backbone=` instead (a pretrained backbone, a new head) or replace the predictor "
+                "after building it with its pretrained head (not fixed)",
+            )
+        msg = (
+            f"`{name}(...)` loads the pretrained 1000-class weights into a head built for "
+            f"num_classes={sem.segment(nc)}: torchvision raises (\"expected value 1000\"); build it with the "
+            f"pretrained head and replace `{head or 'the head'}` afterwards"
+        )
+        if pre == "maybe":
+            msg += " (if the weights are pretrained)"
+        if count is None:
+            msg += f" (if {sem.segment(nc)} is not 1000)"
+        stmt = sem.statement_of(call)
+        target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is call else None
+        why = None
+        if not head:
+            why = "its head is not a single Linear layer"
+        elif target is None or sem.dotted(target) is None:
+            why = "the model is not assigned to a name"
+        elif q.endswith("googlenet") and sem.keyword(call, "aux_logits") is not None:
+            why = "the auxiliary heads are kept"
+        if why:
+            return ctx.finding(self, call, f"{msg} (not fixed: {why})")
+        tgt = sem.dotted(target)
+        torch_name = _torch_name(sem)
+        safety = Safety.SAFE if pre == "yes" and count is not None else Safety.UNSAFE
+
+        def build(view, call=call, stmt=stmt, nc=nc, tgt=tgt, head=head, torch_name=torch_name):
+            import libcst as cst
+
+            line = view.statement(stmt)
+            lcall = view.node(call)
+            kw = view.node(next(k for k in call.keywords if k.arg == "num_classes"))
+            n_text = view.code(kw.value)
+            args = [a for a in lcall.args if a is not kw]
+            if args and lcall.args[-1] is kw:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            new_call = lcall.with_changes(args=args)
+            first = line.deep_replace(lcall, new_call)
+            indent = ""
+            swap = cst.parse_statement(
+                f"{indent}{tgt}.{head} = {torch_name}.nn.Linear({tgt}.{head}.in_features, {n_text})\n",
+                config=view.module.config_for_parsing,
+            )
+            return {line: cst.FlattenSentinel([first, swap])}
+
+        return ctx.finding(
+            self, call, msg,
+            Fix(build, safety=safety, message=f"build `{name}` with its pretrained head, then replace `{head}`",
+                imports=(("torch", None),) if torch_name == "torch" else ()),
+        )
+
+
+def _torch_name(sem) -> str:
+    """The name the module imports torch as (``torch`` when it does not: the fix adds
+    ``import torch``)."""
+    from ..semantic import BindingKind
+
+    for name, bs in sem.module_scope.bindings.items():
+        if any(b.kind is BindingKind.IMPORT and b.qualname == "torch" for b in bs) and len(bs) == 1:
+            return name
+    return "torch"

@@ -1,0 +1,74 @@
+"""TM501 softmax-before-cross-entropy."""
+
+from __future__ import annotations
+
+from ..rule import Context, Rule, Severity, Verify
+from ._softmax import TM501, protos_for
+
+
+class SoftmaxBeforeCrossEntropy(Rule):
+    """## What it does
+    Finds a softmax whose output is the *input* (first argument) of
+    `nn.CrossEntropyLoss` / `F.cross_entropy`: applied inline, through a variable, or as
+    the last step of a model (`nn.Sequential(..., nn.Softmax(dim=1))`, `return
+    F.softmax(x, dim=1)` or `return self.softmax(x)` in `forward`).  The loss object and
+    the model are followed through names, `self` attributes, function parameters,
+    builder functions and `nn.DataParallel`; a model class imported from a sibling
+    module is read there.  A softmax on the *target* side (distillation), an attention
+    softmax inside a network, a softmax used only for metrics, `log_softmax` with
+    `NLLLoss` and a `forward` that branches on `self.training` are not reported.
+
+    ## Why is this bad?
+    Cross-entropy applies `log_softmax` to its input itself and expects raw logits.  Fed
+    probabilities, it computes `log_softmax(softmax(z))`: the loss is squashed into a
+    narrow range and its gradient nearly vanishes, so the model trains slowly or not at
+    all, without any error.
+
+    ## Example
+    ```python
+    probs = F.softmax(model(x), dim=1)
+    loss = F.cross_entropy(probs, y)
+    ```
+
+    ## Use instead
+    ```python
+    loss = F.cross_entropy(model(x), y)
+    ```
+
+    ## Fix safety
+    A softmax written inline or in a variable right before the loss is dropped (safe;
+    the variable stays when something else reads it, and the loss gets the logits).
+    When a model ends with the softmax, every use of the model in the file is checked:
+    the loss, `argmax` / `max(..., dim)[1]` / `topk(...).indices` along the softmax's
+    dim, shapes, and module methods such as `eval()`, `parameters()`, `state_dict()` and
+    `.to()` are unaffected, so the final softmax is removed (safe).  Uses that need the
+    probabilities get `.softmax(dim=...)` re-applied (unsafe; each such line is reported
+    too).  When the model is used where the file cannot show how (saved whole, passed to
+    an unknown function, the file imported by another one, a skorch wrapper, a model
+    from another module), the rule only reports.  Comments on a removed line move to
+    the line that remains.
+    """
+
+    code = "TM501"
+    name = "softmax-before-cross-entropy"
+    pitfall = "softmax"
+    summary = "softmax output fed into CrossEntropyLoss / F.cross_entropy, which expects logits"
+    severity = Severity.BUG
+    # the model may come from another file: the loss is the only certain trace
+    needles = ("cross_entropy", "CrossEntropyLoss")
+    verify = Verify("softmax", ("TM501",))
+    corpus_minimum = (10, 8)
+    uses_project = True
+    valid = (
+        "import torch.nn.functional as F\nloss = F.cross_entropy(logits, y)\nprobs = F.softmax(logits, dim=1)\n",
+        "import torch.nn.functional as F\nloss = F.cross_entropy(student(x), F.softmax(teacher(x), dim=1))\n",
+    )
+    invalid = (
+        "import torch.nn.functional as F\nloss = F.cross_entropy(F.softmax(model(x), dim=1), y)\n",
+        "import torch\nfrom torch import nn\nnet = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\n"
+        "loss = nn.CrossEntropyLoss()(net(x), y)\n",
+    )
+
+    def check(self, ctx: Context):
+        for p in protos_for(ctx, self.code):
+            yield ctx.finding(self, p.node, p.message, p.fix, p.severity)

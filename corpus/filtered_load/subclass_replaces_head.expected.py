@@ -1,0 +1,55 @@
+import os
+import tempfile
+
+import torch
+import torch.nn as nn
+import warnings
+
+
+def load_matching_state_dict(model, state_dict):
+    """Load the entries of `state_dict` whose name and shape match `model`; warn about the rest."""
+    own = model.state_dict()
+    keep = {
+        k: v
+        for k, v in state_dict.items()
+        if k in own and getattr(v, "shape", None) == getattr(own[k], "shape", None)
+    }
+    result = model.load_state_dict(keep, strict=False)
+    skipped = sorted(set(state_dict) - set(keep))
+    if skipped or result.missing_keys:
+        warnings.warn(
+            f"partial load: skipped {len(skipped)} checkpoint keys (e.g. {skipped[:5]}), "
+            f"{len(result.missing_keys)} parameters left at init (e.g. {result.missing_keys[:5]})"
+        )
+    return result
+
+
+class Backbone(nn.Module):
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+        self.fc = nn.Linear(16, num_classes)
+
+    def forward(self, x):
+        return self.fc(self.features(x))
+
+
+class FineTuned(Backbone):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 3)  # replaces the inherited 10-class head
+
+
+torch.manual_seed(0)
+tmp = tempfile.mkdtemp()
+pretrained = Backbone()
+torch.save(pretrained.state_dict(), os.path.join(tmp, "resnet_pretrained.pt"))
+
+model = FineTuned()
+load_matching_state_dict(model, torch.load(os.path.join(tmp, "resnet_pretrained.pt")))
+
+for k, v in pretrained.state_dict().items():
+    if not k.startswith("fc."):
+        assert torch.equal(model.state_dict()[k], v), k
+print("backbone loaded:", tuple(model(torch.randn(2, 8)).shape))
+

@@ -1,0 +1,634 @@
+"""TM101 on the semantic model: the shapes real training scripts take (issue 10 §2,
+device) and the look-alike of each, plus the shared device queries of
+``torchmend.rules._device`` that both device rules use."""
+
+import ast
+import textwrap
+
+import pytest
+
+from torchmend.engine import Options, process_text
+from torchmend.project import Project
+from torchmend.rules import _device as D
+from torchmend.semantic import SemanticModel
+from tests.patching import apply_patch
+
+HEAD = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4)
+criterion = nn.CrossEntropyLoss()
+"""
+
+
+def run(body: str, unsafe: bool = False, head: str = HEAD):
+    src = head + textwrap.dedent(body)
+    res = process_text("t.py", src, Options(unsafe_fixes=unsafe, select=frozenset({"TM101"})))
+    assert res.error is None, res.error
+    out = apply_patch(src.encode(), res.diff).decode() if res.changed else src
+    if res.changed:  # idempotent
+        again = process_text("t.py", out, Options(unsafe_fixes=unsafe, select=frozenset({"TM101"})))
+        assert again.error is None and not again.changed, again.diff
+    return res.findings, out, src
+
+
+def added(src: str, out: str) -> list[str]:
+    from torchmend.gitdiff import unified_diff
+
+    diff = unified_diff(src.encode(), out.encode(), "t.py").decode()
+    return [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+
+
+def codes(findings):
+    return sorted(f.code for f in findings)
+
+
+# ----------------------------------------------------------------------------- elements meeting the device
+
+
+def test_labels_left_on_cpu_are_moved():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            x = x.to(device)
+            loss = criterion(model(x), y)
+        """
+    )
+    assert codes(f) == ["TM101"] and f[0].applied
+    assert "batch `y`" in f[0].message
+    assert added(src, out) == ["y = y.to(device)"]
+
+
+def test_criterion_parameter_still_meets_the_labels():
+    # the old analysis took an unmoved loss module for "a model left on the CPU" and moved
+    # only the inputs: the labels then met the output in the loss
+    f, out, src = run(
+        """
+        def train(net, loss_fn, dl, dev):
+            for x, y in dl:
+                loss = loss_fn(net(x), y)
+
+        train(nn.Linear(4, 2).to(device), nn.CrossEntropyLoss(), loader, device)
+        """
+    )
+    assert added(src, out) == ["x, y = x.to(dev), y.to(dev)"]
+
+
+@pytest.mark.parametrize("use", [
+    "correct = (model(x).argmax(1) == y).sum()",
+    "correct = model(x).argmax(1).eq(y).sum()",
+    "correct = y.eq(model(x).argmax(1)).sum()",
+    "loss = F.nll_loss(F.log_softmax(model(x), 1), y)",
+    "loss = torch.sum(torch.max(model(x), 1)[1] == y.data)",
+])
+def test_every_kind_of_meeting(use):
+    """Each operation that combines a CPU label with a device value needs the label moved."""
+    f, out, src = run(
+        f"""
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            x = x.to(device)
+            {use}
+        """
+    )
+    assert added(src, out) == ["y = y.to(device)"], use
+
+
+@pytest.mark.parametrize("use", [
+    "picked = model(x)[torch.arange(len(y)), y]",  # a CPU index into a device tensor is legal
+    "preds = model(x).argmax(1).cpu(); ok = (preds == y).sum()",
+    "print(model(x).shape, y.shape, len(y))",
+    "n = y.size(0) + y.numel()",
+])
+def test_labels_that_never_meet_the_device_stay(use):
+    f, out, src = run(
+        f"""
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            x = x.to(device)
+            {use}
+        """
+    )
+    assert f == [] and out == src, use
+
+
+def test_helper_computing_the_loss_is_read():
+    f, out, src = run(
+        """
+        def step(net, a, b):
+            return criterion(net(a), b)
+
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            loss = step(model, x, y)
+        """
+    )
+    assert added(src, out) == ["x, y = x.to(device), y.to(device)"]
+    assert f[0].line == src.splitlines().index("    loss = step(model, x, y)") + 1
+
+
+def test_helper_that_moves_is_trusted():
+    f, out, src = run(
+        """
+        def step(net, a, b):
+            a, b = a.to(device), b.to(device)
+            return criterion(net(a), b)
+
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            loss = step(model, x, y)
+        """
+    )
+    assert f == [] and out == src
+
+
+def test_unknown_loss_callee_makes_the_fix_unsafe():
+    body = """
+        def run_epoch(model, dl, loss_fn):
+            for x, y in dl:
+                loss = loss_fn(model(x), y)
+
+        run_epoch(nn.Linear(4, 2).to(device), loader, lambda o, t: F.cross_entropy(o, t))
+        """
+    f, out, src = run(body)
+    assert codes(f) == ["TM101"] and not f[0].applied and out == src
+    assert "`y` also goes to `loss_fn()`" in f[0].message
+    f, out, src = run(body, unsafe=True)
+    assert added(src, out) == ["x, y = x.to(device), (y.to(device) if torch.is_tensor(y) else y)"]
+
+
+def test_unknown_callee_after_the_batch_met_the_device_does_not_hide_it():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for batch in loader:
+            out = model(batch[0])
+            save_image(batch[0], "x.png")
+        """
+    )
+    assert added(src, out) == ["batch = [(t.to(device) if torch.is_tensor(t) else t) for t in batch]"]
+
+
+# ----------------------------------------------------------------------------- loaders, devices, models followed
+
+
+def test_loader_built_by_helper_and_globals_read_by_function():
+    f, out, src = run(
+        """
+        def make(n):
+            return DataLoader(TensorDataset(torch.randn(n, 4), torch.randint(0, 2, (n,))), batch_size=2)
+
+        train_dl = make(8)
+        model = nn.Linear(4, 2).to(device)
+
+        def epoch():
+            for x, y in train_dl:
+                loss = criterion(model(x), y)
+
+        epoch()
+        """
+    )
+    assert added(src, out) == ["x, y = x.to(device), y.to(device)"]
+
+
+def test_dict_of_loaders_and_phase_loop():
+    f, out, src = run(
+        """
+        loaders = {p: DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,)))) for p in ["train", "val"]}
+        model = nn.Linear(4, 2).to(device)
+        for phase in ["train", "val"]:
+            for inputs, labels in loaders[phase]:
+                outputs = model(inputs)
+                _, preds = torch.max(outputs, 1)
+                loss = criterion(outputs, labels)
+        """
+    )
+    assert added(src, out) == ["inputs, labels = inputs.to(device), labels.to(device)"]
+
+
+def test_progress_bar_bound_to_a_name():
+    f, out, src = run(
+        """
+        from tqdm import tqdm
+        model = nn.Linear(4, 2).to(device)
+        pbar = tqdm(loader, desc="train")
+        for x, y in pbar:
+            loss = criterion(model(x), y)
+        """
+    )
+    assert added(src, out) == ["x, y = x.to(device), y.to(device)"]
+
+
+def test_loader_kwargs_dict_is_looked_into():
+    f, out, src = run(
+        """
+        kw = {"batch_size": 4}
+        kw.update({"shuffle": True, "num_workers": 0})
+        dl = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), **kw)
+        bad = DataLoader(TensorDataset(torch.randn(8, 4)), **{"collate_fn": lambda b: [t.cuda() for t in b]})
+        model = nn.Linear(4, 2).to(device)
+        for x, y in dl:
+            loss = criterion(model(x), y)
+        for (x,) in bad:
+            out = model(x)
+        """
+    )
+    assert codes(f) == ["TM101"] and added(src, out) == ["x, y = x.to(device), y.to(device)"]
+
+
+def test_device_passed_as_parameter_of_unknown_value():
+    # the value of `device` is not a literal, but the loop's parameter is the very
+    # variable the model was moved with (bound to it at the only call site)
+    f, out, src = run(
+        """
+        def train(model, device, dl):
+            for data, target in dl:
+                loss = F.nll_loss(model(data), target)
+
+        def main():
+            if torch.accelerator.is_available():
+                device = torch.accelerator.current_accelerator()
+            else:
+                device = pick_device()
+            model = nn.Linear(4, 2).to(device)
+            train(model, device, loader)
+
+        main()
+        """
+    )
+    assert added(src, out) == ["data, target = data.to(device), target.to(device)"]
+
+
+def test_device_rebound_after_the_move_is_not_trusted():
+    f, out, src = run(
+        """
+        def main():
+            dev = pick_device()
+            model = nn.Linear(4, 2).to(dev)
+            dev = other_device()
+            for x, y in loader:
+                loss = criterion(model(x), y)
+
+        main()
+        """
+    )
+    assert codes(f) == ["TM101"] and not f[0].applied and out == src
+
+
+def test_self_attribute_device_set_once():
+    f, out, src = run(
+        """
+        class Runner:
+            def __init__(self, model, gpu_id):
+                self.gpu_id = gpu_id
+                self.model = model.to(gpu_id)
+
+            def epoch(self, dl):
+                for source, targets in dl:
+                    loss = F.cross_entropy(self.model(source), targets)
+
+        Runner(nn.Linear(4, 2), 0).epoch(loader)
+        """
+    )
+    assert added(src, out) == ["source, targets = source.to(self.gpu_id), targets.to(self.gpu_id)"]
+
+
+def test_model_making_its_own_tensors_still_needs_its_inputs_moved():
+    f, out, src = run(
+        """
+        class R(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.GRU(4, 3, batch_first=True)
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 3).to(device)
+                return self.rnn(x, h0)[0]
+
+        model = R().to(device)
+        for x, y in loader:
+            out = model(x.unsqueeze(1))
+        """
+    )
+    assert added(src, out) == ["x = x.to(device)"]
+
+
+def test_guarded_move_with_another_unmoved_model_is_report_only():
+    f, out, src = run(
+        """
+        def evaluate(net, dl):
+            for x, y in dl:
+                out = net(x)
+
+        model = nn.Linear(4, 2)
+        if torch.cuda.is_available():
+            model = model.cuda()
+        evaluate(model, loader)
+        evaluate(nn.Linear(4, 2), loader)
+        """
+    )
+    assert codes(f) == ["TM101"] and not f[0].applied and out == src
+
+
+def test_guarded_move_of_the_same_model_is_copied():
+    f, out, src = run(
+        """
+        def evaluate(net, dl):
+            for x, y in dl:
+                out = net(x)
+
+        model = nn.Linear(4, 2)
+        if torch.cuda.is_available():
+            model = model.cuda()
+        evaluate(model, loader)
+        """
+    )
+    assert "        if torch.cuda.is_available():\n            x = x.cuda()\n        out = net(x)" in out
+
+
+def test_eval_loop_is_judged_on_its_own():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = criterion(model(x), y)
+        for x, y in loader:
+            acc = (model(x).argmax(1) == y).float().mean()
+        """
+    )
+    assert codes(f) == ["TM101"] and f[0].line == len(src.splitlines())
+    assert added(src, out) == ["x, y = x.to(device), y.to(device)"]
+
+
+def test_args_device_stays_unknown():
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(args.device)
+        for x, y in loader:
+            x = x.to(args.device)
+            loss = criterion(model(x), y)
+        """
+    )
+    assert codes(f) == ["TM101"] and not f[0].applied and out == src
+    assert "next(model.parameters()).device" in f[0].message
+
+
+# ----------------------------------------------------------------------------- look-alikes
+
+LOOKALIKES = {
+    "cpu_device": """
+        model = nn.Linear(4, 2).to("cpu")
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "cpu_device_object": """
+        cpu = torch.device("cpu")
+        model = nn.Linear(4, 2).to(cpu)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "moved_after_the_loop": """
+        model = nn.Linear(4, 2)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        model.to(device)
+        """,
+    "moved_back_to_cpu": """
+        model = nn.Linear(4, 2).to(device)
+        model.cpu()
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "default_device": """
+        torch.set_default_device(device)
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "dtype_only_to": """
+        model = nn.Linear(4, 2).to(torch.float64)
+        for x, y in loader:
+            loss = criterion(model(x.double()), y)
+        """,
+    "distributed_wrapper": """
+        model = nn.parallel.DistributedDataParallel(nn.Linear(4, 2).to(device))
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "prepared": """
+        model = nn.Linear(4, 2).to(device)
+        model, dl = accelerator.prepare(model, loader)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """,
+    "rnn_hidden_made_on_device_is_not_moving_inputs_but_batch_moved": """
+        class R(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.GRU(4, 3, batch_first=True)
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 3).to(device)
+                return self.rnn(x, h0)[0]
+
+        model = R().to(device)
+        for x, y in loader:
+            x = x.to(device)
+            out = model(x.unsqueeze(1))
+        """,
+    "forward_moves_inputs": """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x.to(self.fc.weight.device))
+
+        model = M().to(device)
+        for x, y in loader:
+            out = model(x)
+        """,
+    "preprocess_method_moves": """
+        class Detector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def preprocess(self, batched):
+                return torch.stack([b.to(self.fc.weight.device) for b in batched])
+
+            def forward(self, batched):
+                return self.fc(self.preprocess(batched))
+
+        model = Detector().to(device)
+        for x, y in loader:
+            out = model(x)
+        """,
+    "next_iter_moved": """
+        model = nn.Linear(4, 2).to(device)
+        x, y = next(iter(loader))
+        x, y = x.to(device), y.to(device)
+        loss = criterion(model(x), y)
+        """,
+    "next_of_unknown_iterator": """
+        model = nn.Linear(4, 2).to(device)
+        x, y = next(prefetcher)
+        loss = criterion(model(x), y)
+        """,
+    "map_lambda_move": """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            x, y = map(lambda t: t.to(device), (x, y))
+            loss = criterion(model(x), y)
+        """,
+    "helper_in_place_before_use": """
+        model = nn.Linear(4, 2).to(device)
+        for batch in loader:
+            send_to(batch)
+            loss = criterion(model(batch[0]), batch[1])
+        """,
+    "dataset_transform_moves": """
+        tf = lambda t: t.to(device)
+        dl = DataLoader(MyDataset(transform=tf), batch_size=2)
+        model = nn.Linear(4, 2).to(device)
+        for x, y in dl:
+            loss = criterion(model(x), y)
+        """,
+    "loader_parameter_unknown_callers_elsewhere": """
+        def evaluate(model, dl):
+            for x, y in dl:
+                out = model(x)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOKALIKES))
+def test_lookalike(name):
+    for unsafe in (False, True):
+        f, out, src = run(LOOKALIKES[name], unsafe=unsafe)
+        assert f == [], [x.message for x in f]
+        assert out == src
+
+
+# ----------------------------------------------------------------------------- the shared queries
+
+
+def _sem(code: str) -> SemanticModel:
+    return SemanticModel(textwrap.dedent(code), "m.py", Project(standalone=True), lazy=False)
+
+
+def _name(sem, name, nth=0):
+    return [n for n in sem.find(ast.Name) if n.id == name][nth]
+
+
+@pytest.mark.parametrize("value, known", [
+    ('"cuda"', True),
+    ("0", True),
+    ('torch.device("cuda:0")', True),
+    ('torch.device("cuda", 1)', True),
+    ('"cuda" if torch.cuda.is_available() else "cpu"', True),
+    ('torch.device("cuda" if torch.cuda.is_available() else "cpu")', True),
+    ("torch.accelerator.current_accelerator()", True),
+    ("args.device", False),
+    ('f"cuda:{rank}"', False),
+    ("torch.device(args.device)", False),
+    ('torch.device("cuda", rank)', False),
+])
+def test_known_devices(value, known):
+    sem = _sem(f"import torch\nd = {value}\nprint(d)\n")
+    assert D.is_known_device(sem, _name(sem, "d", 1)) is known
+
+
+def test_cpu_device():
+    sem = _sem('import torch\na = "cpu"\nb = torch.device("cpu")\nc = "cuda" if x else "cpu"\nprint(a, b, c)\n')
+    assert D.is_cpu_device(sem, _name(sem, "a", 1)) and D.is_cpu_device(sem, _name(sem, "b", 1))
+    assert not D.is_cpu_device(sem, _name(sem, "c", 1))
+
+
+def test_move_of():
+    sem = _sem("import torch\nx.to(d)\nx.to(device=d)\nx.cuda()\nx.to(torch.float16)\nx.to(memory_format=torch.channels_last)\nx.to(d, torch.half)\n")
+    calls = [c for c in sem.find(ast.Call) if sem.method_name(c) in ("to", "cuda")]
+    got = [(m.style, sem.segment(m.device) if m.device is not None else None) if m else None for m in map(lambda c: D.move_of(sem, c), calls)]
+    assert got == [("to", "d"), ("to", "d"), ("cuda", None), None, None, ("to", "d")]
+
+
+def test_model_state_moves_and_guards():
+    sem = _sem(
+        """
+        import torch
+        import torch.nn as nn
+        model = nn.Linear(2, 2)
+        if torch.cuda.is_available():
+            model.cuda()
+        net = nn.Linear(2, 2)
+        if flag:
+            net = net.to("cuda")
+        dp = nn.DataParallel(nn.Linear(2, 2)).cuda()
+        other = make()
+        model(x); net(x); dp(x); other(x)
+        """
+    )
+    uses = {sem.segment(c.func): c for c in sem.find(ast.Call) if isinstance(c.func, ast.Name)}
+    st = D.model_state(sem, uses["model"].func, uses["model"])
+    assert st.moved and not st.unmoved and [sem.segment(g) for g in st.moves[0].guard] == ["torch.cuda.is_available()"]
+    st = D.model_state(sem, uses["net"].func, uses["net"])
+    assert st.moved and st.unmoved and st.moves[0].style == "to"
+    assert D.model_state(sem, uses["dp"].func, uses["dp"]).handled
+    assert D.model_state(sem, uses["other"].func, uses["other"]) is None
+
+
+def test_device_text_at_prefers_the_functions_parameter():
+    sem = _sem(
+        """
+        import torch
+        device = torch.device("cuda")
+
+        def train(model, dev):
+            for x in data:
+                pass
+
+        m = Net().to(device)
+        train(m, device)
+        """
+    )
+    loop = sem.find(ast.For)[0]
+    dev = _name(sem, "device", 1)  # the argument of .to()
+    assert D.device_text_at(sem, dev, loop) == "dev"
+
+
+def test_loader_of_follows_values_and_refuses_what_may_place_tensors():
+    sem = _sem(
+        """
+        import torch
+        from torch.utils.data import DataLoader
+        def build():
+            return DataLoader(ds, batch_size=2)
+        a = build()
+        b = {"t": DataLoader(ds), "v": DataLoader(ds)}
+        c = DataLoader(ds, collate_fn=lambda xs: [x.cuda() for x in xs])
+        d = DataLoader(TensorDataset(t.to("cuda")))
+        e = DataLoader(ds, **opts)
+        f = make_loader()
+        for _ in a: pass
+        for _ in b[k]: pass
+        for _ in c: pass
+        for _ in d: pass
+        for _ in e: pass
+        for _ in f: pass
+        """
+    )
+    got = [D.loader_of(sem, loop.iter) is not None for loop in sem.find(ast.For)]
+    assert got == [True, True, False, False, False, False]
+
+
+def test_framework_in_file():
+    assert D.framework_in_file(_sem("import lightning as L\n")) == "Lightning"
+    assert D.framework_in_file(_sem("def f():\n    from accelerate import Accelerator\n")) == "Accelerate"
+    assert D.framework_in_file(_sem("import torch\n")) is None
