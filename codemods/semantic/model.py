@@ -25,6 +25,7 @@ parses only to build a fix).
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import enum
 from dataclasses import dataclass
@@ -1602,9 +1603,9 @@ class SemanticModel:
             pattern = _WORDS_RE[words] = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
         out = []
         text = self.text
-        search = pattern.search
         for c in self.source.chunks:
-            if search(text, c.start, c.end) is None:
+            hits = [m.start() for m in pattern.finditer(text, c.start, c.end)]
+            if not hits:
                 continue
             if screen is not None and not screen(text, c.start, c.end):
                 continue
@@ -1614,7 +1615,8 @@ class SemanticModel:
                 for t in types:
                     out.extend(n for n in by_type.get(t, ()) if _node_name(n) in names)
                 continue
-            # a pruned walk, as in ``find``: statements without the words are not entered
+            # a pruned walk, as in ``find``: statements holding none of the words (no hit
+            # between their start and end) are not entered
             parent = self._parent
             stack = list(stmts)
             pop, push = stack.pop, stack.append
@@ -1623,7 +1625,8 @@ class SemanticModel:
                 t = type(n)
                 if isinstance(n, ast.stmt):
                     a, b = self.offsets(n)
-                    if search(text, a, b) is None:
+                    k = bisect.bisect_left(hits, a)
+                    if k == len(hits) or hits[k] >= b:
                         continue
                 if t in types and _node_name(n) in names:
                     out.append(n)

@@ -133,7 +133,9 @@ def collect(scope: Scope, resolve_from: Callable[[ast.ImportFrom], Optional[str]
     c = _Collector(scope, resolve_from)
     if scope.kind is ScopeKind.MODULE:
         return  # the model fills the module scope chunk by chunk (see model.py)
-    if scope.kind is ScopeKind.FUNCTION:
+    model = getattr(scope, "model", None)
+    if scope.kind is ScopeKind.FUNCTION and (model is None or "global" in model.text or "nonlocal" in model.text):
+        # (no ``global``/``nonlocal`` anywhere in the file: none in this function)
         for n in _walk_no_scopes(node):
             if isinstance(n, ast.Global):
                 scope.globals.update(n.names)
