@@ -150,6 +150,24 @@ def test_device_source_is_read_where_the_factory_runs():
     assert added(src, out) == ["sizes = torch.tensor([t.shape[0] for t in xs], device=x.device)"]
 
 
+def test_a_device_keyword_of_a_nested_call_is_not_the_factorys():
+    # the text screen that spares parsing chunks whose factories all say device= must
+    # not be fooled by a nested call's keyword or a string
+    f, out, src = run(
+        """
+        def pick(device=None):
+            return torch.float32
+
+        class M(nn.Module):
+            def forward(self, x):
+                a = torch.zeros(x.size(0), dtype=pick(device=x.device))
+                b = torch.tensor([1.0, 2.0]) if "device=" else None
+                return x[:, 0] + a, x[0, :2] * b
+        """
+    )
+    assert codes(f) == ["TM102", "TM102"]
+
+
 def test_mask_from_lengths_comparison():
     f, out, src = run(
         """

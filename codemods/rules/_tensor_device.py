@@ -767,16 +767,23 @@ class Analysis:
             if any(b.kind is BindingKind.FROM_IMPORT and N.is_tensor_factory(b.qualname) for b in bs):
                 aliases.add(name)  # ``from torch import zeros as Z``
         words = tuple(f".{w}(" for w in N.FACTORIES) + tuple(f"{a}(" for a in aliases)
-        for n in sem.find_named((ast.Call,), N.FACTORIES | aliases, words):
-            if isinstance(n.func, ast.Name) and n.func.id not in aliases:
+        screen = _factory_screen(words)
+        for n in sem.find_named((ast.Call,), N.FACTORIES | aliases, words, screen=screen):
+            f = n.func
+            if isinstance(f, ast.Name) and f.id not in aliases:
                 continue  # ``range(...)``, a same-file ``zeros``
-            name = N.factory_name(sem.call_qualname(n))
-            if name is None:
+            # the cheap syntactic tests first: most factories in model code say ``device=``
+            if any(k.arg in ("device", "out") for k in n.keywords):
                 continue
+            if isinstance(f, ast.Attribute) and self.zero_dim(n, f.attr) is not False:
+                continue  # 0-d (mixes like a number) or of unknown shape
+            name = N.factory_name(sem.call_qualname(n))
+            if name is None or self.zero_dim(n, name) is not False:
+                continue
+            if any(k.arg is None for k in n.keywords) and sem.argument(n, "device") is not None:
+                continue  # ``**factory_kwargs`` holding (or maybe holding) a device
             fn = sem.enclosing_function(n)
             if not isinstance(fn, _DEFS) or not self.in_module(fn):
-                continue
-            if sem.argument(n, "device") is not None or sem.keyword(n, "out") is not None:
                 continue
             yield n, fn, name
 
@@ -1262,6 +1269,56 @@ class Analysis:
 
 _LAYER_WORD = re.compile(r"\b(?:%s)\(" % "|".join(sorted(N.PARAM_LAYERS, key=len, reverse=True)))
 _DEF_HEADER = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+
+_DEVICE_KEYWORD = re.compile(r"(?<![\w.])(?:device|out)\s*=|\*\*")
+_SCREENS: dict = {}
+
+
+def _factory_screen(words: tuple):
+    """A chunk test for ``find_named``: some factory call in it may lack ``device=``
+    (its parenthesised arguments hold no ``device=``/``out=``/``**``).  Chunks whose
+    factory calls all say ``device=`` (most of a library's model code) are not parsed;
+    the ast check skips the same calls."""
+    got = _SCREENS.get(words)
+    if got is not None:
+        return got
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+    def screen(text: str, start: int, end: int) -> bool:
+        for m in pattern.finditer(text, start, end):
+            args = _parenthesised(text, m.end() - 1, end)
+            if args is None or not _DEVICE_KEYWORD.search(args):
+                return True
+        return False
+
+    _SCREENS[words] = screen
+    return screen
+
+
+def _parenthesised(text: str, i: int, end: int, limit: int = 4000) -> Optional[str]:
+    """The top level of the arguments that open with the bracket at ``i``: their text
+    with nested brackets left out (``device=`` inside ``f(device=d)`` is not the
+    factory's), up to the matching bracket; None when there is no match within
+    ``limit`` characters or a quote appears (strings are not parsed here: the screen
+    then says yes)."""
+    depth = 0
+    out = []
+    for j in range(i, min(end, i + limit)):
+        ch = text[j]
+        if ch in "'\"#":
+            return None
+        if ch in "([{":
+            depth += 1
+            if depth == 1:
+                continue
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return "".join(out)
+        if depth == 1:
+            out.append(ch)
+    return None
 
 
 def _layer_outside_init(text: str, start: int, end: int) -> bool:

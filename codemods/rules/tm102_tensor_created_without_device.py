@@ -114,10 +114,7 @@ class TensorCreatedWithoutDevice(Rule):
         an = Analysis.of(ctx)
         sem = ctx.sem
         attrs_done = set()
-        for call, fn, name in an.factories():
-            zd = an.zero_dim(call, name)
-            if zd is not False:
-                continue  # 0-d (mixes like a number) or of unknown shape
+        for call, fn, name in an.factories():  # at least 1-d, no device=
             if self._guarded(sem, call):
                 continue
             meets = an.follow(call, fn)
