@@ -25,6 +25,7 @@ parses only to build a fix).
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import enum
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SCOPE_NODES = (*_DEFS, ast.ClassDef, ast.Lambda, *_COMPS)
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 8
+_WORDS_RE: dict = {}  # find_named: the pattern of each word tuple
+_TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _AST = ast.AST
 # a ``global``/``nonlocal`` statement (textually: the keyword starting a line, then a name)
 _DECLARATION = __import__("re").compile(r"^[ \t]*(?:global|nonlocal)[ \t]+\w", __import__("re").M)
@@ -139,6 +142,7 @@ class SemanticModel:
         self._sites: dict = {}
         self._classes: dict = {}
         self._attr_cache: dict = {}
+        self._instance_busy: set = set()
         self._line_starts: Optional[list[int]] = None
         self._ascii = text.isascii()
         self.has_walrus = ":=" in text
@@ -633,17 +637,26 @@ class SemanticModel:
             cls = self.self_class(expr)
             if cls is not None:
                 return cls
-        found = None
-        for o in self.origins(expr):
-            if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
-                return None
-            c = self.callee(o.node)
-            if not isinstance(c, ast.ClassDef):
-                return None
-            if found is not None and found is not c:
-                return None
-            found = c
-        return found
+        # ``x = x.f()``: the callee of ``x.f()`` asks for the class of ``x``, whose origin is
+        # ``x.f()`` again: a value whose class is being asked for has none
+        busy = self._instance_busy
+        if expr in busy:
+            return None
+        busy.add(expr)
+        try:
+            found = None
+            for o in self.origins(expr):
+                if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
+                    return None
+                c = self.callee(o.node)
+                if not isinstance(c, ast.ClassDef):
+                    return None
+                if found is not None and found is not c:
+                    return None
+                found = c
+            return found
+        finally:
+            busy.discard(expr)
 
     def self_class(self, name: ast.Name) -> Optional[ast.ClassDef]:
         """The class whose method ``name`` is the first parameter of (``self``)."""
@@ -683,7 +696,7 @@ class SemanticModel:
         self._sites[fdef] = got
         return got
 
-    def _function_sites(self, fdef) -> CallSites:
+    def _function_sites(self, fdef, ask_project: bool = True) -> CallSites:
         b = self.binding_of_def(fdef)
         if b is None:
             return CallSites([], False)
@@ -694,7 +707,7 @@ class SemanticModel:
                 calls.append(p)
             else:
                 complete = False  # passed around, decorated, exported
-        if b.scope is self.module_scope and complete and not fdef.name.startswith("_"):
+        if b.scope is self.module_scope and complete and not fdef.name.startswith("_") and ask_project:
             complete = not self._importable(fdef.name)
         if fdef.decorator_list:
             complete = False
@@ -1571,6 +1584,216 @@ class SemanticModel:
                     escapes.append(e)
 
 
+    # ---- added for device (TM102)
+    def find_named(self, types: tuple, names, words: Optional[tuple] = None, screen: Optional[Callable] = None) -> list:
+        """Nodes of ``types`` by the name they carry: a def/class named one of ``names``,
+        a call whose callee is spelled ``name(...)``/``x.name(...)``, an attribute
+        ``x.name``, a name ``name``.  Parses only the chunks whose text contains one of
+        ``words`` (default: the names; a caller may ask for ``".zeros("``) and, when
+        given, that ``screen(text, start, end)`` accepts (a rule's own text test of a
+        chunk: it must accept every chunk where the rule could find a node); never
+        searches node text (cheaper than ``find(containing=...)``); source order."""
+        names = frozenset(names)
+        words = tuple(words) if words is not None else tuple(names)
+        if not words:
+            return []
+        pattern = _WORDS_RE.get(words)
+        if pattern is None:
+            import re
+
+            pattern = _WORDS_RE[words] = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+        out = []
+        text = self.text
+        for c in self.source.chunks:
+            hits = [m.start() for m in pattern.finditer(text, c.start, c.end)]
+            if not hits:
+                continue
+            if screen is not None and not screen(text, c.start, c.end):
+                continue
+            stmts = self._parse(c)
+            by_type = self._by_type.get(c)
+            if by_type is not None:
+                for t in types:
+                    out.extend(n for n in by_type.get(t, ()) if _node_name(n) in names)
+                continue
+            # a pruned walk, as in ``find``: statements holding none of the words (no hit
+            # between their start and end) are not entered
+            parent = self._parent
+            stack = list(stmts)
+            pop, push = stack.pop, stack.append
+            while stack:
+                n = pop()
+                t = type(n)
+                if isinstance(n, ast.stmt):
+                    a, b = self.offsets(n)
+                    k = bisect.bisect_left(hits, a)
+                    if k == len(hits) or hits[k] >= b:
+                        continue
+                if t in types and _node_name(n) in names:
+                    out.append(n)
+                fields = _FIELDS.get(t)
+                if fields is None:
+                    fields = _child_fields(t)
+                for f in fields:
+                    v = getattr(n, f, None)
+                    if type(v) is list:
+                        for x in v:
+                            if isinstance(x, _AST):
+                                parent[x] = n
+                                push(x)
+                    elif isinstance(v, _AST):
+                        parent[v] = n
+                        push(v)
+        out.sort(key=lambda n: (n.lineno, n.col_offset))
+        return out
+
+    def file_call_sites(self, fdef) -> CallSites:
+        """The calls of ``fdef`` in this file that can be told without following values
+        or asking the project (so it is answered in worker processes too): calls of a
+        function by name, of a method on ``self`` (an instance of its class or of a
+        derived one), of a constructor by the class name.  ``complete``: every
+        reference in this file is one of these calls (other files may still call it)."""
+        key = ("file", fdef)
+        got = self._sites.get(key)
+        if got is not None:
+            return got
+        parent = self.parent(fdef)
+        if isinstance(parent, ast.ClassDef) and fdef.name != "__init__":
+            calls, complete = [], not fdef.decorator_list or self._is_static(fdef)
+            for a in self.find(ast.Attribute, containing=(fdef.name,)):
+                if a.attr != fdef.name:
+                    continue
+                p = self.parent(a)
+                owner = self.self_class(a.value) if isinstance(a.value, ast.Name) else None
+                if owner is not None and self.derives_from_class(owner, parent) and isinstance(p, ast.Call) and p.func is a:
+                    calls.append(p)
+                else:
+                    complete = False
+            got = CallSites(calls, complete, method=True)
+        elif isinstance(parent, ast.ClassDef):
+            got = self._function_sites(parent, ask_project=False)
+            got.method = True
+        else:
+            got = self._function_sites(fdef, ask_project=False)
+        self._sites[key] = got
+        return got
+
+    def reads_of(self, b: Binding) -> list[ast.Name]:
+        """The reads of ``b`` that ``b`` may reach, in source order: those ``reaching``
+        gives, less those after a later binding of the same name in ``b``'s own block
+        (``x = a; x = x.to(d); use(x)``: ``use`` reads the second), when nothing between
+        the two can jump past the second."""
+        out = []
+        kills = None
+        for n in self.references(b):
+            if b not in self.reaching(n):
+                continue
+            if kills is None:
+                kills = self._killers(b)
+            if any(n.lineno > k[0] or (n.lineno == k[0] and n.col_offset >= k[1]) for k in kills) and self._runs_inline(n, b.scope):
+                continue
+            out.append(n)
+        out.sort(key=lambda n: (n.lineno, n.col_offset))
+        return out
+
+    def _runs_inline(self, n, scope) -> bool:
+        """``n`` is evaluated where it stands in ``scope``'s code: in ``scope`` itself or
+        in list/set/dict comprehensions inside it (not a nested function or a lazy
+        generator expression)."""
+        s = self.scope_of(n)
+        while s is not scope:
+            if s is None or s.kind is not ScopeKind.COMPREHENSION or isinstance(s.node, ast.GeneratorExp):
+                return False
+            s = s.parent
+        return True
+
+    _JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
+
+    def _killers(self, b: Binding) -> list[tuple]:
+        """End positions of the later bindings of ``b``'s name that certainly run after
+        ``b`` and before anything that follows them in ``b``'s block."""
+        if b.kind is BindingKind.PARAMETER:
+            fn = b.scope.node
+            if not isinstance(fn, _DEFS):
+                return []
+            block, i = fn.body, -1
+        else:
+            stmt = b.stmt
+            if stmt is None or b.kind not in (BindingKind.ASSIGNMENT, BindingKind.AUG_ASSIGNMENT, BindingKind.NAMED_EXPR):
+                return []
+            if isinstance(b.node, ast.NamedExpr) or self.parent(stmt) is self.module:
+                return []
+            block = self.block_of(stmt)
+            owner = self.parent(stmt)
+            if block is None or (isinstance(owner, _TRY) and block is owner.body):
+                return []  # an exception between the two reaches the handlers with ``b``
+            i = next((k for k, s in enumerate(block) if s is stmt), None)
+            if i is None:
+                return []
+        out = []
+        for b2 in b.scope.get(b.name):
+            if b2 is b or b2.kind not in (BindingKind.ASSIGNMENT, BindingKind.AUG_ASSIGNMENT):
+                continue
+            s2 = b2.stmt
+            j = next((k for k, s in enumerate(block) if s is s2), None)
+            if j is None or j <= i or not isinstance(s2, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                continue
+            if any(isinstance(n, self._JUMPS) for s in block[i + 1 : j] for n in self.walk(s, scopes=False)):
+                continue
+            out.append((s2.end_lineno or s2.lineno, s2.end_col_offset or 0))
+        return out
+
+    def value_reads(self, expr) -> list[ast.Name]:
+        """Where the value of ``expr`` is read next when the code binds it to names:
+        ``n = expr`` (every plain-name target), ``n: T = expr``, ``(n := expr)``: the
+        reads those bindings reach, in source order; [] when ``expr`` is not bound to
+        a plain name (an attribute, a subscript, an unpacking)."""
+        p = self.parent(expr)
+        targets: list = []
+        if isinstance(p, ast.Assign) and p.value is expr:
+            targets = [t for t in p.targets if isinstance(t, ast.Name)]
+        elif isinstance(p, ast.AnnAssign) and p.value is expr and isinstance(p.target, ast.Name):
+            targets = [p.target]
+        elif isinstance(p, ast.NamedExpr) and p.value is expr:
+            targets = [p.target]
+        out = []
+        for t in targets:
+            b = self.target_binding(t)
+            if b is not None:
+                out.extend(self.reads_of(b))
+        out.sort(key=lambda n: (n.lineno, n.col_offset))
+        return out
+
+    def parameter_of(self, call: ast.Call, fdef, arg) -> Optional[str]:
+        """The parameter of ``fdef`` (the function ``call`` runs) that ``arg`` binds:
+        ``arg`` is one of ``call.args`` or the value of one of its keywords.  A method
+        called on an instance (or a constructor, for ``__init__``) passes ``self``
+        implicitly.  None when it cannot be told (after a ``*args``, into ``**kwargs``)."""
+        if not isinstance(fdef, _DEFS):
+            return None
+        a = fdef.args
+        pos = [x.arg for x in (*a.posonlyargs, *a.args)]
+        kwonly = [x.arg for x in a.kwonlyargs]
+        for kw in call.keywords:
+            if kw.value is arg:
+                if kw.arg is None:
+                    return None
+                return kw.arg if kw.arg in pos[len(a.posonlyargs):] or kw.arg in kwonly else None
+        skip = 0
+        if isinstance(self.parent(fdef), ast.ClassDef) and not self._is_static(fdef):
+            f = call.func
+            # ``Class.method(obj, ...)`` passes ``self`` explicitly
+            explicit = isinstance(f, ast.Attribute) and self.class_def(f.value) is not None
+            skip = 0 if explicit else 1
+        for i, x in enumerate(call.args):
+            if isinstance(x, ast.Starred):
+                return None
+            if x is arg:
+                j = i + skip
+                return pos[j] if j < len(pos) else None
+        return None
+
+
 class _Unknown:
     def __repr__(self) -> str:  # pragma: no cover
         return "<unknown argument>"
@@ -1613,6 +1836,19 @@ def _find_path(t, name, prefix=()) -> Optional[tuple]:
 
 def _spans(node, order) -> bool:
     return (node.lineno, node.col_offset) <= order <= (node.end_lineno, node.end_col_offset)
+
+
+def _node_name(n) -> Optional[str]:
+    """The name a node carries (see :meth:`SemanticModel.find_named`)."""
+    t = type(n)
+    if t is ast.Call:
+        f = n.func
+        return f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else None
+    if t is ast.Attribute:
+        return n.attr
+    if t is ast.Name:
+        return n.id
+    return getattr(n, "name", None)
 
 
 def _is_generator(fdef) -> bool:

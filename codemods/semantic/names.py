@@ -230,3 +230,37 @@ ITER_PASSTHROUGH = frozenset({
     "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm",
     "itertools.islice", "itertools.cycle",
 })
+
+
+# ---- added for device (TM102)
+# torch.nn layers that own parameters (or, for batch norms, buffers): after ``model.to(dev)``
+# their weights are on ``dev``, and a CPU input (or a CPU hidden state) fails
+PARAM_LAYERS = frozenset({
+    "Linear", "Bilinear", "LazyLinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "SyncBatchNorm", "LayerNorm", "GroupNorm", "RMSNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+    "Embedding", "EmbeddingBag", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell", "MultiheadAttention",
+    "PReLU", "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+})
+RNN_LAYERS = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"})
+# layers whose parameters can be switched off by a keyword (``LayerNorm(d, elementwise_affine=False)``)
+PARAM_SWITCHES = {"LayerNorm": "elementwise_affine", "GroupNorm": "affine", "RMSNorm": "elementwise_affine",
+                  "InstanceNorm1d": "affine", "InstanceNorm2d": "affine", "InstanceNorm3d": "affine"}
+# factories that take ``device=`` (the legacy ``torch.FloatTensor(...)`` constructors and
+# ``from_numpy`` do not; ``normal`` only in one of its forms)
+DEVICE_FACTORIES = frozenset({
+    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye", "linspace", "logspace",
+    "tensor", "randperm", "range", "as_tensor",
+})
+
+
+def nn_layer(q: Optional[str]) -> Optional[str]:
+    """``torch.nn.LSTM`` / ``torch.nn.modules.rnn.LSTM`` -> ``"LSTM"``: the class name of a
+    library ``nn.Module`` class, or None."""
+    return q.rsplit(".", 1)[-1] if is_module_class(q) else None
+
+
+def factory_name(q: Optional[str]) -> Optional[str]:
+    """``torch.zeros`` -> ``"zeros"`` for a tensor factory, else None."""
+    return q.split(".", 1)[1] if is_tensor_factory(q) else None

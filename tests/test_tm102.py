@@ -1,0 +1,584 @@
+"""TM102 tensor-created-without-device: one snippet per shape it reports, and look-alikes
+that must produce no finding at all (each of them legal on a GPU)."""
+
+import textwrap
+
+import pytest
+
+from torchmend.engine import Options, process_text
+from tests.patching import apply_patch
+
+MOD_HEAD = """\
+import torch
+import torch.nn as nn
+from torch import Tensor
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""
+
+
+def run(body: str, unsafe: bool = True, head: str = MOD_HEAD, path: str = "t.py"):
+    src = head + textwrap.dedent(body)
+    res = process_text(path, src, Options(unsafe_fixes=unsafe))
+    assert res.error is None, res.error
+    out = apply_patch(src.encode(), res.diff).decode() if res.changed else src
+    if res.changed:  # idempotent
+        again = process_text(path, out, Options(unsafe_fixes=unsafe))
+        assert again.error is None and not again.changed, again.diff
+    return [f for f in res.findings if f.code == "TM102"], out, src
+
+
+def codes(findings):
+    return sorted(f.code for f in findings)
+
+
+def fixable(findings):
+    return [f for f in findings if f.applied]
+
+
+def added(src: str, out: str) -> list[str]:
+    """Lines the fix inserted or rewrote (stripped), in order."""
+    from torchmend.gitdiff import unified_diff
+
+    diff = unified_diff(src.encode(), out.encode(), "t.py").decode()
+    return [ln[1:].strip() for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+
+
+# ----------------------------------------------------------------------------- reported, with a fix
+
+
+def test_lstm_h0_unsafe_fix():
+    body = """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.LSTM(3, 4, batch_first=True)
+
+            def forward(self, x):
+                h0 = torch.zeros(1, x.size(0), 4)
+                return self.rnn(x, (h0, h0))
+        """
+    f, out, src = run(body, unsafe=False)
+    assert codes(f) == ["TM102"] and out == src  # unsafe: not applied by default
+    assert "hidden state of `self.rnn`" in f[0].message
+    f, out, src = run(body)
+    assert added(src, out) == ["h0 = torch.zeros(1, x.size(0), 4, device=x.device)"]
+
+
+def test_arange_uses_annotated_tensor_param():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, n_steps: int, ids: Tensor):
+                pos = torch.arange(n_steps)
+                return ids + pos
+        """
+    )
+    assert added(src, out) == ["pos = torch.arange(n_steps, device=ids.device)"]
+
+
+def test_randn_follows_sized_tensor_in_helper_method():
+    f, out, src = run(
+        """
+        class VAE(nn.Module):
+            def sample(self, mu, std):
+                eps = torch.randn(std.size())
+                return mu + eps * std
+
+            def forward(self, x):
+                return self.sample(x, x.exp())
+        """
+    )
+    assert added(src, out) == ["eps = torch.randn(std.size(), device=std.device)"]
+
+
+def test_trailing_comma_and_kwargs_kept():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x):
+                mask = torch.ones(
+                    x.shape[0],
+                    dtype=torch.bool,
+                )
+                return x * mask
+        """
+    )
+    assert "dtype=torch.bool, device=x.device,\n" in out
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x):
+                return x * torch.ones(x.shape[0], 1 )
+        """
+    )
+    assert added(src, out) == ["return x * torch.ones(x.shape[0], 1, device=x.device )"]
+
+
+def test_multiple_factories_and_from_import():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x):
+                a = Z(3)
+                b = torch.linspace(0, 1, 5)
+                c = torch.tensor([1.0, 2.0])
+                x = x.view(-1)
+                return x[:3] + a, x[:5] * b, x[:2] - c
+        """,
+        head=MOD_HEAD + "from torch import zeros as Z\n",
+    )
+    assert codes(f) == ["TM102"] * 3
+    assert added(src, out) == [
+        "a = Z(3, device=x.device)",
+        "b = torch.linspace(0, 1, 5, device=x.device)",
+        "c = torch.tensor([1.0, 2.0], device=x.device)",
+    ]
+
+
+def test_device_source_is_read_where_the_factory_runs():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x, xs):
+                x = x.view(-1)
+                sizes = torch.tensor([t.shape[0] for t in xs])
+                return x[:2] + sizes
+        """
+    )
+    # `t` exists in the comprehension only: the device comes from the parameter `x`
+    assert added(src, out) == ["sizes = torch.tensor([t.shape[0] for t in xs], device=x.device)"]
+
+
+def test_a_device_keyword_of_a_nested_call_is_not_the_factorys():
+    # the text screen that spares parsing chunks whose factories all say device= must
+    # not be fooled by a nested call's keyword or a string
+    f, out, src = run(
+        """
+        def pick(device=None):
+            return torch.float32
+
+        class M(nn.Module):
+            def forward(self, x):
+                a = torch.zeros(x.size(0), dtype=pick(device=x.device))
+                b = torch.tensor([1.0, 2.0]) if "device=" else None
+                return x[:, 0] + a, x[0, :2] * b
+        """
+    )
+    assert codes(f) == ["TM102", "TM102"]
+
+
+def test_mask_from_lengths_comparison():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x, lengths):
+                T = x.size(1)
+                mask = torch.arange(T)[None, :] < lengths[:, None]
+                return x * mask[..., None]
+        """
+    )
+    assert codes(f) == ["TM102"]
+    assert added(src, out) == ["mask = torch.arange(T, device=x.device)[None, :] < lengths[:, None]"]
+
+
+def test_index_select_with_a_cpu_index_needs_one_device():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x):
+                return x.index_select(1, torch.arange(0, x.size(1), 2))
+        """
+    )
+    assert codes(f) == ["TM102"] and "index_select" in f[0].message
+    assert added(src, out) == ["return x.index_select(1, torch.arange(0, x.size(1), 2, device=x.device))"]
+
+
+def test_value_through_a_tuple_returned_by_a_helper():
+    f, out, src = run(
+        """
+        def make(n):
+            ids = torch.arange(n)
+            return ids, n
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(10, 4)
+
+            def forward(self, x):
+                ids, n = make(x.size(1))
+                return self.emb(ids) + x[..., None]
+        """
+    )
+    assert codes(f) == ["TM102"] and "self.emb" in f[0].message and not fixable(f)  # no tensor in `make`
+
+
+# ----------------------------------------------------------------------------- reported, no fix
+
+
+def test_optional_input_is_report_only():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x=None):
+                h = self.fc(x)
+                return h + torch.zeros(4)
+        """
+    )
+    assert codes(f) == ["TM102"] and not fixable(f) and out == src
+
+
+def test_mask_built_by_a_module_level_helper():
+    f, out, src = run(
+        """
+        def causal_mask(T):
+            return torch.triu(torch.ones(T, T), diagonal=1).bool()
+
+        class Attn(nn.Module):
+            def forward(self, q, k):
+                scores = q @ k.transpose(-2, -1)
+                return scores.masked_fill(causal_mask(q.size(1)), float("-inf")).softmax(-1)
+        """
+    )
+    assert codes(f) == ["TM102"] and "masked_fill" in f[0].message and not fixable(f)
+
+
+def test_module_instantiated_in_forward_and_plain_attribute_report_only():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = torch.ones(4)
+                self.register_buffer("offset", torch.zeros(4))
+
+            def forward(self, x):
+                y = nn.BatchNorm1d(4)(x)
+                z = nn.ReLU()(x)
+                return x * self.scale + self.offset + y + z
+        """
+    )
+    assert codes(f) == ["TM102", "TM102"] and not fixable(f) and out == src
+    msgs = " ".join(x.message for x in f)
+    assert "instantiated inside `forward`" in msgs and "register_buffer" in msgs and "`self.scale`" in msgs
+
+
+def test_plain_attribute_built_by_a_static_builder_and_indexed_on_the_device():
+    f, out, src = run(
+        """
+        class Schedule(nn.Module):
+            def __init__(self, T=10):
+                super().__init__()
+                self.alphas = self.make(T)
+
+            @staticmethod
+            def make(T):
+                betas = torch.linspace(1e-4, 0.02, T)
+                return torch.cumprod(1 - betas, dim=0)
+
+            def forward(self, x):
+                t = torch.randint(0, 10, (x.size(0),), device=x.device)
+                a = self.alphas.gather(0, t)
+                return x * a[:, None]
+        """
+    )
+    assert codes(f) == ["TM102"] and "`self.alphas`" in f[0].message and not fixable(f)
+    assert f[0].line == 10  # the assignment in __init__
+
+
+def test_schedule_derived_in_init_and_indexed_with_device_timesteps():
+    f, out, src = run(
+        """
+        class Diffusion(nn.Module):
+            def __init__(self, net, T=100):
+                super().__init__()
+                self.net = net
+                self.betas = torch.linspace(1e-4, 0.02, T)
+                self.alpha_hat = torch.cumprod(1.0 - self.betas, dim=0)
+
+            def noise(self, x, t):
+                a = self.alpha_hat[t][:, None, None, None]
+                return a.sqrt() * x
+
+            def forward(self, x):
+                t = torch.randint(1, 100, (x.shape[0],), device=x.device)
+                return self.net(self.noise(x, t), t)
+        """
+    )
+    # the CPU table indexed with device timesteps fails (and would meet `x` right after)
+    assert codes(f) == ["TM102"] and "`self.alpha_hat`" in f[0].message and not fixable(f)
+
+
+def test_legacy_constructor_has_no_device_keyword():
+    f, out, src = run(
+        """
+        class M(nn.Module):
+            def forward(self, x):
+                return x.view(-1) + torch.FloatTensor([1.0, 2.0])
+        """
+    )
+    assert codes(f) == ["TM102"] and not fixable(f) and "takes no `device=`" in f[0].message
+
+
+# ----------------------------------------------------------------------------- look-alikes
+
+TM102_LOOKALIKES = {
+    "device_following": """
+        class M(nn.Module):
+            def forward(self, x):
+                a = x.new_zeros(3)
+                b = torch.zeros_like(x)
+                c = torch.randn_like(x)
+                d = torch.arange(4, device=x.device)
+                e = torch.ones(3).to(x)
+                f = torch.ones(3).float().cuda()
+                g = torch.zeros(2).type_as(x)
+                h = torch.tensor(2.0)
+                k = torch.empty(3)
+                k = k.to(x.device)
+                return x + a + b + c + d + e + f + g + h + k
+        """,
+    "pack_padded_lengths": """
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+        class M(nn.Module):
+            def forward(self, x):
+                lengths = torch.full((x.size(0),), x.size(1), dtype=torch.long)
+                p = pack_padded_sequence(x, lengths, batch_first=True)
+                q = pack_padded_sequence(x, lengths=torch.tensor([3, 2]), batch_first=True)
+                return p, q
+        """,
+    "outside_forward": """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("mask", torch.tril(torch.ones(4, 4)))
+
+            def forward(self, x):
+                return x @ self.mask
+
+            def unused_helper(self, x):
+                return x + torch.zeros(3)
+        """,
+    "not_a_module": """
+        class Sampler:
+            def forward(self, x):
+                return x + torch.zeros(3)
+        """,
+    "factory_kwargs": """
+        class M(nn.Module):
+            def forward(self, x, **kw):
+                return x + torch.zeros(3, **kw)
+        """,
+    "factory_kwargs_dict_with_device": """
+        class M(nn.Module):
+            def forward(self, x):
+                factory_kwargs = {"device": x.device, "dtype": x.dtype}
+                return x + torch.zeros(3, **factory_kwargs)
+        """,
+    "param_free_layer_in_forward": """
+        class M(nn.Module):
+            def forward(self, x):
+                return nn.Dropout(0.1)(nn.ReLU()(x))
+        """,
+    "cpu_index_into_device_tensor": """
+        class M(nn.Module):
+            def forward(self, x):
+                mask = torch.ones(x.shape[0], dtype=torch.bool)
+                idx = torch.arange(x.size(1))
+                x[idx] = 0.0
+                return x[mask], x[:, idx], x[:, torch.arange(2)]
+        """,
+    "zero_dim_values": """
+        class M(nn.Module):
+            def forward(self, x):
+                if self.training and torch.rand([]) < 0.1:
+                    return x
+                a = torch.ones(3)
+                return x * torch.tensor(2.0) + a.sum() + torch.zeros(4).mean() - torch.full((), 1.0)
+        """,
+    "python_numbers": """
+        class M(nn.Module):
+            def forward(self, x):
+                if torch.rand(1) < 0.5:
+                    x = x.flip(-1)
+                scale = torch.empty(1).uniform_(0.5, 1.5).item()
+                n = int(torch.randint(1, 4, (1,)))
+                k = torch.linspace(0, 1, 5).tolist()
+                return x * scale * n * k[2]
+        """,
+    "integer_index_may_be_zero_dim": """
+        class Loss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.temps = torch.linspace(0.04, 0.07, 30)
+
+            def forward(self, out, epoch: int):
+                return (out - out.mean()) / self.temps[epoch]
+        """,
+    "returned_unmet": """
+        class M(nn.Module):
+            def forward(self, x):
+                return torch.zeros(3)
+        """,
+    "moved_by_caller": """
+        def causal_mask(T):
+            return torch.triu(torch.ones(T, T), diagonal=1).bool()
+
+        class Attn(nn.Module):
+            def forward(self, scores):
+                mask = causal_mask(scores.size(-1)).to(scores.device)
+                return scores.masked_fill(mask, 0.0)
+        """,
+    "rebound_to_the_device_before_use": """
+        class M(nn.Module):
+            def forward(self, x, lengths=None):
+                if lengths is None:
+                    m = torch.ones(x.shape[:2])
+                    m = m.unsqueeze(-1)
+                    m = m.to(x.device)
+                else:
+                    m = lengths[:, None, None] > 0
+                return x * m
+        """,
+    "table_registered_as_buffer": """
+        class PE(nn.Module):
+            def __init__(self, n=8, d=4):
+                super().__init__()
+                pe = self.table(n, d)
+                self.register_buffer("pe", pe, persistent=False)
+
+            @staticmethod
+            def table(n, d):
+                pos = torch.arange(n).float()[:, None]
+                return torch.sin(pos * torch.ones(d))
+
+            def forward(self, x):
+                return x + self.pe[: x.size(1)]
+        """,
+    "table_as_parameter": """
+        class PE(nn.Module):
+            def __init__(self, n=8, d=4):
+                super().__init__()
+                enc = torch.zeros(n, d)
+                enc = enc - enc.mean()
+                enc = nn.Parameter(enc, requires_grad=False)
+                self.enc = enc
+
+            def forward(self, x):
+                return x + self.enc
+        """,
+    "attribute_moved_in_forward": """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = torch.ones(4)
+
+            def forward(self, x):
+                self.table = self.table.to(x.device)
+                return x * self.table
+        """,
+    "moved_when_the_input_is_on_cuda": """
+        class M(nn.Module):
+            def forward(self, x, label):
+                one_hot = torch.zeros(x.size())
+                if x.is_cuda:
+                    one_hot = one_hot.cuda()
+                one_hot.scatter_(1, label.view(-1, 1), 1)
+                index = torch.LongTensor([0, 1]).cuda() if x.is_cuda else torch.LongTensor([0, 1])
+                h = torch.zeros(x.shape)
+                h = h.cuda() if x.is_cuda else h
+                return x * one_hot + x.index_select(1, index) + h
+        """,
+    "input_may_be_a_pil_image": """
+        class Jitter(nn.Module):
+            def forward(self, img):
+                if not isinstance(img, torch.Tensor):
+                    return img
+                noise = torch.randn(img.shape)
+                return img + noise
+        """,
+    "inside_torch_device_context": """
+        class M(nn.Module):
+            def forward(self, x):
+                with torch.device(x.device):
+                    z = torch.zeros(x.shape)
+                return x + z
+        """,
+    "tracing_branch": """
+        class M(nn.Module):
+            def forward(self, x):
+                if torch.jit.is_tracing():
+                    return x + torch.zeros(x.shape)
+                return x
+        """,
+    "copied_into_a_device_tensor": """
+        class M(nn.Module):
+            def forward(self, x):
+                v = torch.empty([x.size(0), 2]).normal_()
+                x[:, :2] = v
+                return x
+        """,
+    "layer_moved_after_construction": """
+        class M(nn.Module):
+            def forward(self, x):
+                lin = nn.Linear(4, 4).to(x.device)
+                return lin(x)
+        """,
+    "layer_moved_in_place": """
+        def check_cuda(m, use_cuda):
+            return m.cuda() if use_cuda else m
+
+        class M(nn.Module):
+            def forward(self, x):
+                lin = nn.Linear(4, 4)
+                lin.to(x.device)
+                if not hasattr(self, "head"):
+                    self.head = nn.Linear(4, 2)
+                    self.head = check_cuda(self.head, x.is_cuda)
+                return self.head(lin(x))
+        """,
+    "layer_norm_without_weights": """
+        class M(nn.Module):
+            def forward(self, x):
+                return nn.LayerNorm(4, elementwise_affine=False)(x)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TM102_LOOKALIKES))
+def test_tm102_lookalike(name):
+    f, out, src = run(TM102_LOOKALIKES[name])
+    assert f == [], [x.message for x in f]
+    assert out == src
+
+
+def test_test_files_are_skipped():
+    body = """
+        class M(nn.Module):
+            def forward(self, x):
+                return x + torch.ones(x.size(1))
+        """
+    assert codes(run(body)[0]) == ["TM102"]
+    for path in ("tests/test_model.py", "pkg/tests/model.py", "model_test.py"):
+        assert run(body, path=path)[0] == []
+
+
+def test_cpu_only_script_is_not_flagged():
+    src = """\
+import torch
+import torch.nn as nn
+
+class M(nn.Module):
+    def forward(self, x):
+        return x + torch.zeros(x.size(1))
+
+print(M()(torch.randn(2, 3)))
+"""
+    res = process_text("t.py", src, Options(unsafe_fixes=True))
+    assert res.findings == [] and not res.changed
