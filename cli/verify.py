@@ -108,8 +108,15 @@ def verify(
             sys.stderr.write("torchmend: error: --real-device: torch sees no CUDA device here\n")
             raise typer.Exit(EXIT_ERROR)
 
+    from torchmend.config import ConfigError
     from torchmend.verify.verify import VerifyOptions, format_report, verify_script
 
+    try:
+        for path in scripts:  # every script's configuration read before anything runs
+            settings.for_file(path)
+    except ConfigError as e:
+        sys.stderr.write(f"torchmend: error: {e}\n")
+        raise typer.Exit(EXIT_ERROR)
     n = len(scripts)
     print(f"torchmend verify: this EXECUTES {'the script' if n == 1 else f'{n} scripts'} "
           f"(the original and the fixed copy{' of each' if n > 1 else ''}), each run in a private copy of its directory")

@@ -1277,9 +1277,12 @@ _SCREENS: dict = {}
 
 def _factory_screen(words: tuple):
     """A chunk test for ``find_named``: some factory call in it may lack ``device=``
-    (its parenthesised arguments hold no ``device=``/``out=``/``**``).  Chunks whose
-    factory calls all say ``device=`` (most of a library's model code) are not parsed;
-    the ast check skips the same calls."""
+    (its parenthesised arguments hold no ``device=``/``out=``/``**``) and is not handed
+    straight to ``nn.Parameter(...)``/``Buffer(...)``/``register_buffer("name", ...)``
+    (registered: moved with the module) nor read back at once as Python values
+    (``.tolist()``/``.item()``/``.numpy()``).  Chunks whose factory calls are all of
+    those kinds (most of a library's model code) are not parsed; the ast check treats
+    the same calls as not reported."""
     got = _SCREENS.get(words)
     if got is not None:
         return got
@@ -1287,21 +1290,42 @@ def _factory_screen(words: tuple):
 
     def screen(text: str, start: int, end: int) -> bool:
         for m in pattern.finditer(text, start, end):
-            args = _parenthesised(text, m.end() - 1, end)
-            if args is None or not _DEVICE_KEYWORD.search(args):
+            got = _parenthesised(text, m.end() - 1, end)
+            if got is None:
                 return True
+            args, close = got
+            if _DEVICE_KEYWORD.search(args):
+                continue
+            if _READ_BACK.match(text, close + 1):
+                continue
+            # the start of the callee (``torch.zeros``, ``th.zeros``, ``zeros``)
+            s = m.start()
+            while s > start and (text[s - 1].isalnum() or text[s - 1] in "._"):
+                s -= 1
+            if _REGISTERED.search(text, max(start, s - 200), s):
+                continue
+            return True
         return False
 
     _SCREENS[words] = screen
     return screen
 
 
-def _parenthesised(text: str, i: int, end: int, limit: int = 4000) -> Optional[str]:
+# directly before a factory call: an argument of ``nn.Parameter(``/``Buffer(`` or the
+# tensor of ``register_buffer("name", `` (the search window ends at the callee)
+_REGISTERED = re.compile(
+    r"(?:(?<![\w])(?:Parameter|Buffer)\(\s*|register_buffer\(\s*(?:'\w+'|\"\w+\")\s*,\s*)\Z"
+)
+# right after a factory call's closing bracket: its values read back as Python values
+_READ_BACK = re.compile(r"\.(?:tolist|item|numpy)\(\)")
+
+
+def _parenthesised(text: str, i: int, end: int, limit: int = 4000) -> Optional[tuple]:
     """The top level of the arguments that open with the bracket at ``i``: their text
     with nested brackets left out (``device=`` inside ``f(device=d)`` is not the
-    factory's), up to the matching bracket; None when there is no match within
-    ``limit`` characters or a quote appears (strings are not parsed here: the screen
-    then says yes)."""
+    factory's) and the index of the matching bracket; None when there is no match
+    within ``limit`` characters or a quote appears (strings are not parsed here: the
+    screen then says yes)."""
     depth = 0
     out = []
     for j in range(i, min(end, i + limit)):
@@ -1315,7 +1339,7 @@ def _parenthesised(text: str, i: int, end: int, limit: int = 4000) -> Optional[s
         elif ch in ")]}":
             depth -= 1
             if depth == 0:
-                return "".join(out)
+                return "".join(out), j
         if depth == 1:
             out.append(ch)
     return None
