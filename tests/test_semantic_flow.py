@@ -131,7 +131,7 @@ def test_find_named_parses_only_chunks_with_the_words():
     got = sem.find_named((ast.Call,), ("zeros",), words=(".zeros(",))
     assert [n.lineno for n in got] == [5]
     assert [c.stmts is not None for c in sem.source.chunks] == [True, True, False, False]
-    assert sem.find_named((ast.Call,), ("zeros",), words=(".zeros(",), screen=lambda t, a, b: False) == []
+    assert sem.find_named((ast.Call,), ("zeros",), words=(".zeros(",), screen=lambda t, a, b, hits: False) == []
     assert [n.lineno for n in sem.find_named((ast.Name,), ("zeros",))] == [9]
 
 

@@ -31,6 +31,7 @@ array may come in) do not count their input as a device tensor.
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 from collections import deque
@@ -1288,9 +1289,12 @@ def _factory_screen(words: tuple):
         return got
     pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
 
-    def screen(text: str, start: int, end: int) -> bool:
-        for m in pattern.finditer(text, start, end):
-            got = _parenthesised(text, m.end() - 1, end)
+    def screen(text: str, start: int, end: int, hits=None) -> bool:
+        if hits is None:
+            hits = [m.start() for m in pattern.finditer(text, start, end)]
+        for h in hits:
+            bracket = text.find("(", h, end)  # every word ends with its call's "("
+            got = _parenthesised(text, bracket, end) if bracket >= 0 else None
             if got is None:
                 return True
             args, close = got
@@ -1299,7 +1303,7 @@ def _factory_screen(words: tuple):
             if _READ_BACK.match(text, close + 1):
                 continue
             # the start of the callee (``torch.zeros``, ``th.zeros``, ``zeros``)
-            s = m.start()
+            s = h
             while s > start and (text[s - 1].isalnum() or text[s - 1] in "._"):
                 s -= 1
             if _REGISTERED.search(text, max(start, s - 200), s):
@@ -1345,21 +1349,33 @@ def _parenthesised(text: str, i: int, end: int, limit: int = 4000) -> Optional[t
     return None
 
 
-def _layer_outside_init(text: str, start: int, end: int) -> bool:
+def _layer_outside_init(text: str, start: int, end: int, hits=None) -> bool:
     """A chunk where a layer constructor may stand in a function other than ``__init__``:
     some ``Linear(``/``Conv2d(``/... whose nearest ``def`` line above (in the chunk) is
     not ``def __init__`` (layers built in ``__init__`` are where they belong; the ast
     check skips them the same way)."""
-    heads = [(m.start(), m.group(1)) for m in _DEF_HEADER.finditer(text, start, end)]
-    for m in _LAYER_WORD.finditer(text, start, end):
-        name = None
-        for pos, n in heads:
-            if pos > m.start():
-                break
-            name = n
+    if hits is None:
+        hits = [m.start() for m in _LAYER_WORD.finditer(text, start, end)]
+    for h in hits:
+        name = _def_above(text, start, h)
         if name is not None and name != "__init__":
             return True
     return False
+
+
+def _def_above(text: str, start: int, pos: int) -> Optional[str]:
+    """The name on the nearest ``def`` line above ``pos`` (not before ``start``)."""
+    j = pos
+    while True:
+        j = text.rfind("def", start, j)
+        if j < 0:
+            return None
+        ls = max(text.rfind("\n", start, j) + 1, start)
+        head = text[ls:j].strip(" \t")
+        if head in ("", "async") or (head.startswith("async") and not head[5:].strip(" \t")):
+            m = _DEF_HEADER.match(text, ls)
+            if m is not None:
+                return m.group(1)
 
 
 def _short(text: str, n: int = 40) -> str:

@@ -855,7 +855,7 @@ class DeviceBatchNotMoved(Rule):
             return
         if framework_in_file(sem) is not None:
             return
-        batches = [loop_batch(sem, loop) for loop in sem.find(ast.For)]
+        batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",))]
         batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
         for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
             flow = _Flow(sem, lp)

@@ -28,7 +28,9 @@ import ast
 import bisect
 import builtins
 import enum
+import operator
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Callable, Iterable, Iterator, Optional
 
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
@@ -136,6 +138,7 @@ class SemanticModel:
         self.module = ast.Module(body=[], type_ignores=[])  # parent of every top-level statement
         self._parent: dict = {}
         self._by_type: dict = {}  # chunk -> {type: [nodes]}
+        self._names_in: dict = {}  # scope node -> {name: [Name nodes]} (_names_within)
         self._scopes: dict = {}
         self._resolved: dict = {}
         self._origins: dict = {}
@@ -270,9 +273,15 @@ class SemanticModel:
     # ================================================================ positions and text
     def _starts(self) -> list[int]:
         if self._line_starts is None:
-            import re
+            text = self.text
+            if "\r" not in text:
+                # C-level iterators: the start of line i is the length of the lines before it plus i
+                parts = text.split("\n")
+                self._line_starts = list(map(operator.add, accumulate(map(len, parts[:-1]), initial=0), range(len(parts))))
+            else:
+                import re
 
-            self._line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self.text)]
+                self._line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
         return self._line_starts
 
     def _char_col(self, line: int, col: int) -> int:
@@ -310,14 +319,39 @@ class SemanticModel:
         return p
 
     def _adopt_around(self, node):
-        """The parent of a node no walk has recorded yet: index its whole chunk."""
+        """The parent of a node no walk has recorded yet: descend to it from its top-level
+        statement through the nodes whose span holds it (recording the parents of the
+        children met on the way), not the whole chunk."""
         line = getattr(node, "lineno", None)
         if line is None:
             return None
+        key = (line, node.col_offset, node.end_lineno or line, node.end_col_offset or 0)
+        parent = self._parent
         for c in self.source.chunks:
-            if c.stmts is not None and c.start_line <= line <= c.end_line and c not in self._by_type:
-                self._adopt_chunk(c)
-                return self._parent.get(node)
+            if c.stmts is not None and c.start_line <= line <= c.end_line:
+                stack = [(self.module, st) for st in c.stmts]
+                while stack:
+                    p, n = stack.pop()
+                    if n not in parent:
+                        parent[n] = p
+                    if n is node:
+                        return p
+                    ln = getattr(n, "lineno", None)
+                    if ln is not None and not (
+                        (ln, n.col_offset) <= key[:2] and key[2:] <= (n.end_lineno or ln, n.end_col_offset or 0)
+                    ):
+                        continue  # its span does not hold the node
+                    t = type(n)
+                    fields = _FIELDS.get(t)
+                    if fields is None:
+                        fields = _child_fields(t)
+                    for f in fields:
+                        v = getattr(n, f, None)
+                        if type(v) is list:
+                            stack.extend((n, x) for x in v if isinstance(x, _AST))
+                        elif isinstance(v, _AST):
+                            stack.append((n, v))
+                return parent.get(node)
         return None
 
     def ancestors(self, node) -> Iterator:
@@ -578,12 +612,42 @@ class SemanticModel:
         chunk = next((c for c in self.source.parsed() if c.stmts and any(st is top for st in c.stmts)), None)
         if chunk is None:
             return sorted((n for n in ast.walk(root) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
-        self._adopt_chunk(chunk)  # resolving the names records their parents: the whole chunk
+        by_name = self._names_in.get(root)
+        if by_name is None:
+            by_name = self._names_in[root] = self._index_names(root)
         a = (root.lineno, root.col_offset)
         z = (root.end_lineno, root.end_col_offset)
-        out = [n for n in self._by_type[chunk].get(ast.Name, ()) if n.id == name and a <= (n.lineno, n.col_offset) <= z]
-        out.sort(key=lambda n: (n.lineno, n.col_offset))
-        return out
+        return [n for n in by_name.get(name, ()) if a <= (n.lineno, n.col_offset) <= z]
+
+    def _index_names(self, root) -> dict:
+        """The ``Name`` nodes under ``root`` by spelling, in source order, with the parents
+        of every node under it recorded (what resolving them needs)."""
+        parent = self._parent
+        by_name: dict = {}
+        stack = [root]
+        pop, push = stack.pop, stack.append
+        while stack:
+            n = pop()
+            t = type(n)
+            if t is ast.Name:
+                by_name.setdefault(n.id, []).append(n)
+                continue
+            fields = _FIELDS.get(t)
+            if fields is None:
+                fields = _child_fields(t)
+            for f in fields:
+                v = getattr(n, f, None)
+                if type(v) is list:
+                    for x in v:
+                        if isinstance(x, _AST):
+                            parent[x] = n
+                            push(x)
+                elif isinstance(v, _AST):
+                    parent[v] = n
+                    push(v)
+        for v in by_name.values():
+            v.sort(key=lambda n: (n.lineno, n.col_offset))
+        return by_name
 
     # ================================================================ functions and calls
     def binding_of_def(self, fdef) -> Optional[Binding]:
@@ -1590,7 +1654,8 @@ class SemanticModel:
         a call whose callee is spelled ``name(...)``/``x.name(...)``, an attribute
         ``x.name``, a name ``name``.  Parses only the chunks whose text contains one of
         ``words`` (default: the names; a caller may ask for ``".zeros("``) and, when
-        given, that ``screen(text, start, end)`` accepts (a rule's own text test of a
+        given, that ``screen(text, start, end, hits)`` accepts (``hits``: where the words
+        start in the chunk; a rule's own text test of a
         chunk: it must accept every chunk where the rule could find a node); never
         searches node text (cheaper than ``find(containing=...)``); source order."""
         names = frozenset(names)
@@ -1608,7 +1673,7 @@ class SemanticModel:
             hits = [m.start() for m in pattern.finditer(text, c.start, c.end)]
             if not hits:
                 continue
-            if screen is not None and not screen(text, c.start, c.end):
+            if screen is not None and not screen(text, c.start, c.end, hits):
                 continue
             stmts = self._parse(c)
             by_type = self._by_type.get(c)
