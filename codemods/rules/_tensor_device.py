@@ -1279,9 +1279,12 @@ _SCREENS: dict = {}
 def _factory_screen(words: tuple):
     """A chunk test for ``find_named``: some factory call in it may lack ``device=``
     (its parenthesised arguments hold no ``device=``/``out=``/``**``) and is not handed
-    straight to ``nn.Parameter(...)``/``Buffer(...)``/``register_buffer("name", ...)``
+    to ``nn.Parameter(...)``/``Buffer(...)``/``register_buffer("name", ...)``
     (registered: moved with the module) nor read back at once as Python values
-    (``.tolist()``/``.item()``/``.numpy()``).  Chunks whose factory calls are all of
+    (``.tolist()``/``.item()``/``.numpy()``), not in a comment or doctest line, and in a
+    function that may run with a module: ``forward``, a method of a class chunk that has
+    a ``forward``, or a function whose name is called in the file (what ``in_module``
+    needs).  Chunks whose factory calls are all of
     those kinds (most of a library's model code) are not parsed; the ast check treats
     the same calls as not reported."""
     got = _SCREENS.get(words)
@@ -1292,7 +1295,25 @@ def _factory_screen(words: tuple):
     def screen(text: str, start: int, end: int, hits=None) -> bool:
         if hits is None:
             hits = [m.start() for m in pattern.finditer(text, start, end)]
+        has_forward = None
+        runs: dict = {}
         for h in hits:
+            ls = text.rfind("\n", start, h) + 1
+            head = text[max(ls, start) : h]
+            if "#" in head or head.lstrip().startswith((">>>", "...")):
+                continue  # a comment, a doctest line
+            name = _def_above(text, start, h)
+            if name is None:
+                continue  # not in a function: the ast check skips it too
+            ok = runs.get(name)
+            if ok is None:
+                # forward runs; the methods of a class with a ``forward`` may be called from
+                # it; another function only when its name is called somewhere in the file
+                if has_forward is None:
+                    has_forward = text.find("def forward", start, end) >= 0
+                ok = runs[name] = name == "forward" or has_forward or text.count(name + "(") > 1
+            if not ok:
+                continue
             bracket = text.find("(", h, end)  # every word ends with its call's "("
             got = _parenthesised(text, bracket, end) if bracket >= 0 else None
             if got is None:
@@ -1306,7 +1327,7 @@ def _factory_screen(words: tuple):
             s = h
             while s > start and (text[s - 1].isalnum() or text[s - 1] in "._"):
                 s -= 1
-            if _REGISTERED.search(text, max(start, s - 200), s):
+            if _inside_registration(text, start, s):
                 continue
             return True
         return False
@@ -1315,11 +1336,29 @@ def _factory_screen(words: tuple):
     return screen
 
 
-# directly before a factory call: an argument of ``nn.Parameter(``/``Buffer(`` or the
-# tensor of ``register_buffer("name", `` (the search window ends at the callee)
-_REGISTERED = re.compile(
-    r"(?:(?<![\w])(?:Parameter|Buffer)\(\s*|register_buffer\(\s*(?:'\w+'|\"\w+\")\s*,\s*)\Z"
-)
+def _inside_registration(text: str, start: int, pos: int) -> bool:
+    """``pos`` lies inside the still open brackets of an ``nn.Parameter(``/``Buffer(``/
+    ``register_buffer(`` call that starts at most a few lines above (what it makes is
+    registered: moved with the module)."""
+    lo = max(start, pos - 400)
+    for kw in ("Parameter(", "Buffer(", "register_buffer("):
+        j = text.rfind(kw, lo, pos)
+        if j < 0 or (kw != "register_buffer(" and j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_")):
+            continue
+        depth = 0
+        for ch in text[j + len(kw) - 1 : pos]:
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+                if depth == 0:
+                    break
+        else:
+            if depth > 0:
+                return True
+    return False
+
+
 # right after a factory call's closing bracket: its values read back as Python values
 _READ_BACK = re.compile(r"\.(?:tolist|item|numpy)\(\)")
 

@@ -51,6 +51,25 @@ _DECLARATION = __import__("re").compile(r"^[ \t]*(?:global|nonlocal)[ \t]+\w", _
 _FIELDS: dict = {ast.Name: (), ast.Constant: (), ast.alias: (), ast.Load: (), ast.Store: (), ast.Del: ()}
 
 
+_BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _statements_bfs(node):
+    """``node`` and the statements under it (with the except handlers and match cases
+    that hold some), in the order ``ast.walk`` yields them: statements are never inside
+    expressions, so the walk skips those."""
+    from collections import deque
+
+    q = deque([node])
+    while q:
+        n = q.popleft()
+        yield n
+        for f in n._fields:
+            v = getattr(n, f, None)
+            if type(v) is list:
+                q.extend(x for x in v if isinstance(x, _BLOCKS))
+
+
 def _child_fields(t) -> tuple:
     got = _FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
     return got
@@ -909,7 +928,10 @@ class SemanticModel:
                 if not params or self._is_static(m):
                     continue
                 me = params[0].arg
-                for n in ast.walk(m):
+                a, b = self.offsets(m)
+                # a ``setattr`` may stand in any expression: then every node; else only the
+                # statements (the same order as ``ast.walk``: breadth first)
+                for n in (ast.walk(m) if self.text.find("setattr", a, b) >= 0 else _statements_bfs(m)):
                     if isinstance(n, ast.Assign):
                         for t in n.targets:
                             for tt, val in _target_values(t, n.value):
