@@ -11,7 +11,7 @@ import pytest
 
 from torchmend.discovery import discover
 from torchmend.engine import Options, process_file
-from torchmend.notebook import Notebook, mask
+from torchmend.notebook import Notebook, mask, script
 from torchmend.sourcefile import SourceError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -264,3 +264,19 @@ def test_cell_diffs_are_refused_as_a_patch(tmp_path):
     p = tm("apply", "--patch", "p.patch", cwd=tmp_path)
     assert p.returncode == 2 and "run `torchmend apply train.ipynb`; nothing written" in p.stderr
     assert (tmp_path / "train.ipynb").read_bytes() == train_nb()
+
+
+def test_verify_script_runs_the_code_cells_in_order():
+    raw = notebook([code("%matplotlib inline\nx = 1"), md("text"), code("%%bash\necho hi"), code("print(x + 1)")])
+    s = script(raw)
+    assert s == ("# %% cell 1\npass  # IPython: %matplotlib inline\nx = 1\n# %% cell 3\n"
+                 "# (cell magic, not run: %%bash)\n# %% cell 4\nprint(x + 1)\n")
+    assert subprocess.run([sys.executable, "-c", s], capture_output=True, text=True).stdout == "2\n"
+
+
+def test_verify_runs_a_notebook_before_and_after(tmp_path):
+    (tmp_path / "train.ipynb").write_bytes(notebook([code(["%matplotlib inline\n", "!echo hi\n"] + SETUP), md("x"), code(LOOP)]))
+    p = tm("verify", "train.ipynb", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "train.ipynb:cell 3:4:5: TM201 verified" in p.stdout
+    assert "before: TM201 at train.ipynb:cell 3:" in p.stdout
