@@ -647,6 +647,16 @@ def explain(code: str = typer.Argument(..., metavar="RULE", help="A rule code (T
     print(r.doc())
 
 
+@app.command()
+def server() -> None:
+    """Run the Language Server for editors (LSP over stdio): diagnostics on open, change
+    and save, code actions (each fix, "fix all safe", a suppression comment); notebooks
+    through the LSP notebook document sync."""
+    from torchmend.server import serve  # pygls is imported only here
+
+    serve()
+
+
 from torchmend.cli.verify import VerifyCommand, verify as _verify  # noqa: E402
 
 app.command("verify", cls=VerifyCommand)(_verify)
