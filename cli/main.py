@@ -30,7 +30,7 @@ app = typer.Typer(
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 FORMATS = ("concise", "full", "json", "json-lines", "sarif", "github", "gitlab", "junit")
 
-PathsArg = typer.Argument(..., metavar="PATHS...", help="Files or directories (directories: their *.py files); '-' reads standard input.", show_default=False)
+PathsArg = typer.Argument(..., metavar="PATHS...", help="Files or directories (directories: their *.py files and *.ipynb notebooks); '-' reads standard input.", show_default=False)
 SelectOpt = typer.Option(None, "--select", metavar="RULES", help="Only these rules: codes (TM201), prefixes (TM2), names, pitfalls or ALL; comma-separated or repeated. Replaces the configuration's select.")
 ExtendSelectOpt = typer.Option(None, "--extend-select", metavar="RULES", help="Rules to enable on top of the selection.")
 IgnoreOpt = typer.Option(None, "--ignore", metavar="RULES", help="Rules to skip (same forms as --select).")
@@ -214,8 +214,9 @@ class _Ctx:
         for path, msg in disc.warnings if disc is not None else ():
             _err(f"{st(display_path(path), 'bold')}: {st('warning', 'yellow', 'bold')}: {msg}")
         for r in rr.results:
-            for line, msg in r.warnings:
-                _err(f"{st(display_path(r.path), 'bold')}:{line}: {st('warning', 'yellow', 'bold')}: {msg}")
+            for w in r.warnings:
+                where = f"cell {w[2]}:{w[0]}" if len(w) > 2 else f"{w[0]}"
+                _err(f"{st(display_path(r.path), 'bold')}:{where}: {st('warning', 'yellow', 'bold')}: {w[1]}")
         for r in rr.results:
             if r.skipped:
                 _err(f"{display_path(r.path)}: skipped: {r.skipped}")
@@ -321,7 +322,13 @@ def _read_stdin(c: _Ctx, name: Optional[str], mode: str):
     try:
         src = decode_source(path, raw)
         rr.sources[path] = src.text
-        if mode == "apply":
+        from torchmend.notebook import is_notebook
+
+        if mode == "apply" and is_notebook(path):
+            res = process_source(src, replace(opts, fix=True), project)
+            new = res.new_raw or raw
+            res = res.stripped()
+        elif mode == "apply":
             findings, new_text, applied, _ctx = fix_text(path, src.text, opts, project)
             from torchmend.gitdiff import unified_diff
 
@@ -440,7 +447,7 @@ def _apply_patch(patch: str, quiet: bool, cache_dir: Optional[str] = None) -> No
 
 @app.command()
 def apply(
-    paths: Optional[List[str]] = typer.Argument(None, metavar="[PATHS]...", help="Files or directories (directories: their *.py files); '-' reads standard input and prints the fixed source.", show_default=False),
+    paths: Optional[List[str]] = typer.Argument(None, metavar="[PATHS]...", help="Files or directories (directories: their *.py files and *.ipynb notebooks); '-' reads standard input and prints the fixed source.", show_default=False),
     select: Optional[List[str]] = SelectOpt,
     extend_select: Optional[List[str]] = ExtendSelectOpt,
     ignore: Optional[List[str]] = IgnoreOpt,
@@ -573,9 +580,18 @@ def _add_noqa(c: _Ctx, rr) -> None:
             src = read_source(r.path)
             if r.digest and content_digest(src.raw) != r.digest:
                 raise SourceError("file changed since it was read, not written")
-            new_text, n = suppression.add_noqa(src.text, r.findings)
+            from torchmend.notebook import Notebook, is_notebook
+
+            if is_notebook(r.path):  # the comments go into the cells
+                nb = Notebook(src.raw, r.path)
+                vf = [replace(f, line=nb.virtual_line(f.cell, f.line)) for f in r.findings if f.cell]
+                new_text, n = suppression.add_noqa(nb.text, vf)
+                data = nb.render(nb.changed_cells(new_text)) if n else src.raw
+            else:
+                new_text, n = suppression.add_noqa(src.text, r.findings)
+                data = src.encode(new_text) if n else src.raw
             if n:
-                atomic_write(r.path, src.encode(new_text), expect=src.raw)
+                atomic_write(r.path, data, expect=src.raw)
                 total += n
                 files += 1
         except SourceError as e:
@@ -629,6 +645,16 @@ def explain(code: str = typer.Argument(..., metavar="RULE", help="A rule code (T
         raise typer.Exit(EXIT_ERROR)
     print(f"{r.code} {r.name} ({r.pitfall}, {r.severity.value})\n")
     print(r.doc())
+
+
+@app.command()
+def server() -> None:
+    """Run the Language Server for editors (LSP over stdio): diagnostics on open, change
+    and save, code actions (each fix, "fix all safe", a suppression comment); notebooks
+    through the LSP notebook document sync."""
+    from torchmend.server import serve  # pygls is imported only here
+
+    serve()
 
 
 from torchmend.cli.verify import VerifyCommand, verify as _verify  # noqa: E402

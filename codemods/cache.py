@@ -54,7 +54,7 @@ CACHE_DIRNAME = ".torchmend_cache"
 MARKER = b"# created by torchmend: this directory is a cache\n"
 CACHE_FILE = "cache.json"
 FORMAT = "torchmend-cache"
-VERSION = 3
+VERSION = 4  # 4: findings carry their notebook cell, warnings may too
 RACY_NS = 2_000_000_000  # mtimes within 2 s of the read are not trusted
 MAX_CACHE_BYTES = 256 * 1024 * 1024  # a bigger cache file is not loaded
 MAX_RESULTS = 50_000
@@ -149,6 +149,7 @@ def _finding_to_dict(f: Finding) -> dict:
         "code": f.code, "message": f.message, "line": f.line, "col": f.col, "severity": f.severity.value,
         "applied": f.applied, "safety": f.safety.value if f.safety is not None else None,
         "end": [f.end_line, f.end_col, *f.stmt_lines],
+        "cell": f.cell,
     }
 
 
@@ -162,7 +163,8 @@ def _is_int(v) -> bool:
 
 
 def _finding_from_dict(d: Any, path: str) -> Finding:
-    _need(isinstance(d, dict) and set(d) == {"code", "message", "line", "col", "severity", "applied", "safety", "end"}, "finding fields")
+    _need(isinstance(d, dict) and set(d) == {"code", "message", "line", "col", "severity", "applied", "safety", "end", "cell"}, "finding fields")
+    _need(_is_int(d["cell"]), "finding cell")
     _need(isinstance(d["code"], str) and isinstance(d["message"], str), "finding code/message")
     _need(isinstance(d["end"], list) and len(d["end"]) == 4 and all(_is_int(v) for v in d["end"]), "finding end")
     _need(_is_int(d["line"]) and _is_int(d["col"]) and isinstance(d["applied"], bool), "finding position")
@@ -173,7 +175,7 @@ def _finding_from_dict(d: Any, path: str) -> Finding:
         raise InvalidCache("finding severity/safety") from None
     e = d["end"]
     return Finding(code=d["code"], message=d["message"], line=d["line"], col=d["col"], severity=sev, path=path, applied=d["applied"],
-                   safety=safety, end_line=e[0], end_col=e[1], stmt_lines=(e[2], e[3]))
+                   safety=safety, end_line=e[0], end_col=e[1], stmt_lines=(e[2], e[3]), cell=d["cell"])
 
 
 _RESULT_KEYS = {"findings", "applied", "diff", "suggestions", "error", "skipped", "parsed", "stage", "tree_dependent", "deps", "warnings"}
@@ -192,7 +194,7 @@ def result_to_dict(r: FileResult) -> dict:
         "stage": r.stage,
         "tree_dependent": r.tree_dependent,
         "deps": [[p, size, mtime] for p, size, mtime in r.deps],
-        "warnings": [[line, msg] for line, msg in r.warnings],
+        "warnings": [list(w) for w in r.warnings],
     }
 
 
@@ -210,7 +212,8 @@ def result_from_dict(d: Any, path: str) -> FileResult:
         _need(isinstance(s, dict) and set(s) == {"finding", "diff"} and isinstance(s["diff"], str), "suggestion")
         suggestions.append(Suggestion(_finding_from_dict(s["finding"], path), _s2b(s["diff"])))
     _need(isinstance(d["warnings"], list) and all(
-        isinstance(w, list) and len(w) == 2 and _is_int(w[0]) and isinstance(w[1], str) for w in d["warnings"]), "warnings")
+        isinstance(w, list) and len(w) in (2, 3) and _is_int(w[0]) and isinstance(w[1], str) and all(_is_int(x) for x in w[2:])
+        for w in d["warnings"]), "warnings")
     deps = []
     for dep in d["deps"]:
         _need(isinstance(dep, list) and len(dep) == 3 and isinstance(dep[0], str) and _is_int(dep[1]) and _is_int(dep[2]), "dependency")
@@ -228,7 +231,7 @@ def result_from_dict(d: Any, path: str) -> FileResult:
         cacheable=True,
         tree_dependent=d["tree_dependent"],
         deps=tuple(deps),
-        warnings=[(ln, msg) for ln, msg in d["warnings"]],
+        warnings=[tuple(w) for w in d["warnings"]],
     )
 
 

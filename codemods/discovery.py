@@ -1,7 +1,7 @@
 """Which files a run covers, as git sees them.
 
 The given files are always taken (unless ``force_exclude`` and an exclusion glob matches
-them: pre-commit passes explicit paths).  Under a given directory: the ``*.py`` files,
+them: pre-commit passes explicit paths).  Under a given directory: the ``*.py`` files and Jupyter notebooks (``*.ipynb``),
 minus the exclusion globs (:class:`Excludes`, gitignore-style, the defaults below unless
 replaced) and, unless told not to, what git ignores.  Inside a git repository that is
 git's own answer (libgit2 through pygit2: every ``.gitignore``, ``.git/info/exclude``,
@@ -25,6 +25,8 @@ DEFAULT_EXCLUDES = (
     "build", "dist", "__pycache__", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", ".torchmend_cache", ".ipynb_checkpoints", "__pypackages__", "_build", "buck-out",
 )
+# the files a directory contributes: Python sources and Jupyter notebooks
+SOURCE_SUFFIXES = (".py", ".ipynb")
 # never walked, whatever ``exclude`` says: version-control and torchmend's own state
 ALWAYS_EXCLUDED = frozenset({".git", ".torchmend_cache"})
 
@@ -361,7 +363,7 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
                 is_dir = not is_link and entry.is_dir(follow_symlinks=False)
             except OSError:
                 continue
-            if not is_dir and not name.endswith(".py"):
+            if not is_dir and not name.endswith(SOURCE_SUFFIXES):
                 continue
             full = os.path.join(abs_dir, name)
             if excl.match(full, is_dir):

@@ -43,6 +43,9 @@ class Options:
     # files shorter than this are parsed whole (the tests set 0 to cut every file)
     lazy_min_chars: int = 2000
     fix_edits: bool = False  # also a Suggestion (the diff of that fix alone) for every fixable finding
+    # the text is a notebook's code cells (set by the engine for ``.ipynb`` files): the
+    # rules see ``Context.notebook`` (TM301 reports what a kernel makes of workers)
+    notebook: bool = False
 
 
 @dataclass
@@ -72,7 +75,10 @@ class FileResult:
     cacheable: bool = False
     tree_dependent: bool = False  # a rule consulted the whole tree (see torchmend.cache)
     deps: tuple = ()  # (path, size, mtime_ns) of other files a rule read
-    warnings: list = field(default_factory=list)  # (line, message): suppression comments naming no rule
+    warnings: list = field(default_factory=list)  # (line, message[, cell]): suppression comments naming no rule
+    # the fixed bytes when they were not written (standard input; never cached or sent
+    # back by a worker)
+    new_raw: bytes = b""
 
     @property
     def changed(self) -> bool:
@@ -85,6 +91,7 @@ class FileResult:
     def stripped(self) -> "FileResult":
         """Without fix code: what a worker process sends back."""
         self.findings = [f.stripped() for f in self.findings]
+        self.new_raw = b""
         self.suggestions = [Suggestion(s.finding.stripped(), s.diff) for s in self.suggestions]
         return self
 
@@ -402,6 +409,10 @@ def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applie
 
 
 def process_source(src: Source, opts: Options, project: Project | None = None, trace: dict | None = None) -> FileResult:
+    from .notebook import is_notebook
+
+    if is_notebook(src.path):
+        return process_notebook(src, opts, project, trace)
     res = FileResult(path=src.path)
     trace = {} if trace is None else trace
     try:
@@ -446,10 +457,77 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     return res
 
 
+def _to_cells(nb, f: Finding) -> Finding:
+    """``f`` (positions in the virtual module of ``nb``) with positions in its cell."""
+    f.cell, f.line = nb.locate(f.line)
+    if f.end_line:
+        _c, f.end_line = nb.locate(f.end_line)
+    if f.stmt_lines != (0, 0):
+        f.stmt_lines = (nb.locate(f.stmt_lines[0])[1], nb.locate(f.stmt_lines[1])[1])
+    return f
+
+
+def process_notebook(src: Source, opts: Options, project: Project | None = None, trace: dict | None = None) -> FileResult:
+    """:func:`process_source` for a Jupyter notebook: the rules run on the virtual module
+    of its code cells (``Options.notebook``), findings name the cell (``Finding.cell``,
+    lines in that cell), the diff is one readable diff per edited cell, and only the
+    ``source`` of edited cells changes in the file (see :mod:`torchmend.notebook`)."""
+    from dataclasses import replace
+
+    from .notebook import Notebook, notebook_diff
+
+    nb = Notebook(src.raw, src.path)
+    opts = replace(opts, notebook=True)
+    res = FileResult(path=src.path)
+    trace = {} if trace is None else trace
+    try:
+        findings, new_text, applied, ctx = fix_text(src.path, nb.text, opts, project, trace)
+    except FixError as e:
+        res.error = str(e)
+        res.findings = [_to_cells(nb, f) for f in e.findings]
+        for f in res.findings:
+            f.applied = False
+        res.stage = trace.get("stage", "")
+        res.parsed = True
+        return res
+    res.stage = trace.get("stage", "")
+    res.parsed = ctx is not None
+    res.applied = applied
+    res.warnings = [(ln, msg, cell) for (cell, ln), msg in
+                    ((nb.locate(v), m) for v, m in suppression.comment_warnings(nb.text))]
+    new_raw = None
+    changed = nb.changed_cells(new_text) if new_text != nb.text else {}
+    if changed:
+        new_raw = nb.render(changed)
+    suggestions = []
+    if (opts.fix or opts.fix_edits) and ctx is not None:
+        pending = _one_per_fix([f for f in findings if f.fix is not None and (not f.applied or opts.fix_edits)])
+        if pending:
+            res.stage = STAGE_PARSED
+            try:
+                view = _view(nb.text)
+                for f in pending:
+                    text = apply_fixes(view, [_build(view, f.fix)])
+                    suggestions.append(Suggestion(f, notebook_diff(nb, src.path, nb.changed_cells(text))))
+            except SourceError as e:
+                res.error = f"{e} (suggested fixes not shown)"
+    res.findings = [_to_cells(nb, f) for f in findings]
+    if new_raw is not None:
+        res.diff = notebook_diff(nb, src.path, changed)
+        if opts.write:
+            src.write(new_raw)
+            res.written = True
+        else:
+            res.new_raw = new_raw
+    res.suggestions = suggestions
+    return res
+
+
 # errors that depend only on the file's bytes (and the options): safe to cache
 _CONTENT_ERRORS = (
     "syntax error", "not valid ", "binary file", "bad encoding", "unknown encoding", "too deeply nested",
     "the fix cannot be encoded", "encoding declaration", "UTF-16 or UTF-32", "LibCST cannot parse",
+    "a fix crossed a notebook cell", "a fix moved IPython", "a fix removed IPython",
 )
 
 

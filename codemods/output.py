@@ -86,6 +86,7 @@ class Edit:
     content: str
     row: int
     end_row: int
+    cell: Optional[int] = None  # a notebook's cell (rows are in that cell)
 
 
 @dataclass
@@ -103,6 +104,12 @@ class Diagnostic:
     applied: bool = False
     diff: bytes = b""  # the diff of this fix alone, when known
     edits: list[Edit] = field(default_factory=list)
+    cell: Optional[int] = None  # a notebook's cell, 1-based among all its cells; lines are in that cell
+
+    @property
+    def where(self) -> str:
+        """``cell 3:`` for a notebook's finding, else nothing (goes before the line)."""
+        return f"cell {self.cell}:" if self.cell else ""
 
     @property
     def fixable(self) -> bool:
@@ -114,18 +121,25 @@ def edits_from_diff(data: bytes) -> list[Edit]:
     edit of the original text."""
     out: list[Edit] = []
     hunk = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+    cell_head = re.compile(rb"^--- .*:cell (\d+)$")
+    cell: Optional[int] = None
     old = 0
     cur: Optional[list] = None  # [row, removed, added lines]
 
     def close():
         nonlocal cur
         if cur is not None:
-            out.append(Edit("".join(cur[2]), cur[0], cur[0] + cur[1]))
+            out.append(Edit("".join(cur[2]), cur[0], cur[0] + cur[1], cell))
             cur = None
 
     in_hunk = False
     last_kind = None
     for line in data.splitlines(keepends=True):
+        c = cell_head.match(line.rstrip(b"\n"))
+        if c:  # a notebook's cell diff (notebook.cell_diff)
+            close()
+            cell, in_hunk = int(c.group(1)), False
+            continue
         m = hunk.match(line)
         if m:
             close()
@@ -166,16 +180,16 @@ def diagnostics(results: Iterable, which: str = "unfixed") -> list[Diagnostic]:
     names = {r.code: r.name for r in all_rules()}
     out = []
     for r in results:
-        diffs = {(s.finding.line, s.finding.col, s.finding.code): s.diff for s in r.suggestions}
+        diffs = {(s.finding.cell, s.finding.line, s.finding.col, s.finding.code): s.diff for s in r.suggestions}
         for f in r.findings if which == "all" else r.unfixed():
-            d = diffs.get((f.line, f.col, f.code), b"")
+            d = diffs.get((f.cell, f.line, f.col, f.code), b"")
             safety = f.safety if f.safety is not None else (f.fix.safety if f.fix is not None else None)
             out.append(Diagnostic(
                 path=f.path or r.path, code=f.code, name=names.get(f.code, ""), message=f.message,
                 severity=f.severity.value, line=f.line, col=f.col,
                 end_line=f.end_line or f.line, end_col=f.end_col or f.col,
                 applicability=None if safety is None else safety.value, applied=f.applied,
-                diff=d, edits=edits_from_diff(d) if d else [],
+                diff=d, edits=edits_from_diff(d) if d else [], cell=f.cell or None,
             ))
     return out
 
@@ -201,7 +215,8 @@ def _severity(d: Diagnostic, style: Style) -> str:
 
 
 def concise_line(d: Diagnostic, style: Style) -> str:
-    loc = f"{style(_rel(d.path), 'bold')}{style(':', 'cyan')}{d.line}{style(':', 'cyan')}{d.col}{style(':', 'cyan')}"
+    cell = f"cell {d.cell}{style(':', 'cyan')}" if d.cell else ""
+    loc = f"{style(_rel(d.path), 'bold')}{style(':', 'cyan')}{cell}{d.line}{style(':', 'cyan')}{d.col}{style(':', 'cyan')}"
     return f"{loc} {style(d.code, 'red', 'bold')} {_severity(d, style)} {d.message}{_fix_note(d, style)}"
 
 
@@ -217,6 +232,17 @@ def render_concise(diags: Sequence[Diagnostic], style: Style, show_diffs: bool =
         if show_diffs and d.diff:
             out.append("  suggested fix:\n" + _indent_diff(d.diff, style))
     return "".join(out)
+
+
+def _cell_lines(path: str, cell: int) -> list[str]:
+    """The lines of a notebook's cell (1-based among all cells)."""
+    try:
+        with open(path, "rb") as f:
+            nb = json.loads(f.read().decode("utf-8-sig"))
+        src = nb["cells"][cell - 1].get("source", "")
+    except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return []
+    return re.split(r"\r\n|\r|\n", "".join(src) if isinstance(src, list) else str(src))
 
 
 def _source_lines(path: str, sources: Optional[dict]) -> list[str]:
@@ -236,9 +262,10 @@ def render_full(diags: Sequence[Diagnostic], style: Style, show_diffs: bool = Fa
     out = []
     cache: dict[str, list[str]] = {}
     for d in diags:
-        lines = cache.get(d.path)
+        key = (d.path, d.cell)
+        lines = cache.get(key)
         if lines is None:
-            lines = cache[d.path] = _source_lines(d.path, sources)
+            lines = cache[key] = _cell_lines(d.path, d.cell) if d.cell else _source_lines(d.path, sources)
         out.append(concise_line(d, style) + "\n")
         last = min(d.end_line, d.line + 4)
         width = len(str(last))
@@ -276,13 +303,14 @@ def to_json_obj(d: Diagnostic) -> dict:
         fix = {
             "applicability": d.applicability,
             "edits": [
-                {"content": e.content, "location": _location(e.row, 1), "end_location": _location(e.end_row, 1)}
+                {"content": e.content, "location": _location(e.row, 1), "end_location": _location(e.end_row, 1),
+                 **({"cell": e.cell} if e.cell is not None else {})}
                 for e in d.edits
             ],
             "message": None,
         }
     return {
-        "cell": None,
+        "cell": d.cell,
         "code": d.code,
         "end_location": _location(d.end_line, d.end_col),
         "filename": os.path.abspath(d.path),
@@ -339,7 +367,10 @@ def render_sarif(diags: Sequence[Diagnostic], rules: Optional[Iterable] = None) 
         }
         if d.code in index:
             res["ruleIndex"] = index[d.code]
-        if d.edits:
+        if d.cell:  # a notebook: the region's lines are in that cell
+            res["message"]["text"] = f"cell {d.cell}: {d.message}"
+            res["properties"] = {"cell": d.cell}
+        if d.edits and not d.cell:  # (a cell's line edits are no regions of the notebook's JSON)
             res["fixes"] = [{
                 "description": {"text": f"{d.applicability} fix for {d.code}"},
                 "artifactChanges": [{
@@ -405,7 +436,7 @@ def render_github(diags: Sequence[Diagnostic]) -> str:
         props = ",".join(f"{k}={_gh_escape(str(v), True)}" for k, v in (
             ("title", f"torchmend ({d.code})"), ("file", printable(diff_path(d.path))), ("line", d.line), ("col", d.col),
             ("endLine", d.end_line), ("endColumn", d.end_col)))
-        msg = f"{_rel(d.path)}:{d.line}:{d.col}: {d.code} {d.message}"
+        msg = f"{_rel(d.path)}:{d.where}{d.line}:{d.col}: {d.code} {d.message}"
         out.append(f"::{_GH_LEVEL.get(d.severity, 'error')} {props}::{_gh_escape(msg, False)}\n")
     return "".join(out)
 
@@ -422,7 +453,7 @@ def render_gitlab(diags: Sequence[Diagnostic]) -> str:
         out.append({
             "type": "issue",
             "check_name": d.code,
-            "description": f"{d.code}: {d.message}",
+            "description": f"{d.code}: {d.where.replace(':', ': ')}{d.message}",
             "categories": ["Bug Risk"],
             "fingerprint": hashlib.sha256(f"{base}\0{n}".encode("utf-8", "surrogateescape")).hexdigest()[:32],
             "severity": _GITLAB_SEVERITY.get(d.severity, "minor"),
@@ -453,7 +484,7 @@ def render_junit(diags: Sequence[Diagnostic], files: Sequence[str] = ()) -> str:
         for d in ds:
             case = ET.SubElement(suite, "testcase", name=f"torchmend.{d.code}", classname=rel, file=rel, line=str(d.line))
             fail = ET.SubElement(case, "failure", message=d.message, type=d.code)
-            fail.text = f"line {d.line}, col {d.col}, {d.message}"
+            fail.text = f"{'cell %d, ' % d.cell if d.cell else ''}line {d.line}, col {d.col}, {d.message}"
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

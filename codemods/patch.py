@@ -231,6 +231,10 @@ def plan(patch: bytes, root: str = ".", protect: tuple[str, ...] = ()) -> list[F
     for pf in ps:
         src, tgt = _name(pf.source_file), _name(pf.target_file)
         name = tgt if tgt != "/dev/null" else src
+        if re.search(r"\.ipynb:cell \d+$", pf.source_file or "", re.I):
+            nb = pf.source_file.rsplit(":cell ", 1)[0]
+            raise PatchError(f"{_shown(nb)}: a notebook's cell diff (from `torchmend diff`) is for reading, not applying; "
+                             f"run `torchmend apply {nb}`")
         for line in str(pf.patch_info).splitlines():
             for prefix, what in _HEADER_REFUSED:
                 if line.startswith(prefix):

@@ -90,9 +90,10 @@ class Finding:
     end_line: int = 0  # where the flagged node ends (0: unknown); end_col 1-based, exclusive
     end_col: int = 0
     stmt_lines: tuple[int, int] = (0, 0)  # first and last line of the flagged statement
+    cell: int = 0  # in a notebook: the cell (1-based, among all cells); lines are in that cell
 
     def sort_key(self) -> tuple:
-        return (self.path, self.line, self.col, self.code)
+        return (self.path, self.cell, self.line, self.col, self.code)
 
     def stripped(self) -> "Finding":
         """A copy without the fix's code, cheap to send between processes."""
@@ -108,7 +109,8 @@ class Finding:
             extra = " (unsafe fix available: --unsafe-fixes)"
         elif not self.applied and self.safety is Safety.SAFE:
             extra = " (fix available)"
-        return f"{display_path(self.path)}:{self.line}:{self.col}: {self.code} [{self.severity.value}] {self.message}{extra}"
+        where = f"cell {self.cell}:" if self.cell else ""
+        return f"{display_path(self.path)}:{where}{self.line}:{self.col}: {self.code} [{self.severity.value}] {self.message}{extra}"
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,8 @@ class Context:
         self.sem = sem
         self.project = project
         self.options = options
+        # the text is a notebook's code cells, run by a kernel (``__name__ == "__main__"``)
+        self.notebook = bool(getattr(options, "notebook", False))
         self.cache: dict = {}  # per-file analyses shared by the rules of one pitfall
 
     def finding(

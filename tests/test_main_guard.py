@@ -336,8 +336,21 @@ def test_library_call_receiving_workers_is_report_only():
     silent("import darts\nloader = make_loader(num_workers=4)\n")  # a builder: nothing iterated yet
 
 
-def test_notebook_path_is_report_only():
-    reported(HEAD + "for b in DataLoader(ds, num_workers=2):\n    pass\n", "notebook", path="explore.ipynb")
+def test_notebook_context_reports_only_datasets_defined_in_the_notebook():
+    # a kernel has __name__ == "__main__": no guard fix; a library Dataset is fine
+    silent(HEAD + "for b in DataLoader(ds, num_workers=2):\n    pass\n", notebook=True)
+    src = HEAD + "class MyDataset(torch.utils.data.Dataset):\n    pass\n\nfor b in DataLoader(MyDataset(), num_workers=2):\n    pass\n"
+    b = reported(src, "defined in this notebook", notebook=True)
+    assert "Can't get attribute 'MyDataset' on <module '__main__'>" in b.message
+    assert "move it to a .py module" in b.message and "num_workers=0" in b.message
+    fixed(src)  # the same code as a script still gets the guard
+    reported(HEAD + "def coll(b):\n    return b\n\nfor b in DataLoader(ds, collate_fn=coll, num_workers=2):\n    pass\n",
+             "`coll`, defined in this notebook", notebook=True)
+    reported(HEAD + "for b in DataLoader(ds, collate_fn=lambda b: b, num_workers=2):\n    pass\n", "lambda", notebook=True)
+    # the result of a notebook function is not the function: a TensorDataset
+    silent(HEAD + "def make():\n    return ds\n\nfor b in DataLoader(make(), num_workers=2):\n    pass\n", notebook=True)
+    silent(HEAD + "class D(torch.utils.data.Dataset):\n    pass\n\nloader = DataLoader(D(), num_workers=2)\n", notebook=True)
+    silent(HEAD + "class D(torch.utils.data.Dataset):\n    pass\n\nfor b in DataLoader(D(), num_workers=0):\n    pass\n", notebook=True)
 
 
 # ---------------------------------------------------------------------- info advice

@@ -61,9 +61,17 @@ class DataLoaderWithoutMainGuard(Rule):
     methods, `collate_fn`, `worker_init_fn` and what they call) reads a name the moved
     code defines, when the loader gets a lambda or a local function (spawn cannot pickle
     it, guard or not), when the tail uses `global`, `exec` or a star import, when an
-    import would move above a `sys.path`/`os.environ` change, for notebooks, when the
-    file already has a guard, and when a library call (not a DataLoader) receives
-    `num_workers`.
+    import would move above a `sys.path`/`os.environ` change, when the file already has
+    a guard, and when a library call (not a DataLoader) receives `num_workers`.
+
+    ## In a notebook
+    A kernel runs the cells with `__name__ == "__main__"`, so a guard changes nothing.
+    What fails there under spawn is a worker unpickling the Dataset (or `collate_fn`,
+    `worker_init_fn`) whose class is defined in the notebook: the workers cannot import
+    the kernel's `__main__` (`Can't get attribute 'MyDataset' on <module '__main__'>`).
+    TM301 reports that, for a loader with workers the notebook iterates, and only when
+    such an object is defined in the notebook itself; the fix is yours: move the class
+    to a `.py` module and import it, or use `num_workers=0` on spawn platforms.
     """
 
     code = "TM301"
@@ -91,6 +99,9 @@ class DataLoaderWithoutMainGuard(Rule):
 
     def check(self, ctx: Context):
         an = Analysis.of(ctx)
+        if ctx.notebook:
+            yield from self._notebook(ctx, an)
+            return
         if not an.loaders:
             if not an.guards:
                 yield from self._library_call(ctx, an)
@@ -146,6 +157,54 @@ class DataLoaderWithoutMainGuard(Rule):
             if f is not None:
                 yield f
 
+    # ------------------------------------------------------------------ notebooks
+    def _notebook(self, ctx: Context, an: Analysis):
+        """In a kernel ``__name__ == "__main__"`` holds: no guard to add.  What breaks is
+        spawn's workers unpickling objects whose class or function lives in the
+        notebook's ``__main__``, which they cannot import.  Reported (never fixed) for a
+        loader with workers that the notebook iterates, only when its dataset,
+        ``collate_fn`` or ``worker_init_fn`` is (or holds) such an object."""
+        if not an.loaders:
+            return
+        sem = ctx.sem
+        for ld in an.sites():
+            found: list = []
+            for name, pos in WORKER_ARGS:
+                arg = sem.argument(ld.call, name, position=pos)
+                if arg is not None and arg is not UNKNOWN_ARG:
+                    _notebook_objects(sem, arg, found, 0)
+            if not found:
+                continue
+            workers = sem.segment(ld.workers)
+            lam = next((n for n in found if isinstance(n, ast.Lambda)), None)
+            labels = []
+            for n in found:
+                if isinstance(n, ast.Lambda):
+                    continue
+                top = sem.top_statement(n)
+                label = getattr(top, "name", None) or getattr(n, "name", "?")
+                if label not in labels:
+                    labels.append(label)
+            if labels:
+                names = ", ".join(f"`{x}`" for x in labels[:3]) + (" ..." if len(labels) > 3 else "")
+                what = (f"its workers need {names}, defined in this notebook: under spawn (macOS, Windows; "
+                        f"forkserver, Linux from Python 3.14) they cannot import it from the kernel's __main__ "
+                        f"(`Can't get attribute '{labels[0]}' on <module '__main__'>`)")
+            else:
+                what = (f"it gets a lambda (`{sem.segment(lam)}`), which spawn (macOS, Windows; forkserver, Linux "
+                        "from Python 3.14) cannot pickle for its workers")
+            it = "it" if len(labels) + (lam is not None) == 1 else "them"
+            move = f"move {it} to a .py module and import {it}" if labels else "define it with `def` in a .py module and import it"
+            yield ctx.finding(
+                self, ld.call,
+                f"DataLoader `{ld.name}` with num_workers={workers}: {what}; {move}, or use num_workers=0 on "
+                'spawn platforms (not fixed: in a notebook `if __name__ == "__main__":` does not help)',
+            )
+        for ld in an.sites():
+            f = self._advice(ctx, ld)
+            if f is not None:
+                yield f
+
     def _library_call(self, ctx, an: Analysis):
         got = an.library_call()
         if got is None:
@@ -175,6 +234,31 @@ class DataLoaderWithoutMainGuard(Rule):
             f"`persistent_workers=True` keeps them alive{extra}",
             severity=Severity.INFO,
         )
+
+
+def _notebook_objects(sem, expr, found: list, depth: int) -> None:
+    """Add to ``found`` the same-file classes, functions and lambdas the value of
+    ``expr`` is, is an instance of, or holds (arguments of constructors, containers):
+    what a worker process must unpickle.  The result of a same-file function is not
+    followed (it may be anything)."""
+    for o in sem.origins(expr):
+        n = o.node
+        if o.kind is OriginKind.DEFINITION and isinstance(n, (*_DEFS, ast.ClassDef)):
+            found.append(n)
+        elif o.kind is OriginKind.VALUE and isinstance(n, ast.Lambda):
+            found.append(n)
+        elif o.kind is OriginKind.VALUE and isinstance(n, ast.Call):
+            t = sem.callee(n)
+            if isinstance(t, ast.ClassDef):
+                found.append(t)
+            elif isinstance(t, _DEFS):
+                continue
+            if depth < 3:
+                for a in [*n.args, *(k.value for k in n.keywords)]:
+                    _notebook_objects(sem, a.value if isinstance(a, ast.Starred) else a, found, depth + 1)
+        elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < 3:
+            for e in (n.values if isinstance(n, ast.Dict) else n.elts):
+                _notebook_objects(sem, e.value if isinstance(e, ast.Starred) else e, found, depth + 1)
 
 
 def _moves_to_cuda(sem) -> bool:
@@ -421,8 +505,6 @@ class Plan:
 
     def why_not_fixable(self) -> Optional[str]:
         ctx, sem = self.ctx, self.sem
-        if ctx.path.endswith(".ipynb"):
-            return "notebook: move the Dataset to a .py module or use num_workers=0"
         if ctx.project is not None and ctx.project.is_imported(ctx.path, namespace=True):
             return "another file of the tree imports this module; guarding would hide its names from the importer"
         kept, moved = self.kept, self.moved

@@ -90,6 +90,17 @@ class ScriptReport:
     notes: list[str] = field(default_factory=list)
     outside_writes: list[tuple[str, str]] = field(default_factory=list)  # (path, created/modified/deleted)
     isolation: Optional[sandbox.Isolation] = None
+    cells: tuple = ()  # a notebook run as a script: (script line of each cell's first line, cell number)
+
+    def where(self, line: int) -> str:
+        """``line`` of the script as the report shows it (``cell 3:5`` for a notebook)."""
+        import bisect
+
+        k = bisect.bisect_right([c[0] for c in self.cells], line) - 1
+        if k < 0:
+            return str(line)
+        start, cell = self.cells[k]
+        return f"cell {cell}:{line - start + 1}"
 
     @property
     def verified(self) -> bool:
@@ -179,12 +190,24 @@ def verify_script(
     def ProjectInfo(roots):  # the project the fixes are decided in (its import index read on demand)
         return Project(roots=roots, index=ImportIndex(discover(list(roots)).files))
 
+    from ..notebook import is_notebook
+
     vo = vopts or VerifyOptions(timeout=timeout, max_steps=max_steps, real_device=real_device)
     rep = ScriptReport(path=path)
+    notebook = is_notebook(path)
     try:
         src = read_source(path)
+        if notebook:
+            # its code cells in order, as one script (IPython lines commented out): what
+            # runs, before and after, and what the fixes are decided on
+            from ..notebook import script
+            from ..sourcefile import decode_source
+
+            src = decode_source(path, script(src.raw, path).encode("utf-8"))
+            rep.cells = _cell_starts(src.text)
         findings, new_text, _applied, _ctx = fix_text(
-            path, src.text, Options(select=select, unsafe_fixes=unsafe_fixes), ProjectInfo(roots=roots or (path,))
+            path, src.text, Options(select=select, unsafe_fixes=unsafe_fixes, notebook=notebook),
+            ProjectInfo(roots=roots or (path,))
         )
     except (SourceError, Skipped, OSError) as e:
         rep.error = str(e)
@@ -257,7 +280,8 @@ def verify_script(
             others = frozenset(c for c in applied_codes if pitfall_of.get(c) != pit)
             try:
                 _f, text_p, _a, _c = fix_text(
-                    path, src.text, Options(select=others, unsafe_fixes=unsafe_fixes), ProjectInfo(roots=roots or (path,))
+                    path, src.text, Options(select=others, unsafe_fixes=unsafe_fixes, notebook=notebook),
+                    ProjectInfo(roots=roots or (path,))
                 )
             except (SourceError, Skipped):
                 continue
@@ -289,7 +313,45 @@ def verify_script(
                                          before, isolated, ev, cnr))
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    if rep.cells:
+        name = os.path.basename(path)
+        memo: dict = {}  # one mapped copy per run (the report compares runs by identity)
+
+        def mapped(o):
+            if id(o) not in memo:
+                memo[id(o)] = _cell_locations(o, rep, name)
+            return memo[id(o)]
+
+        rep.before, rep.after = mapped(rep.before), mapped(rep.after)
+        for f in rep.fixes:
+            f.before = mapped(f.before)
     return rep
+
+
+def _cell_starts(text: str) -> tuple:
+    """(line of the cell's first line, cell number) of a notebook's script (notebook.script)."""
+    import re
+
+    out = []
+    for i, ln in enumerate(text.splitlines(), 1):
+        m = re.match(r"# %% cell (\d+)$", ln)
+        if m:
+            out.append((i + 1, int(m.group(1))))
+    return tuple(out)
+
+
+def _cell_locations(out: Optional[RunOutcome], rep: "ScriptReport", name: str) -> Optional[RunOutcome]:
+    """``name:LINE`` locations of a run of a notebook's script as ``name:cell N:LINE``."""
+    import dataclasses
+
+    if out is None or not rep.cells:
+        return out
+
+    def fix(loc: str) -> str:
+        file, _, line = loc.rpartition(":")
+        return f"{file}:{rep.where(int(line))}" if file == name and line.isdigit() else loc
+
+    return dataclasses.replace(out, location=fix(out.location), detectors=[(c, fix(loc), m) for c, loc, m in out.detectors])
 
 
 def _refuses_writes(w) -> bool:
@@ -419,7 +481,7 @@ def format_report(rep: ScriptReport) -> list[str]:
     a = rep.after
     for f in rep.fixes:
         b = f.before or rep.before
-        out.append(f"  {dp}:{f.line}:{f.col}: {f.code} {f.status}: {f.message}")
+        out.append(f"  {dp}:{rep.where(f.line) if rep.cells else f.line}:{f.col}: {f.code} {f.status}: {f.message}")
         label = "before (other fixes applied)" if f.isolated else "before"
         if f.could_not_run:
             out.append(f"    {label}: could not run: {f.could_not_run}")

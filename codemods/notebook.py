@@ -1,0 +1,465 @@
+"""Jupyter notebooks (``.ipynb``): one virtual module of the code cells, mapped back.
+
+A notebook is read with ``nbformat`` (``nbformat.reader.reads`` then
+``nbformat.validate``): a file that is not valid nbformat 4 JSON is one
+:class:`~torchmend.sourcefile.SourceError` naming the cause.  Its code cells are joined
+into one virtual module, each cell preceded by a marker comment (``# torchmend-cell-<token>
+<index>``), so that the rules see the notebook as the kernel runs it, top to bottom, and a
+position maps back to ``(cell, line)``.
+
+IPython syntax never reaches the parser: a line magic (``%time f()``, ``x = %sx ls``), a
+shell escape (``!pip install ...``, ``files = !ls``) and help (``?obj``, ``obj??``) at the
+start of a statement becomes ``pass`` (same indentation) with a numbered marker comment,
+and is put back byte for byte when the cell is written; a cell magic (``%%bash``,
+``%%time``) keeps its whole cell out of the module (it is never edited).  Markdown and raw
+cells, outputs, metadata, key order, the JSON indentation and the trailing newline are
+untouched: writing replaces only the text of the ``source`` values of the edited code cells
+in the original JSON (lines that did not change keep their exact JSON spelling), and the
+result is read again with nbformat and compared with the original, everything but those
+sources, before anything is written.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import io
+import json
+import re
+import tokenize
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .sourcefile import SourceError
+
+SUFFIX = ".ipynb"
+
+
+def is_notebook(path: str) -> bool:
+    return path.lower().endswith(SUFFIX)
+
+
+# --------------------------------------------------------------------------- JSON spans
+_WS = " \t\n\r"
+
+
+def _ws(s: str, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] in _WS:
+        i += 1
+    return i
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _skip(s: str, i: int) -> int:
+    """The end of the JSON value starting at ``i``."""
+    return _DECODER.raw_decode(s, i)[1]
+
+
+def _members(s: str, i: int):
+    """(key, value start, value end) of the object at ``i`` (``s[i] == "{"``); the
+    object's end is sent back as the generator's return value."""
+    from json.decoder import scanstring
+
+    if s[i] != "{":
+        raise ValueError("not an object")
+    i = _ws(s, i + 1)
+    if s[i] == "}":
+        return i + 1
+    while True:
+        if s[i] != '"':
+            raise ValueError("expected a key")
+        key, i = scanstring(s, i + 1)
+        i = _ws(s, i)
+        if s[i] != ":":
+            raise ValueError("expected ':'")
+        start = _ws(s, i + 1)
+        end = _skip(s, start)
+        yield key, start, end
+        i = _ws(s, end)
+        if s[i] == "}":
+            return i + 1
+        if s[i] != ",":
+            raise ValueError("expected ','")
+        i = _ws(s, i + 1)
+
+
+def _elements(s: str, i: int):
+    """(start, end) of each element of the array at ``i``."""
+    if s[i] != "[":
+        raise ValueError("not an array")
+    i = _ws(s, i + 1)
+    if s[i] == "]":
+        return
+    while True:
+        end = _skip(s, i)
+        yield i, end
+        i = _ws(s, end)
+        if s[i] == "]":
+            return
+        if s[i] != ",":
+            raise ValueError("expected ','")
+        i = _ws(s, i + 1)
+
+
+def source_spans(text: str) -> list[Optional[tuple[int, int]]]:
+    """For each cell of the notebook JSON ``text``: the (start, end) of its ``source``
+    value in ``text`` (None if the cell has none)."""
+    i = _ws(text, 0)
+    out: list[Optional[tuple[int, int]]] = []
+    for key, start, end in _members(text, i):
+        if key != "cells":
+            continue
+        out = []
+        for cs, _ce in _elements(text, start):
+            span = None
+            for k, vs, ve in _members(text, cs):
+                if k == "source":
+                    span = (vs, ve)
+            out.append(span)
+    return out
+
+
+# --------------------------------------------------------------------------- magics
+_MAGIC_START = re.compile(r"[ \t]*(?:[%!?]|[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*=[ \t]*[%!])")
+_HELP_END = re.compile(r"[ \t]*[A-Za-z_][\w.\[\]()'\"]*[ \t]*\?\??[ \t]*$")
+
+
+def _candidate(line: str) -> bool:
+    body = line.rstrip("\r\n")
+    if not body.strip() or body.lstrip().startswith("#"):
+        return False
+    if _MAGIC_START.match(body):
+        # ``x = !ls`` but not ``x != y`` or ``a %= b`` (those are Python)
+        s = body.lstrip()
+        if s[0] in "%!?":
+            return not s.startswith("!=")
+        return True
+    return bool(_HELP_END.match(body))
+
+
+def _at_statement_start(prefix: str) -> bool:
+    """Whether code after ``prefix`` (complete lines) starts a new statement: not inside
+    a string, brackets or a backslash continuation."""
+    if not prefix:
+        return True
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(prefix).readline):
+            pass
+    except tokenize.TokenError:
+        return False
+    except (SyntaxError, ValueError):  # invalid code before it: the parser will say so
+        return True
+    return True
+
+
+def mask(source: str, tag: str, first_id: int) -> tuple[str, list[tuple[str, str]]]:
+    """``source`` with its IPython lines replaced by ``pass  # <tag>m<id>`` (the
+    statement's indentation), and (that indentation, the original line without its line
+    end) for each, in id order."""
+    lines = source.splitlines(keepends=True)
+    if not any(_candidate(ln) for ln in lines):
+        return source, []
+    out: list[str] = []
+    magics: list[str] = []
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        if _candidate(ln) and _at_statement_start("".join(out)):
+            group = [ln]
+            while group[-1].rstrip("\r\n").endswith("\\") and i + len(group) < len(lines):
+                group.append(lines[i + len(group)])
+            indent = ln[: len(ln) - len(ln.lstrip(" \t"))]
+            for g in group:
+                body = g.rstrip("\r\n")
+                end = g[len(body):]
+                out.append(f"{indent}pass  # {tag}m{first_id + len(magics)}{end}")
+                magics.append((indent, body))
+            i += len(group)
+            continue
+        out.append(ln)
+        i += 1
+    return "".join(out), magics
+
+
+def _unmask(text: str, tag: str, magics: list[str], first_id: int, seen: set) -> str:
+    rx = re.compile(rf"^([ \t]*)pass  # {re.escape(tag)}m(\d+)[ \t]*$", re.M)
+
+    def put(m):
+        k = int(m.group(2)) - first_id
+        if not 0 <= k < len(magics) or k in seen:
+            raise SourceError("internal error: a fix moved IPython magics of a notebook cell; nothing written")
+        seen.add(k)
+        indent, body = magics[k]
+        # re-indented by a fix (moved into a block): the same shift for the magic
+        return m.group(1) + body[len(indent):] if body.startswith(indent) else body
+
+    return rx.sub(put, text)
+
+
+# --------------------------------------------------------------------------- the notebook
+@dataclass
+class CodeCell:
+    index: int  # among all cells, 0-based
+    source: str
+    start: int  # the virtual line of its first source line (1-based)
+    magics: list[tuple[str, str]] = field(default_factory=list)
+    first_magic: int = 0
+
+
+class Notebook:
+    """A notebook read from ``raw`` (its bytes): the JSON text, the nbformat node, the
+    code cells and the virtual module :attr:`text`."""
+
+    def __init__(self, raw: bytes, path: str = ""):
+        self.raw = raw
+        self.path = path
+        bom = raw.startswith(b"\xef\xbb\xbf")
+        try:
+            self.json = raw[3 if bom else 0:].decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SourceError(f"not valid nbformat: not UTF-8 JSON (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
+        self.prefix = raw[:3] if bom else b""
+        self.nb = self._read(self.json)
+        try:
+            self.spans = source_spans(self.json)
+        except (ValueError, IndexError) as e:  # pragma: no cover - nbformat read the same JSON
+            raise SourceError(f"not valid nbformat: {e}") from None
+        cells = self.nb.get("cells", [])
+        if len(self.spans) != len(cells):  # pragma: no cover
+            raise SourceError("not valid nbformat: the cells could not be located")
+        self.tag = "torchmend-cell-" + hashlib.blake2b(raw, digest_size=4).hexdigest()
+        while self.tag in self.json:
+            self.tag += "x"
+        parts: list[str] = []
+        self.cells: list[CodeCell] = []
+        line = 1
+        nmagic = 0
+        for i, c in enumerate(cells):
+            if c.get("cell_type") != "code":
+                continue
+            src = c.get("source", "")
+            if isinstance(src, list):  # pragma: no cover - nbformat rejoins lines
+                src = "".join(src)
+            if src.lstrip().startswith("%%"):
+                continue  # a cell magic: the cell is not Python, kept whole
+            masked, magics = mask(src, self.tag, nmagic)
+            cell = CodeCell(i, src, line + 1, magics, nmagic)
+            nmagic += len(magics)
+            self.cells.append(cell)
+            parts.append(f"# {self.tag} {i}\n")
+            body = masked if masked.endswith("\n") or not masked else masked + "\n"
+            parts.append(body)
+            line += 1 + body.count("\n")
+        self.text = "".join(parts)
+        self._starts = [c.start for c in self.cells]
+        self._marker = re.compile(rf"^# {re.escape(self.tag)} (\d+)\n", re.M)
+
+    # ------------------------------------------------------------------ reading
+    @staticmethod
+    def _read(text: str):
+        import nbformat
+        from nbformat.reader import NotJSONError
+
+        try:
+            nb = nbformat.reader.reads(text)
+        except NotJSONError as e:
+            cause = e.__cause__ or e.__context__
+            if isinstance(cause, json.JSONDecodeError):
+                raise SourceError(f"not valid nbformat: invalid JSON at line {cause.lineno} column {cause.colno}: {cause.msg}") from None
+            raise SourceError("not valid nbformat: not JSON") from None
+        except Exception as e:  # ValidationError, NBFormatError, a JSON value that is no notebook
+            raise SourceError(f"not valid nbformat: {_first_line(e)}") from None
+        major = nb.get("nbformat")
+        if major != 4:
+            raise SourceError(f"not valid nbformat: nbformat {major} notebooks are not supported (convert it with "
+                              "`jupyter nbconvert --to notebook --nbformat 4`)")
+        try:
+            nbformat.validate(nb)
+        except Exception as e:
+            raise SourceError(f"not valid nbformat: {_first_line(e)}") from None
+        lang = (nb.get("metadata", {}).get("language_info") or {}).get("name")
+        if lang is None:
+            lang = (nb.get("metadata", {}).get("kernelspec") or {}).get("language")
+        if lang is not None and str(lang).lower() not in ("python", "python3", "ipython"):
+            from .sourcefile import Skipped
+
+            raise Skipped(f"a {lang} notebook, not Python: left alone")
+        return nb
+
+    # ------------------------------------------------------------------ positions
+    def locate(self, vline: int) -> tuple[int, int]:
+        """(cell number, 1-based among all cells as a notebook editor shows them; line
+        in that cell) of a line of the virtual module; (0, vline) for a marker line."""
+        k = bisect.bisect_right(self._starts, vline) - 1
+        if k < 0:
+            return 0, vline
+        c = self.cells[k]
+        return c.index + 1, vline - c.start + 1
+
+    def virtual_line(self, cell: int, line: int) -> int:
+        for c in self.cells:
+            if c.index + 1 == cell:
+                return c.start + line - 1
+        raise KeyError(cell)
+
+    def cell(self, number: int) -> Optional[CodeCell]:
+        return next((c for c in self.cells if c.index + 1 == number), None)
+
+    # ------------------------------------------------------------------ writing back
+    def split(self, text: str) -> dict[int, str]:
+        """The sources of the code cells in the virtual module ``text`` (a fixed copy of
+        :attr:`text`): cell index -> source, magics restored.  SourceError when a fix
+        crossed or removed a cell boundary."""
+        ms = list(self._marker.finditer(text))
+        if [int(m.group(1)) for m in ms] != [c.index for c in self.cells] or (ms and ms[0].start() != 0):
+            raise SourceError("internal error: a fix crossed a notebook cell boundary; nothing written")
+        out: dict[int, str] = {}
+        seen: set = set()
+        for k, (c, m) in enumerate(zip(self.cells, ms)):
+            end = ms[k + 1].start() if k + 1 < len(ms) else len(text)
+            body = text[m.end():end]
+            if c.magics:
+                before = len(seen)
+                body = _unmask(body, self.tag, c.magics, c.first_magic, seen)
+                if len(seen) - before != len(c.magics):
+                    raise SourceError("internal error: a fix removed IPython magics of a notebook cell; nothing written")
+                seen.clear()
+            if not c.source.endswith("\n") and body.endswith("\n"):
+                body = body[:-1]
+            out[c.index] = body
+        return out
+
+    def changed_cells(self, text: str) -> dict[int, str]:
+        """Only the cells whose source ``text`` changes."""
+        return {i: s for i, s in self.split(text).items() if s != self._source(i)}
+
+    def _source(self, index: int) -> str:
+        for c in self.cells:
+            if c.index == index:
+                return c.source
+        raise KeyError(index)
+
+    def render(self, new_sources: dict[int, str]) -> bytes:
+        """The notebook's bytes with the ``source`` of the given cells replaced, and
+        nothing else changed (checked by reading the result back with nbformat)."""
+        if not new_sources:
+            return self.raw
+        ascii_only = self.json.isascii()
+        pieces = []
+        pos = 0
+        for idx in sorted(new_sources):
+            s, e = self.spans[idx]
+            pieces.append(self.json[pos:s])
+            pieces.append(self._spell(self.json[s:e], new_sources[idx], ascii_only, s))
+            pos = e
+        pieces.append(self.json[pos:])
+        new_json = "".join(pieces)
+        self._check(new_json, new_sources)
+        return self.prefix + new_json.encode("utf-8")
+
+    def _spell(self, old: str, new: str, ascii_only: bool, at: int) -> str:
+        """``new`` as a JSON ``source`` value in the style of ``old`` (a string, or a
+        list of lines; the list's layout and the spelling of unchanged lines kept)."""
+        if old.startswith('"'):
+            return json.dumps(new, ensure_ascii=ascii_only)
+        known: dict[str, str] = {}
+        for s, e in _elements(old, 0):
+            known.setdefault(json.loads(old[s:e]), old[s:e])
+        lines = new.splitlines(keepends=True)
+        toks = [known.get(ln) or json.dumps(ln, ensure_ascii=ascii_only) for ln in lines]
+        if "\n" not in old:
+            els = list(_elements(old, 0))
+            if len(els) >= 2:  # an inline list: its separator kept
+                return "[" + old[els[0][1]:els[1][0]].join(toks) + "]"
+            if "\n" not in self.json or not toks:
+                return "[" + ",".join(toks) + "]"
+            line_start = self.json.rfind("\n", 0, at) + 1
+            head = self.json[line_start:at]
+            key_indent = head[: len(head) - len(head.lstrip(" \t"))]
+            inner = "\n" + key_indent + self._indent_unit()
+            return "[" + inner + ("," + inner).join(toks) + "\n" + key_indent + "]"
+        i = 1
+        while old[i] in _WS:
+            i += 1
+        lead = old[1:i]
+        j = len(old) - 1
+        while old[j - 1] in _WS:
+            j -= 1
+        tail = old[j:-1]
+        if not toks:
+            return "[]"
+        return "[" + lead + ("," + lead).join(toks) + tail + "]"
+
+    def _indent_unit(self) -> str:
+        m = re.search(r"\{\s*?\n([ \t]+)\"", self.json)
+        return m.group(1) if m else " "
+
+    def _check(self, new_json: str, new_sources: dict[int, str]) -> None:
+        import copy
+
+        import nbformat
+
+        try:
+            got = nbformat.reader.reads(new_json)
+        except Exception as e:  # pragma: no cover - would be torchmend's bug
+            raise SourceError(f"internal error: the rewritten notebook does not read back ({_first_line(e)}); nothing written") from None
+        want = copy.deepcopy(self.nb)
+        for idx, src in new_sources.items():
+            want["cells"][idx]["source"] = src
+        if got != want:  # pragma: no cover
+            raise SourceError("internal error: the rewritten notebook differs beyond the fixed cells; nothing written")
+
+
+def _first_line(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    text = msg[0] if msg else type(e).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+# --------------------------------------------------------------------------- diffs
+def cell_diff(path: str, cell: int, old: str, new: str) -> bytes:
+    """A readable unified diff of one cell (as Ruff prints notebooks): ``--- path:cell N``
+    / ``+++ path:cell N`` and git's hunks of the cell's source."""
+    import pygit2
+
+    from .gitdiff import diff_path
+
+    a = (old if old.endswith("\n") or not old else old + "\n").encode("utf-8")
+    b = (new if new.endswith("\n") or not new else new + "\n").encode("utf-8")
+    if a == b:
+        return b""
+    data = pygit2.Patch.create_from(a, b, old_as_path="x", new_as_path="x").data
+    _, sep, body = data.partition(b"\n@@")
+    name = f"{diff_path(path)}:cell {cell}".encode("utf-8", "surrogateescape")
+    return b"--- " + name + b"\n+++ " + name + b"\n@@" + body
+
+
+def notebook_diff(nb: Notebook, path: str, new_sources: dict[int, str]) -> bytes:
+    return b"".join(cell_diff(path, i + 1, nb._source(i), s) for i, s in sorted(new_sources.items()))
+
+
+# --------------------------------------------------------------------------- as a script
+def script(raw: bytes, path: str = "") -> str:
+    """The code cells in order as one Python script (what ``torchmend verify`` runs):
+    IPython lines commented out, cell-magic cells left out (each says so)."""
+    nb = Notebook(raw, path)
+    out = []
+    code_cells = {c.index: c for c in nb.cells}
+    for i, c in enumerate(nb.nb.get("cells", [])):
+        if c.get("cell_type") != "code":
+            continue
+        out.append(f"# %% cell {i + 1}\n")
+        cc = code_cells.get(i)
+        if cc is None:
+            out.append(f"# (cell magic, not run: {c.get('source', '').lstrip().splitlines()[0]})\n")
+            continue
+        src = cc.source
+        if cc.magics:
+            masked, magics = mask(src, nb.tag, 0)
+            rx = re.compile(rf"^([ \t]*)pass  # {re.escape(nb.tag)}m(\d+)[ \t]*$", re.M)
+            src = rx.sub(lambda m: f"{m.group(1)}pass  # IPython: {magics[int(m.group(2))][1].strip()}", masked)
+        out.append(src if src.endswith("\n") or not src else src + "\n")
+    return "".join(out)

@@ -1,0 +1,282 @@
+"""Jupyter notebooks: discovery, check/diff/apply, magics, layout kept, TM301 advice."""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import nbformat
+import pytest
+
+from torchmend.discovery import discover
+from torchmend.engine import Options, process_file
+from torchmend.notebook import Notebook, mask, script
+from torchmend.sourcefile import SourceError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+SETUP = [
+    "import torch\n",
+    "from torch import nn\n",
+    "from torch.utils.data import DataLoader, TensorDataset\n",
+    "\n",
+    "X, Y = torch.randn(32, 4), torch.randn(32, 1)\n",
+    "loader = DataLoader(TensorDataset(X, Y), batch_size=8)\n",
+    "model = nn.Linear(4, 1)\n",
+    "criterion = nn.MSELoss()\n",
+    "opt = torch.optim.SGD(model.parameters(), lr=0.05)",
+]
+LOOP = [
+    "for inputs, targets in loader:\n",
+    "    loss = criterion(model(inputs), targets)\n",
+    "    loss.backward()\n",
+    "    opt.step()",
+]
+
+
+def code(lines, n=None, outputs=None, **extra):
+    cell = {"cell_type": "code", "execution_count": n, "metadata": {}, "outputs": outputs or [], "source": lines}
+    cell.update(extra)
+    return cell
+
+
+def md(text):
+    return {"cell_type": "markdown", "metadata": {}, "source": text}
+
+
+def notebook(cells, indent=1, trailing_newline=True, **meta):
+    nb = {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                                       "language_info": {"name": "python"}, **meta},
+          "nbformat": 4, "nbformat_minor": 4}
+    text = json.dumps(nb, indent=indent, ensure_ascii=False)
+    return (text + ("\n" if trailing_newline else "")).encode()
+
+
+PNG = {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgoAAAANSUhEUg==", "text/plain": ["<Figure>"]},
+       "metadata": {"needs_background": "light"}}
+STREAM = {"output_type": "stream", "name": "stdout", "text": ["loss 0.5\n", "loss 0.4\n"]}
+
+
+def train_nb(**kw):
+    return notebook([
+        md("# Training\n\nA *tiny* regression."),
+        code(["%matplotlib inline\n", "!pip install -q torch\n"] + SETUP, 1),
+        {"cell_type": "raw", "metadata": {"format": "text/plain"}, "source": "raw text ü"},
+        code(LOOP, 2, outputs=[STREAM, PNG]),
+    ], **kw)
+
+
+def tm(*args, cwd, stdin=None):
+    return subprocess.run([sys.executable, "-m", "torchmend", *args], cwd=cwd, capture_output=True, text=True,
+                          input=stdin, env={**os.environ, "NO_COLOR": "1"})
+
+
+def without_sources(nb, cells):
+    nb = copy.deepcopy(nb)
+    for i in cells:
+        nb["cells"][i]["source"] = ""
+    return nb
+
+
+# ---------------------------------------------------------------------- the virtual module
+def test_virtual_module_maps_back_to_cells():
+    nb = Notebook(train_nb())
+    assert [c.index for c in nb.cells] == [1, 3]
+    lines = nb.text.splitlines()
+    v = next(i for i, ln in enumerate(lines, 1) if ln.startswith("    opt.step()"))
+    assert nb.locate(v) == (4, 4)  # cell 4 (markdown and raw cells count, as an editor shows them), line 4
+    assert nb.virtual_line(4, 4) == v
+    assert "pip install" not in nb.text and "%matplotlib" not in nb.text  # masked: the parser never sees them
+    compile(nb.text, "nb", "exec")
+
+
+@pytest.mark.parametrize("src", [
+    "%matplotlib inline\nimport torch\n",
+    "!pip install torch \\\n    torchvision\nx = 1\n",
+    "files = !ls\nres = %sx echo hi\nx?\n??torch.nn\ntorch.nn.Linear??\n",
+    "for i in range(3):\n    !echo {i}\n    %time f(i)\n",
+    's = """\n%not a magic\n!nor this\n"""\nx = (1\n% 2)\n',
+    "a != b\nb %= 3\n",
+])
+def test_magics_are_masked_and_restored_byte_for_byte(src):
+    masked, magics = mask(src, "TAG", 0)
+    compile(masked, "cell", "exec")
+    nb = Notebook(notebook([code(src)]))
+    assert nb.split(nb.text) == {0: src}
+    if "not a magic" in src or "!=" in src:
+        assert not magics  # inside a string or brackets, or Python operators: left alone
+
+
+def test_cell_magic_cell_is_kept_whole():
+    nb = Notebook(notebook([code("%%bash\nfor x in a b; do echo $x; done\n"), code("x = 1")]))
+    assert [c.index for c in nb.cells] == [1]
+    assert "bash" not in nb.text
+
+
+def test_invalid_notebooks_are_one_line_errors(tmp_path):
+    cases = {
+        "syntax.ipynb": b'{"cells": [,]}',
+        "nocells.ipynb": json.dumps({"metadata": {}, "nbformat": 4, "nbformat_minor": 4}).encode(),
+        "v3.ipynb": json.dumps({"metadata": {}, "nbformat": 3, "nbformat_minor": 0, "worksheets": []}).encode(),
+        "list.ipynb": b"[1, 2]",
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(SourceError) as e:
+            Notebook(data)
+        assert str(e.value).startswith("not valid nbformat") and "\n" not in str(e.value)
+    p = tm("check", "--no-cache", ".", cwd=tmp_path)
+    assert p.returncode == 2
+    errs = [ln for ln in p.stderr.splitlines() if ": error: " in ln]
+    assert sorted(ln.split(":")[0] for ln in errs) == sorted(cases)
+    assert "syntax.ipynb: error: not valid nbformat: invalid JSON at line 1 column 12" in p.stderr
+
+
+def test_non_python_notebook_is_left_alone(tmp_path):
+    (tmp_path / "r.ipynb").write_bytes(notebook([code(LOOP)], language_info={"name": "R"}))
+    r = process_file(str(tmp_path / "r.ipynb"), Options())
+    assert r.skipped and "R notebook" in r.skipped and not r.findings
+
+
+# ---------------------------------------------------------------------- commands
+def test_directories_discover_notebooks_with_the_same_excludes(tmp_path):
+    (tmp_path / "a.ipynb").write_bytes(train_nb())
+    (tmp_path / "b.py").write_text("x = 1\n")
+    for d in (".ipynb_checkpoints", "build"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "a-checkpoint.ipynb").write_bytes(train_nb())
+    got = discover([str(tmp_path)]).files
+    assert [os.path.relpath(p, tmp_path) for p in got] == ["a.ipynb", "b.py"]
+
+
+def test_check_names_the_cell(tmp_path):
+    (tmp_path / "train.ipynb").write_bytes(train_nb())
+    p = tm("check", "--no-cache", "train.ipynb", cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert p.stdout.startswith("train.ipynb:cell 4:4:5: TM201 [bug] ")
+    j = tm("check", "--no-cache", "--output-format", "json", "train.ipynb", cwd=tmp_path)
+    [d] = json.loads(j.stdout)
+    assert (d["cell"], d["location"], d["code"]) == (4, {"column": 5, "row": 4}, "TM201")
+    assert d["fix"]["edits"] == [{"cell": 4, "content": "    opt.zero_grad()\n", "location": {"column": 1, "row": 2},
+                                  "end_location": {"column": 1, "row": 2}}]
+    s = json.loads(tm("check", "--no-cache", "--output-format", "sarif", "train.ipynb", cwd=tmp_path).stdout)
+    [res] = s["runs"][0]["results"]
+    assert res["properties"] == {"cell": 4} and res["message"]["text"].startswith("cell 4: ")
+    full = tm("check", "--no-cache", "--output-format", "full", "train.ipynb", cwd=tmp_path).stdout
+    assert "4 |     opt.step()" in full
+
+
+def test_diff_is_one_readable_diff_per_cell(tmp_path):
+    (tmp_path / "train.ipynb").write_bytes(train_nb())
+    p = tm("diff", "--no-cache", "train.ipynb", cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert p.stdout == (
+        "--- train.ipynb:cell 4\n"
+        "+++ train.ipynb:cell 4\n"
+        "@@ -1,4 +1,5 @@\n"
+        " for inputs, targets in loader:\n"
+        "+    opt.zero_grad()\n"
+        "     loss = criterion(model(inputs), targets)\n"
+        "     loss.backward()\n"
+        "     opt.step()\n"
+    )
+
+
+@pytest.mark.parametrize("indent,trailing", [(1, True), (2, False), (4, True)])
+def test_apply_changes_only_the_edited_cells_source(tmp_path, indent, trailing):
+    raw = train_nb(indent=indent, trailing_newline=trailing)
+    path = tmp_path / "train.ipynb"
+    path.write_bytes(raw)
+    p = tm("apply", "--no-cache", "train.ipynb", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    new = path.read_bytes()
+    before, after = nbformat.reads(raw.decode(), nbformat.NO_CONVERT), nbformat.reads(new.decode(), nbformat.NO_CONVERT)
+    assert without_sources(before, [3]) == without_sources(after, [3])  # outputs, metadata, other cells
+    assert after.cells[3].source == "for inputs, targets in loader:\n    opt.zero_grad()\n" + "".join(LOOP[1:])
+    assert after.cells[1].source == before.cells[1].source  # magics untouched
+    # the bytes: only the lines of that source list changed (one line inserted); layout kept
+    old_lines, new_lines = raw.decode().splitlines(keepends=True), new.decode().splitlines(keepends=True)
+    added = [ln for ln in new_lines if ln not in old_lines]
+    assert added == [" " * (indent * 4) + '"    opt.zero_grad()\\n",\n']
+    assert len(new_lines) == len(old_lines) + 1 and new.endswith(b"}\n") == trailing
+    assert list(json.loads(new)) == list(json.loads(raw))  # key order
+    st = os.stat(path)
+    again = tm("apply", "--no-cache", "train.ipynb", cwd=tmp_path)
+    assert again.returncode == 0 and path.read_bytes() == new
+    assert os.stat(path).st_ino == st.st_ino and os.stat(path).st_mtime_ns == st.st_mtime_ns  # not rewritten
+
+
+def test_string_sources_and_magics_in_an_edited_cell(tmp_path):
+    loop = "for inputs, targets in loader:\n    %time loss = criterion(model(inputs), targets)\n    !echo step\n" \
+           "    loss = criterion(model(inputs), targets)\n    loss.backward()\n    opt.step()\n"
+    raw = notebook([code("".join(SETUP)), code(loop)], indent=2)
+    path = tmp_path / "n.ipynb"
+    path.write_bytes(raw)
+    r = process_file(str(path), Options(write=True))
+    assert r.error is None and r.written, r.error
+    after = nbformat.reads(path.read_text(), nbformat.NO_CONVERT)
+    assert after.cells[1].source == loop.replace("loader:\n", "loader:\n    opt.zero_grad()\n")
+    assert isinstance(json.loads(path.read_text())["cells"][1]["source"], str)  # still one string
+
+
+def test_suppression_comments_work_in_cells(tmp_path):
+    loop = LOOP[:-1] + ["    opt.step()  # noqa: TM201"]
+    (tmp_path / "n.ipynb").write_bytes(notebook([code(SETUP), code(loop)]))
+    r = process_file(str(tmp_path / "n.ipynb"), Options())
+    assert r.findings == [] and r.error is None
+    (tmp_path / "m.ipynb").write_bytes(notebook([code(SETUP), code(LOOP)]))
+    p = tm("check", "--no-cache", "--add-noqa", "m.ipynb", cwd=tmp_path)
+    assert "added 1 noqa directive to m.ipynb" in p.stderr, p.stderr
+    nb = nbformat.read(str(tmp_path / "m.ipynb"), nbformat.NO_CONVERT)
+    assert nb.cells[1].source.splitlines()[3] == "    opt.step()  # noqa: TM201"
+    assert tm("check", "--no-cache", "m.ipynb", cwd=tmp_path).returncode == 0
+
+
+def test_stdin_notebook(tmp_path):
+    raw = train_nb().decode()
+    p = tm("check", "-", "--stdin-filename", "nb.ipynb", cwd=tmp_path, stdin=raw)
+    assert p.returncode == 1 and p.stdout.startswith("nb.ipynb:cell 4:4:5: TM201")
+    a = tm("apply", "-", "--stdin-filename", "nb.ipynb", cwd=tmp_path, stdin=raw)
+    assert "opt.zero_grad()" in nbformat.reads(a.stdout, nbformat.NO_CONVERT).cells[3].source
+
+
+def test_tm301_in_a_notebook_gives_the_notebook_advice(tmp_path):
+    cells = [
+        code(["import torch\n", "from torch.utils.data import DataLoader, Dataset\n"]),
+        code(["class MyDataset(Dataset):\n", "    def __len__(self):\n", "        return 8\n", "\n",
+              "    def __getitem__(self, i):\n", "        return torch.tensor([float(i)])"]),
+        code(["loader = DataLoader(MyDataset(), batch_size=4, num_workers=2)\n", "for batch in loader:\n", "    print(batch.shape)"]),
+    ]
+    (tmp_path / "w.ipynb").write_bytes(notebook(cells))
+    p = tm("check", "--no-cache", "w.ipynb", cwd=tmp_path)
+    assert p.returncode == 1
+    assert p.stdout.startswith("w.ipynb:cell 3:1:10: TM301 [bug] DataLoader `loader` with num_workers=2: its workers need "
+                               "`MyDataset`, defined in this notebook")
+    assert "(fix available)" not in p.stdout and "Can't get attribute 'MyDataset' on <module '__main__'>" in p.stdout
+    assert tm("diff", "--no-cache", "w.ipynb", cwd=tmp_path).stdout == ""  # no guard is offered
+
+
+def test_cell_diffs_are_refused_as_a_patch(tmp_path):
+    (tmp_path / "train.ipynb").write_bytes(train_nb())
+    patch = tm("diff", "--no-cache", "train.ipynb", cwd=tmp_path).stdout
+    (tmp_path / "p.patch").write_text(patch)
+    p = tm("apply", "--patch", "p.patch", cwd=tmp_path)
+    assert p.returncode == 2 and "run `torchmend apply train.ipynb`; nothing written" in p.stderr
+    assert (tmp_path / "train.ipynb").read_bytes() == train_nb()
+
+
+def test_verify_script_runs_the_code_cells_in_order():
+    raw = notebook([code("%matplotlib inline\nx = 1"), md("text"), code("%%bash\necho hi"), code("print(x + 1)")])
+    s = script(raw)
+    assert s == ("# %% cell 1\npass  # IPython: %matplotlib inline\nx = 1\n# %% cell 3\n"
+                 "# (cell magic, not run: %%bash)\n# %% cell 4\nprint(x + 1)\n")
+    assert subprocess.run([sys.executable, "-c", s], capture_output=True, text=True).stdout == "2\n"
+
+
+def test_verify_runs_a_notebook_before_and_after(tmp_path):
+    (tmp_path / "train.ipynb").write_bytes(notebook([code(["%matplotlib inline\n", "!echo hi\n"] + SETUP), md("x"), code(LOOP)]))
+    p = tm("verify", "train.ipynb", cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "train.ipynb:cell 3:4:5: TM201 verified" in p.stdout
+    assert "before: TM201 at train.ipynb:cell 3:" in p.stdout
