@@ -98,10 +98,14 @@ def measure(cmd: list[str], cwd: str, env: dict | None = None, stdout: bool = Fa
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
-    out = b""
-    if stdout:
-        out = p.stdout.read()
-    err = p.stderr.read()
+    # both pipes drained at once (a command that fills stderr while stdout is read
+    # would block forever); wait4 afterwards, for the rusage
+    errs: list = []
+    reader = threading.Thread(target=lambda: errs.append(p.stderr.read()), daemon=True)
+    reader.start()
+    out = p.stdout.read() if stdout else b""
+    reader.join()
+    err = errs[0] if errs else b""
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     done.set()

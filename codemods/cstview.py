@@ -54,7 +54,9 @@ class CstView:
 
         self._pos = positions(self.module)
         self._by_start: Optional[dict] = None
+        self._by_offset: Optional[dict] = None
         self._parent: Optional[dict] = None
+        self._path_parent: dict = {}
         self._lines = None
 
     # ------------------------------------------------------------------ mapping
@@ -65,6 +67,28 @@ class CstView:
                 idx.setdefault((r.start.line, r.start.column), []).append((node, r))
             self._by_start = idx
         return self._by_start
+
+    def _offset_index(self) -> Optional[dict]:
+        """Start offset -> nodes, straight from the offsets the positions were computed
+        from (no line/column conversion of every node); None with the public fallback."""
+        if self._by_offset is None:
+            offsets = getattr(self._pos, "_offsets", None)
+            if offsets is None:
+                return None
+            idx: dict = {}
+            for node, (a, b) in offsets.items():
+                idx.setdefault(a, []).append((node, b))
+            self._by_offset = idx
+        return self._by_offset
+
+    def offsets(self, node) -> Optional[tuple[int, int]]:
+        """Character offsets of a LibCST node (None with the public fallback)."""
+        offsets = getattr(self._pos, "_offsets", None)
+        return None if offsets is None else offsets.get(node)
+
+    def _text_offset(self, line: int, col: int) -> int:
+        self._char_col(1, 0)
+        return self._lines[line - 1] + col
 
     def _char_col(self, line: int, col: int) -> int:
         if self._lines is None:
@@ -93,8 +117,13 @@ class CstView:
         if want is None:
             raise NodeNotFound(f"no LibCST counterpart for {type(node).__name__}")
         line, col, eline, ecol = self.span(node)
-        cands = [n for n, r in self._index().get((line, col), ()) if isinstance(n, want)]
-        exact = [n for n in cands if (self._pos[n].end.line, self._pos[n].end.column) == (eline, ecol)]
+        by_offset = self._offset_index()
+        if by_offset is not None:
+            a, b = self._text_offset(line, col), self._text_offset(eline, ecol)
+            exact = [n for n, end in by_offset.get(a, ()) if end == b and isinstance(n, want)]
+        else:
+            cands = [n for n, r in self._index().get((line, col), ()) if isinstance(n, want)]
+            exact = [n for n in cands if (self._pos[n].end.line, self._pos[n].end.column) == (eline, ecol)]
         if len(exact) == 1:
             return exact[0]
         if exact:
@@ -122,6 +151,14 @@ class CstView:
         return p
 
     def parent(self, node):
+        if node is self.module:
+            return None
+        if self._parent is None and node not in self._path_parent:
+            self._descend_to(node)
+            if node in self._path_parent:
+                return self._path_parent[node]
+        if self._parent is None and node in self._path_parent:
+            return self._path_parent[node]
         if self._parent is None:
             from .cstutil import children
 
@@ -134,6 +171,30 @@ class CstView:
                     stack.append(c)
             self._parent = parent
         return self._parent.get(node)
+
+    def _descend_to(self, node) -> None:
+        """Record the parents on the way from the module down to ``node``, through the
+        children whose offsets hold its offsets (not a map of the whole tree)."""
+        offsets = getattr(self._pos, "_offsets", None)
+        want = offsets.get(node) if offsets is not None else None
+        if want is None:
+            return
+        from .cstutil import children
+
+        a, b = want
+        cur = self.module
+        while cur is not node:
+            nxt = None
+            for c in children(cur):
+                self._path_parent.setdefault(c, cur)
+                if c is node:
+                    return
+                r = offsets.get(c)
+                if nxt is None and r is not None and r[0] <= a and b <= r[1]:
+                    nxt = c
+            if nxt is None:
+                return
+            cur = nxt
 
     def ancestors(self, node):
         p = self.parent(node)

@@ -235,7 +235,36 @@ def apply_fixes(view, built: Sequence[_Built]) -> str:
         for node, new in b.replacements.items():
             repl[id(node)] = new
 
+    # statements that hold no replaced node are not entered (their offsets show it)
+    spans = []
+    for b in built:
+        for node in b.replacements:
+            o = view.offsets(node) if hasattr(view, "offsets") else None
+            if o is None:
+                spans = None
+                break
+            spans.append(o)
+        if spans is None:
+            break
+    offsets_of = view.offsets if spans else None
+
     class _Apply(cst.CSTTransformer):
+        def on_visit(self, node):
+            # only statements are skipped: their text holds all of theirs (an expression's
+            # range may leave a child out: a parameter's excludes its default)
+            if offsets_of is None or not isinstance(node, cst.BaseStatement):
+                return True
+            o = offsets_of(node)
+            if o is None:
+                return True
+            start, end = o
+            for d in getattr(node, "decorators", ()):
+                od = offsets_of(d)
+                if od is None:
+                    return True
+                start = min(start, od[0])
+            return any(start <= a and b <= end for a, b in spans)
+
         def on_leave(self, original_node, updated_node):
             new = repl.get(id(original_node))
             return updated_node if new is None else new
