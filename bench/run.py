@@ -259,7 +259,12 @@ def big_file_source(root: str, lines: int, max_bytes: int = 4_000_000) -> tuple[
 
 
 def big_file(root: str, a, ruff: str | None) -> list[str]:
-    src, used = big_file_source(root, a.big_lines)
+    # built in a fresh process: reading and parsing the candidates would grow this one,
+    # and a child's peak RSS (ru_maxrss) starts from its parent's at the fork
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        src, used = pool.apply(big_file_source, (root, a.big_lines))
     tmp = tempfile.mkdtemp(prefix="torchmend-bench-big-")
     try:
         with open(os.path.join(tmp, "big_model.py"), "w", encoding="utf-8") as f:
@@ -315,6 +320,16 @@ def main(argv: list[str] | None = None) -> int:
     ver = subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip() if ruff else ""
     print(f"torchmend: {' '.join(TM)}; ruff: {f'{ruff} ({ver})' if ruff else 'NOT FOUND on PATH or next to ' + sys.executable + ' (pip install ruff): ruff rows and ratio lines skipped'}")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    # as installed: pip byte-compiles a package when it installs it, so the runs measured
+    # here use bytecode too (an environment that sets PYTHONDONTWRITEBYTECODE would make
+    # every run compile torchmend's modules again)
+    if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        print("PYTHONDONTWRITEBYTECODE unset for the measured commands")
+    import torchmend
+    import torchmend.cli
+
+    for pkg in (torchmend, torchmend.cli):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.dirname(pkg.__file__)], stdout=subprocess.DEVNULL)
 
     tmp = None
     sets: list[tuple[str, str]] = []

@@ -162,12 +162,13 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _finding_from_dict(d: Any, path: str) -> Finding:
-    _need(isinstance(d, dict) and set(d) == {"code", "message", "line", "col", "severity", "applied", "safety", "end", "cell"}, "finding fields")
-    _need(_is_int(d["cell"]), "finding cell")
-    _need(isinstance(d["code"], str) and isinstance(d["message"], str), "finding code/message")
-    _need(isinstance(d["end"], list) and len(d["end"]) == 4 and all(_is_int(v) for v in d["end"]), "finding end")
-    _need(_is_int(d["line"]) and _is_int(d["col"]) and isinstance(d["applied"], bool), "finding position")
+def _finding_from_dict(d: Any, path: str, check: bool = True) -> Finding:
+    if check:
+        _need(isinstance(d, dict) and set(d) == {"code", "message", "line", "col", "severity", "applied", "safety", "end", "cell"}, "finding fields")
+        _need(_is_int(d["cell"]), "finding cell")
+        _need(isinstance(d["code"], str) and isinstance(d["message"], str), "finding code/message")
+        _need(isinstance(d["end"], list) and len(d["end"]) == 4 and all(_is_int(v) for v in d["end"]), "finding end")
+        _need(_is_int(d["line"]) and _is_int(d["col"]) and isinstance(d["applied"], bool), "finding position")
     try:
         sev = Severity(d["severity"])
         safety = None if d["safety"] is None else Safety(d["safety"])
@@ -198,29 +199,29 @@ def result_to_dict(r: FileResult) -> dict:
     }
 
 
-def result_from_dict(d: Any, path: str) -> FileResult:
+def result_from_dict(d: Any, path: str, check: bool = True) -> FileResult:
     """The result stored by :func:`result_to_dict`, for ``path``; InvalidCache if ``d``
-    is not exactly that shape."""
-    _need(isinstance(d, dict) and set(d) == _RESULT_KEYS, "result fields")
-    _need(isinstance(d["findings"], list) and isinstance(d["suggestions"], list) and isinstance(d["deps"], list), "result lists")
-    _need(isinstance(d["applied"], dict) and all(isinstance(k, str) and _is_int(v) for k, v in d["applied"].items()), "applied")
-    _need(isinstance(d["diff"], str), "diff")
-    _need(all(v is None or isinstance(v, str) for v in (d["error"], d["skipped"])), "error/skipped")
-    _need(isinstance(d["parsed"], bool) and isinstance(d["tree_dependent"], bool) and isinstance(d["stage"], str), "flags")
-    suggestions = []
-    for s in d["suggestions"]:
-        _need(isinstance(s, dict) and set(s) == {"finding", "diff"} and isinstance(s["diff"], str), "suggestion")
-        suggestions.append(Suggestion(_finding_from_dict(s["finding"], path), _s2b(s["diff"])))
-    _need(isinstance(d["warnings"], list) and all(
-        isinstance(w, list) and len(w) in (2, 3) and _is_int(w[0]) and isinstance(w[1], str) and all(_is_int(x) for x in w[2:])
-        for w in d["warnings"]), "warnings")
-    deps = []
-    for dep in d["deps"]:
-        _need(isinstance(dep, list) and len(dep) == 3 and isinstance(dep[0], str) and _is_int(dep[1]) and _is_int(dep[2]), "dependency")
-        deps.append(tuple(dep))
+    is not exactly that shape (``check=False``: ``d`` was checked when the cache was
+    loaded)."""
+    if check:
+        _need(isinstance(d, dict) and set(d) == _RESULT_KEYS, "result fields")
+        _need(isinstance(d["findings"], list) and isinstance(d["suggestions"], list) and isinstance(d["deps"], list), "result lists")
+        _need(isinstance(d["applied"], dict) and all(isinstance(k, str) and _is_int(v) for k, v in d["applied"].items()), "applied")
+        _need(isinstance(d["diff"], str), "diff")
+        _need(all(v is None or isinstance(v, str) for v in (d["error"], d["skipped"])), "error/skipped")
+        _need(isinstance(d["parsed"], bool) and isinstance(d["tree_dependent"], bool) and isinstance(d["stage"], str), "flags")
+        _need(isinstance(d["warnings"], list) and all(
+            isinstance(w, list) and len(w) in (2, 3) and _is_int(w[0]) and isinstance(w[1], str) and all(_is_int(x) for x in w[2:])
+            for w in d["warnings"]), "warnings")
+        for s in d["suggestions"]:
+            _need(isinstance(s, dict) and set(s) == {"finding", "diff"} and isinstance(s["diff"], str), "suggestion")
+        for dep in d["deps"]:
+            _need(isinstance(dep, list) and len(dep) == 3 and isinstance(dep[0], str) and _is_int(dep[1]) and _is_int(dep[2]), "dependency")
+    suggestions = [Suggestion(_finding_from_dict(s["finding"], path, check), _s2b(s["diff"])) for s in d["suggestions"]]
+    deps = [tuple(dep) for dep in d["deps"]]
     return FileResult(
         path=path,
-        findings=[_finding_from_dict(f, path) for f in d["findings"]],
+        findings=[_finding_from_dict(f, path, check) for f in d["findings"]],
         applied=Counter(d["applied"]),
         diff=_s2b(d["diff"]),
         suggestions=suggestions,
@@ -293,6 +294,7 @@ class Cache:
         self.file = os.path.join(self.dir, CACHE_FILE)
         self.settings = settings_key(opts)
         self._per_settings: dict = {}
+        self._last_opts = None  # (Options, key) of the last lookup
         self.tool = tool_fingerprint()
         self.verify = verify
         self.max_bytes = opts.max_bytes
@@ -302,7 +304,8 @@ class Cache:
         self.hits = 0
         self.warning: Optional[str] = None
         self.disabled = False
-        self._now = int(time.time())
+        # when an entry was last used, to the hour: a warm run within the hour rewrites nothing
+        self._now = int(time.time()) // 3600 * 3600
         if directory is None and os.path.islink(self.dir):
             self.disabled = True  # a link shipped in a repository could send our writes anywhere
             self.warning = f"warning: {self._shown(self.dir)} is a symbolic link: the cache is not used (remove the link, or pass --cache-dir)"
@@ -341,10 +344,15 @@ class Cache:
         """The settings key of a file's own Options (per-file configuration), or the run's."""
         if opts is None:
             return self.settings
+        # the same Options object serves every file of a group: its key is worked out once
+        last = self._last_opts
+        if last is not None and last[0] is opts:
+            return last[1]
         k = dataclasses.astuple(opts)
         got = self._per_settings.get(k)
         if got is None:
             got = self._per_settings[k] = settings_key(opts)
+        self._last_opts = (opts, got)
         return got
 
     def _result_key(self, digest: str, name: str, path: Optional[str], settings: Optional[str] = None) -> str:
@@ -406,7 +414,7 @@ class Cache:
         e = self.results.get(self._result_key(digest, name, None, sk)) or self.results.get(self._result_key(digest, name, ap, sk))
         if e is None:
             return None
-        r = result_from_dict(e["r"], path)
+        r = result_from_dict(e["r"], path, check=False)  # checked when the cache was loaded
         if r.tree_dependent and e["tree"] != tree:
             return None
         from .engine import _stat

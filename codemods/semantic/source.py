@@ -64,6 +64,7 @@ class ParsedSource:
 
     def __init__(self, text: str, lazy: bool = True, min_chars: int = 2000):
         self.text = text
+        self._word_chunks: dict = {}
         self.lazy = lazy
         self.chunks: list[Chunk] = self._cut(text, min_chars) if lazy else []
         if not self.chunks:
@@ -103,13 +104,32 @@ class ParsedSource:
 
     def chunks_containing(self, words: tuple[str, ...]) -> list[Chunk]:
         """Chunks whose text contains one of ``words`` (each parsed)."""
-        text = self.text
-        out = []
-        for c in self.chunks:
-            if any(text.find(w, c.start, c.end) >= 0 for w in words):
-                self.parse(c)
-                out.append(c)
+        if len(words) == 1:
+            got = self._holding(words[0])
+        else:
+            hit = set()
+            for w in words:
+                hit.update(self._holding(w))
+            got = sorted(hit)
+        chunks = self.chunks
+        out = [chunks[i] for i in got]
+        for c in out:
+            self.parse(c)
         return out
+
+    def _holding(self, word: str) -> list[int]:
+        """Indices of the chunks whose text contains ``word`` (remembered per word: the
+        rules ask for the same names many times)."""
+        memo = self._word_chunks
+        got = memo.get(word)
+        if got is None:
+            text = self.text
+            got = []
+            for i, c in enumerate(self.chunks):
+                if text.find(word, c.start, c.end) >= 0:
+                    got.append(i)
+            memo[word] = got
+        return got
 
     def definitions(self) -> list[Chunk]:
         return [c for c in self.chunks if c.kind != "code"]
