@@ -337,11 +337,66 @@ def add_helpers_and_imports(module, helpers: dict[str, str], imports: list[tuple
         body[at:at] = new_stmts
         module = module.with_changes(body=body)
     if imports:
+        # the imports the module already has at its top level need no visit of the tree
+        have = _top_level_imports(module)
+        imports = [i for i in imports if i not in have]
+    if len(imports) == 1 and imports[0][1] is None and _fast_import_ok(module):
+        # one plain ``import m``: where AddImportsVisitor puts it (after the last top-level
+        # import statement), without its visit of the whole tree
+        body = list(module.body)
+        at = max(i for i, st in enumerate(body) if _has_import(st)) + 1
+        new = cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(name=cst.parse_expression(imports[0][0]))])])
+        body.insert(at, new)
+        return module.with_changes(body=body)
+    if imports:
         cctx = CodemodContext()
         for mod, obj in imports:
             AddImportsVisitor.add_needed_import(cctx, mod, obj)
         module = AddImportsVisitor(cctx).transform_module(module)
     return module
+
+
+def _has_import(stmt) -> bool:
+    import libcst as cst
+
+    return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+
+
+def _fast_import_ok(module) -> bool:
+    """The module has a top-level import statement and no ``from __future__`` (where
+    AddImportsVisitor's placement is simply "after the last one")."""
+    import libcst as cst
+
+    found = False
+    for st in module.body:
+        if _has_import(st):
+            found = True
+            for s in st.body:
+                if isinstance(s, cst.ImportFrom) and s.module is not None and module.code_for_node(s.module) == "__future__":
+                    return False
+    return found
+
+
+def _top_level_imports(module) -> set:
+    """``(module, None)`` for each top-level ``import m`` and ``(module, name)`` for each
+    ``from m import name`` (without ``as``): what AddImportsVisitor would find there."""
+    import libcst as cst
+
+    out: set = set()
+    for stmt in module.body:
+        if not _is_import(stmt):
+            continue
+        for s in stmt.body:
+            if isinstance(s, cst.Import):
+                for a in s.names:
+                    if a.asname is None:
+                        out.add((module.code_for_node(a.name), None))
+            elif isinstance(s, cst.ImportFrom) and not s.relative and s.module is not None and not isinstance(s.names, cst.ImportStar):
+                m = module.code_for_node(s.module)
+                for a in s.names:
+                    if a.asname is None:
+                        out.add((m, module.code_for_node(a.name)))
+    return out
 
 
 def _is_docstring(stmt) -> bool:
