@@ -28,22 +28,10 @@ from torchmend.engine import Options
 
 
 def shortcuts_off(opts: Options) -> Options:
-    """``opts`` with every shortcut off: no textual pre-filter (needles), no stdlib-``ast``
-    gate, no elision (focus) — the reference the shipped configuration must agree with.
-
-    This is the one place to change when the engine's switch changes.  An engine whose
-    ``Options`` has a ``shortcuts`` field gets ``shortcuts=False``.  The engine of main
-    today has no such option, so this patches this process (the workers are forked after
-    it, so they inherit it); call it only after the shipped run.
-    """
-    if "shortcuts" in {f.name for f in dataclasses.fields(Options)}:
-        return dataclasses.replace(opts, shortcuts=False)
-    from torchmend.rule import Rule
-
-    engine.FOCUS = False
-    Rule.may_match = classmethod(lambda cls, text: True)
-    engine._overrides_ast_check = lambda rule: False
-    return opts
+    """``opts`` with every shortcut off (``Options.shortcuts``): no text gate, every rule
+    run on every file, every file parsed whole -- the reference the shipped
+    configuration must agree with."""
+    return dataclasses.replace(opts, shortcuts=False)
 
 
 def _summary(res: runner.RunResult) -> dict:
