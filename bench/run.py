@@ -145,7 +145,7 @@ def summary_line(stderr: str) -> str:
 
 
 def ruff_cmd(ruff: str) -> list[str]:
-    return [ruff, "check", "--select", "ALL", "--no-cache", "--quiet", "--exit-zero", "."]
+    return [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "--statistics", "."]
 
 
 def rowset(name: str, root: str, a, ruff: str | None) -> list[str]:
@@ -198,7 +198,7 @@ def rowset(name: str, root: str, a, ruff: str | None) -> list[str]:
     if not a.no_diff:
         table.append(("torchmend diff --no-cache (cold)", rows["diff"]))
     if ruff:
-        table.append(("ruff check --select ALL --no-cache", rows["ruff"]))
+        table.append(("ruff check --select ALL --no-cache --statistics", rows["ruff"]))
     if lc is not None:
         table.append((lc_label, lc))
     print()
@@ -273,7 +273,7 @@ def big_file(root: str, a, ruff: str | None) -> list[str]:
         print(f"\n== one large file: {n} lines, {len(src.encode()) / 1e6:.1f} MB, {used} model files of {root} concatenated (valid: ast.parse)", flush=True)
         res = [("torchmend check --no-cache big_model.py", measure(TM + ["check", "--no-cache", "big_model.py"], tmp))]
         if ruff:
-            res.append(("ruff check --select ALL --no-cache big_model.py", measure([ruff, "check", "--select", "ALL", "--no-cache", "--quiet", "--exit-zero", "big_model.py"], tmp)))
+            res.append(("ruff check --select ALL --no-cache --statistics big_model.py", measure([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "--statistics", "big_model.py"], tmp)))
         print(f"{'':56} {'wall s':>8} {'lines/s':>8} {'CPU s':>8} {'RSS max proc':>13} {'RSS tree':>9}")
         for label, r in res:
             print(f"{label:56} {r['wall']:8.2f} {n / max(r['wall'], 1e-9):8.0f} {r['cpu']:8.2f} {r['maxrss_mb']:11.0f}MB {r['tree_mb']:7.0f}MB")

@@ -449,9 +449,13 @@ def run(
 
     def groups(paths: list[str]):
         by: dict = {}  # Options (as a tuple) -> (Options, files)
+        keys: dict = {}  # id(Options) -> its tuple (options_for hands out one object per group)
         for p in paths:
             o = opts if options_for is None else options_for(p)
-            by.setdefault(astuple(o), (o, []))[1].append(p)
+            k = keys.get(id(o))
+            if k is None or k[0] is not o:
+                k = keys[id(o)] = (o, astuple(o))
+            by.setdefault(k[1], (o, []))[1].append(p)
         return by.values()
 
     def process(paths: list[str], project: Optional[Project], sink) -> None:

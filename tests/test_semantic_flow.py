@@ -140,3 +140,14 @@ def test_instance_class_of_a_self_referencing_value_ends():
     sem = model(src)
     for call in sem.find_named((ast.Call,), ("f",)):
         sem.callee(call)  # no RecursionError
+
+
+def test_parent_of_a_node_in_a_decorator_found_without_indexing_the_chunk():
+    src = "import x\n\n\n@deco(a.b, key=lambda v: v)\ndef g(y):\n    return y + 1\n"
+    sem = model(src, lazy_min_chars=0)
+    g = sem.find_named((ast.FunctionDef,), ("g",))[0]
+    attr = g.decorator_list[0].args[0]  # ``a.b``: no walk has recorded it
+    assert sem.parent(attr) is g.decorator_list[0]
+    assert list(sem.ancestors(attr))[-2:] == [g, sem.module]
+    ret = g.body[0].value.left  # ``y`` in the body
+    assert sem.parent(ret) is g.body[0].value

@@ -356,10 +356,13 @@ class SemanticModel:
                     if n is node:
                         return p
                     ln = getattr(n, "lineno", None)
-                    if ln is not None and not (
-                        (ln, n.col_offset) <= key[:2] and key[2:] <= (n.end_lineno or ln, n.end_col_offset or 0)
-                    ):
-                        continue  # its span does not hold the node
+                    if ln is not None:
+                        start = (ln, n.col_offset)
+                        decos = getattr(n, "decorator_list", None)
+                        if decos:  # decorators stand above the ``def`` line, outside its span
+                            start = min(start, (decos[0].lineno, decos[0].col_offset))
+                        if not (start <= key[:2] and key[2:] <= (n.end_lineno or ln, n.end_col_offset or 0)):
+                            continue  # its span does not hold the node
                     t = type(n)
                     fields = _FIELDS.get(t)
                     if fields is None:
@@ -370,6 +373,8 @@ class SemanticModel:
                             stack.extend((n, x) for x in v if isinstance(x, _AST))
                         elif isinstance(v, _AST):
                             stack.append((n, v))
+                if c not in self._by_type:  # not reached through the spans: index the chunk
+                    self._adopt_chunk(c)
                 return parent.get(node)
         return None
 
