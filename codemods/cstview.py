@@ -47,8 +47,12 @@ if hasattr(ast, "TryStar"):
 class CstView:
     """``text`` parsed with LibCST, with positions and the ``ast`` -> LibCST mapping."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, line_offset: int = 0):
+        """``text``: the file, or one top-level chunk of it that starts at line
+        ``line_offset + 1`` (``ast`` nodes keep the file's line numbers; a node outside
+        the chunk is :class:`NodeNotFound`)."""
         self.text = text
+        self.line_offset = line_offset
         self.module = cst.parse_module(text)
         from .positions import positions
 
@@ -106,9 +110,14 @@ class CstView:
 
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
         """(line, col, end line, end col) of an ``ast`` node, columns in characters."""
-        end = node.end_lineno or node.lineno
-        return (node.lineno, self._char_col(node.lineno, node.col_offset), end,
-                self._char_col(end, node.end_col_offset or 0))
+        off = self.line_offset
+        line = node.lineno - off
+        end = (node.end_lineno or node.lineno) - off
+        if off:
+            self._char_col(1, 0)
+            if line < 1 or end > len(self._lines):
+                raise NodeNotFound(f"line {node.lineno} lies outside the parsed chunk")
+        return (line, self._char_col(line, node.col_offset), end, self._char_col(end, node.end_col_offset or 0))
 
     def node(self, node: ast.AST, *types: type):
         """The LibCST node for ``node`` (of one of ``types``, default: the counterpart of

@@ -458,6 +458,48 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
     return findings, current, applied, ctx
 
 
+def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_chars: int = 2000):
+    """The pass's fixes made on a LibCST parse of the one top-level chunk that holds every
+    finding (see :mod:`torchmend.semantic.source`), spliced back into the text: ``(new
+    text, built fixes)``; None when that does not apply (fixes in several chunks, a
+    whole-module fix, helpers or imports to add, a node the fix needs outside the chunk),
+    and the caller parses the whole file.  ``tests/test_equivalence.py`` compares the
+    two ways (``Options(shortcuts=False)`` always parses the whole file)."""
+    from .cstview import CstView, NodeNotFound
+    from .semantic.source import ParsedSource
+
+    if any(f.fix.whole_module or f.fix.helpers or f.fix.imports for f in unique):
+        return None
+    chunks = ParsedSource._cut(text, min_chars)
+    if not chunks:
+        return None
+    lines = set()
+    for f in fixes:
+        lines.update(x for x in (f.line, f.end_line, *f.stmt_lines) if x)
+    lo, hi = min(lines), max(lines)
+    c = next((c for c in chunks if c.start_line <= lo and hi <= c.end_line), None)
+    if c is None:
+        return None
+    import libcst as cst
+
+    try:
+        view = CstView(text[c.start : c.end], line_offset=c.start_line - 1)
+        built = []
+        for f in unique:
+            repl = dict(f.fix.build(view))
+            spans = []
+            for node in repl:
+                r = view.range(node)
+                spans.append(((r.start.line, r.start.column), (r.end.line, r.end.column)))
+            built.append(_Built(f.fix, repl, spans))
+    except (NodeNotFound, cst.ParserSyntaxError):
+        return None
+    except Exception:  # a fix that needs the whole module: the reference path decides
+        return None
+    chosen = _choose(built)
+    return text[: c.start] + apply_fixes(view, chosen) + text[c.end :], chosen
+
+
 def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applied: Counter, tail: str = "") -> str:
     current, cur_findings = text, findings
     for _ in range(MAX_PASSES):
@@ -466,17 +508,21 @@ def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applie
             break
         if trace is not None:
             trace["stage"] = STAGE_PARSED
-        view = _view(current)
         # one Fix may be shared by several findings (a follow-on edit reported at its own
         # line): built and counted once
         unique = _one_per_fix(fixes)
-        built = [_build(view, f.fix) for f in unique]
-        chosen = _choose(built)
+        got = _fix_in_chunk(current, fixes, unique, opts.lazy_min_chars) if opts.shortcuts else None
+        if got is None:
+            view = _view(current)
+            built = [_build(view, f.fix) for f in unique]
+            chosen = _choose(built)
+            new = apply_fixes(view, chosen)
+        else:
+            new, chosen = got
         chosen_ids = {id(b.fix) for b in chosen}
         for f in unique:
             if id(f.fix) in chosen_ids:
                 applied[f.code] += 1
-        new = apply_fixes(view, chosen)
         try:
             ast.parse(new)
         except SyntaxError as e:
