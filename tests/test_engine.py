@@ -184,3 +184,31 @@ def test_findings_survive_when_libcst_cannot_build_the_fix(rules):
     assert r.error and "LibCST" in r.error and not r.changed
     r = process_text("a.py", src, Options(fix=False))  # check never needs LibCST
     assert r.error is None and [f.code for f in r.findings] == ["TM901"]
+
+
+def test_a_fix_in_one_chunk_is_made_on_that_chunk_alone(monkeypatch):
+    """The fix pass parses only the definition that holds the finding (the helpers
+    around it stay text) and gives what the whole-file parse gives."""
+    import torchmend.engine as E
+    from torchmend.engine import Options, process_text
+
+    helpers = "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}  # padding\n" for i in range(60))
+    src = (
+        "import torch\nfrom torch import nn\n" + helpers + "\n\ndef train(model, loader, opt):\n"
+        "    for x, y in loader:\n        loss = (model(x) - y).pow(2).mean()\n        loss.backward()\n"
+        "        opt.step()\n\n\nmodel = nn.Linear(2, 1)\ntrain(model, [], torch.optim.SGD(model.parameters(), lr=0.1))\n"
+    )
+    assert len(src) > 2000
+    seen = []
+    real = E._fix_in_chunk
+
+    def spy(*a, **k):
+        got = real(*a, **k)
+        seen.append(got is not None)
+        return got
+
+    monkeypatch.setattr(E, "_fix_in_chunk", spy)
+    fast = process_text("t.py", src, Options(fix=True))
+    full = process_text("t.py", src, Options(fix=True, shortcuts=False))
+    assert seen and all(seen), "the chunk path was taken"
+    assert fast.diff == full.diff and b"opt.zero_grad()" in fast.diff
