@@ -476,6 +476,8 @@ def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_ch
     lines = set()
     for f in fixes:
         lines.update(x for x in (f.line, f.end_line, *f.stmt_lines) if x)
+    if not lines:
+        return None
     lo, hi = min(lines), max(lines)
     c = next((c for c in chunks if c.start_line <= lo and hi <= c.end_line), None)
     if c is None:
