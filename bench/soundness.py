@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import os
 import random
 import sys
 import time
 
-from torchmend import engine, runner
+from torchmend import gitdiff, runner
 from torchmend.engine import Options
 
 
@@ -63,7 +62,8 @@ def sample(root: str, n: int, seed: int) -> list[str]:
 
 
 def _text_diff(a: bytes, b: bytes, limit: int = 40) -> str:
-    lines = list(difflib.unified_diff(a.decode("utf-8", "replace").splitlines(), b.decode("utf-8", "replace").splitlines(), "shipped", "off", lineterm="", n=1))
+    # the project's own git-exact diff (shipped -> shortcuts off)
+    lines = gitdiff.unified_diff(a, b, "shipped-vs-off").decode("utf-8", "replace").splitlines()
     more = f"\n      ... {len(lines) - limit} more lines" if len(lines) > limit else ""
     return "\n".join("      " + ln for ln in lines[:limit]) + more
 
