@@ -251,35 +251,38 @@ class SemanticModel:
                 for t in types:
                     out.extend(n for n in by_type.get(t, ()) if not containing or self._contains(n, containing))
                 continue
-            # a pruned walk: statements whose text holds none of the words are not entered
-            parent = self._parent
-            stack = list(stmts)
-            pop, push = stack.pop, stack.append
-            while stack:
-                n = pop()
-                t = type(n)
-                if isinstance(n, ast.stmt):
-                    if not self._contains(n, containing):
-                        continue
-                    if t in types:
-                        out.append(n)
-                elif t in types and self._contains(n, containing):
+            # statements whose text holds none of the words are not entered
+            for n in self._pruned(stmts, lambda st: self._contains(st, containing)):
+                if type(n) in types and (isinstance(n, ast.stmt) or self._contains(n, containing)):
                     out.append(n)
-                fields = _FIELDS.get(t)
-                if fields is None:
-                    fields = _child_fields(t)
-                for f in fields:
-                    v = getattr(n, f, None)
-                    if type(v) is list:
-                        for x in v:
-                            if isinstance(x, _AST):
-                                parent[x] = n
-                                push(x)
-                    elif isinstance(v, _AST):
-                        parent[v] = n
-                        push(v)
         out.sort(key=lambda n: (n.lineno, n.col_offset))
         return out
+
+    def _pruned(self, stmts: list, enter: Callable) -> Iterator:
+        """The nodes under ``stmts`` (recording their parents), not entering a statement
+        for which ``enter(stmt)`` is false (that statement is not yielded either)."""
+        parent = self._parent
+        stack = list(stmts)
+        pop, push = stack.pop, stack.append
+        while stack:
+            n = pop()
+            if isinstance(n, ast.stmt) and not enter(n):
+                continue
+            yield n
+            t = type(n)
+            fields = _FIELDS.get(t)
+            if fields is None:
+                fields = _child_fields(t)
+            for f in fields:
+                v = getattr(n, f, None)
+                if type(v) is list:
+                    for x in v:
+                        if isinstance(x, _AST):
+                            parent[x] = n
+                            push(x)
+                elif isinstance(v, _AST):
+                    parent[v] = n
+                    push(v)
 
     def _contains(self, node, words) -> bool:
         a, b = self.offsets(node)
@@ -1708,34 +1711,15 @@ class SemanticModel:
                 for t in types:
                     out.extend(n for n in by_type.get(t, ()) if _node_name(n) in names)
                 continue
-            # a pruned walk, as in ``find``: statements holding none of the words (no hit
-            # between their start and end) are not entered
-            parent = self._parent
-            stack = list(stmts)
-            pop, push = stack.pop, stack.append
-            while stack:
-                n = pop()
-                t = type(n)
-                if isinstance(n, ast.stmt):
-                    a, b = self.offsets(n)
-                    k = bisect.bisect_left(hits, a)
-                    if k == len(hits) or hits[k] >= b:
-                        continue
-                if t in types and _node_name(n) in names:
-                    out.append(n)
-                fields = _FIELDS.get(t)
-                if fields is None:
-                    fields = _child_fields(t)
-                for f in fields:
-                    v = getattr(n, f, None)
-                    if type(v) is list:
-                        for x in v:
-                            if isinstance(x, _AST):
-                                parent[x] = n
-                                push(x)
-                    elif isinstance(v, _AST):
-                        parent[v] = n
-                        push(v)
+            # as in ``find``: statements holding none of the words (no hit between their
+            # start and end) are not entered
+
+            def enter(st, hits=hits):
+                a, b = self.offsets(st)
+                k = bisect.bisect_left(hits, a)
+                return k < len(hits) and hits[k] < b
+
+            out.extend(n for n in self._pruned(stmts, enter) if type(n) in types and _node_name(n) in names)
         out.sort(key=lambda n: (n.lineno, n.col_offset))
         return out
 
