@@ -15,6 +15,8 @@ from typing import Optional
 
 import libcst as cst
 
+from .semantic.source import char_col, line_starts
+
 __all__ = ["CstView", "NodeNotFound"]
 
 
@@ -96,17 +98,8 @@ class CstView:
 
     def _char_col(self, line: int, col: int) -> int:
         if self._lines is None:
-            import re
-
-            starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", self.text)]
-            self._lines = starts
-        starts = self._lines
-        a = starts[line - 1]
-        b = starts[line] if line < len(starts) else len(self.text)
-        s = self.text[a:b]
-        if s.isascii():
-            return col
-        return len(s.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "replace"))
+            self._lines = line_starts(self.text)
+        return char_col(self.text, self._lines, line, col)
 
     def span(self, node: ast.AST) -> tuple[int, int, int, int]:
         """(line, col, end line, end col) of an ``ast`` node, columns in characters."""

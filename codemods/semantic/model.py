@@ -28,13 +28,11 @@ import ast
 import bisect
 import builtins
 import enum
-import operator
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Callable, Iterable, Iterator, Optional
 
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
-from .source import Chunk, LazyParseError, ParsedSource
+from .source import Chunk, LazyParseError, ParsedSource, char_col, line_starts
 
 __all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError", "ValueUses"]
 
@@ -295,27 +293,13 @@ class SemanticModel:
     # ================================================================ positions and text
     def _starts(self) -> list[int]:
         if self._line_starts is None:
-            text = self.text
-            if "\r" not in text:
-                # C-level iterators: the start of line i is the length of the lines before it plus i
-                parts = text.split("\n")
-                self._line_starts = list(map(operator.add, accumulate(map(len, parts[:-1]), initial=0), range(len(parts))))
-            else:
-                import re
-
-                self._line_starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+            self._line_starts = line_starts(self.text)
         return self._line_starts
 
     def _char_col(self, line: int, col: int) -> int:
         if self._ascii:
             return col
-        starts = self._starts()
-        a = starts[line - 1]
-        b = starts[line] if line < len(starts) else len(self.text)
-        text = self.text[a:b]
-        if text.isascii():
-            return col
-        return len(text.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "replace"))
+        return char_col(self.text, self._starts(), line, col)
 
     def offsets(self, node) -> tuple[int, int]:
         """Character offsets of ``node`` in the text."""

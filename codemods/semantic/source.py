@@ -22,10 +22,12 @@ reference the equivalence tests compare with.
 from __future__ import annotations
 
 import ast
+import operator
 import re
+from itertools import accumulate
 from typing import Iterator, Optional
 
-__all__ = ["Chunk", "LazyParseError", "ParsedSource"]
+__all__ = ["Chunk", "LazyParseError", "ParsedSource", "char_col", "line_starts"]
 
 # a line that starts a top-level definition
 _DEF_START = re.compile(r"^(?:@|def\b|async[ \t]+def\b|class\b)", re.M)
@@ -34,6 +36,25 @@ _DEF_NAME = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)", re.
 # a line that begins with code in column 0 (not blank, not a comment, not a closing bracket)
 _CODE_LINE = re.compile(r"^[^\s#)\]}]", re.M)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset at which each line of ``text`` starts (``\r\n``, ``\r`` and ``\n``
+    end lines, as Python's tokenizer sees them)."""
+    if "\r" not in text:
+        # C-level iterators: the start of line i is the length of the lines before it plus i
+        parts = text.split("\n")
+        return list(map(operator.add, accumulate(map(len, parts[:-1]), initial=0), range(len(parts))))
+    return [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
+
+def char_col(text: str, starts: list[int], line: int, col: int) -> int:
+    """The character column of ``ast``'s UTF-8 byte column ``col`` on ``line`` (1-based)."""
+    a = starts[line - 1]
+    s = text[a : starts[line] if line < len(starts) else len(text)]
+    if s.isascii():
+        return col
+    return len(s.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "replace"))
 
 
 class LazyParseError(Exception):
