@@ -193,18 +193,24 @@ class _Built:
     spans: list
 
 
-def _build(view, fix: Fix) -> _Built:
-    from .cstview import NodeNotFound
-
-    try:
-        repl = dict(fix.build(view))
-    except NodeNotFound as e:
-        raise SourceError(f"internal error: a fix could not be built ({e}); nothing written") from None
+def _build_in(view, fix: Fix) -> _Built:
+    """``fix`` built on ``view``, with the spans of the nodes it replaces (NodeNotFound
+    when it asks for a node the view does not have)."""
+    repl = dict(fix.build(view))
     spans = []
     for node in repl:
         r = view.range(node)
         spans.append(((r.start.line, r.start.column), (r.end.line, r.end.column)))
     return _Built(fix, repl, spans)
+
+
+def _build(view, fix: Fix) -> _Built:
+    from .cstview import NodeNotFound
+
+    try:
+        return _build_in(view, fix)
+    except NodeNotFound as e:
+        raise SourceError(f"internal error: a fix could not be built ({e}); nothing written") from None
 
 
 def _overlaps(a, b) -> bool:
@@ -486,14 +492,7 @@ def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_ch
 
     try:
         view = CstView(text[c.start : c.end], line_offset=c.start_line - 1)
-        built = []
-        for f in unique:
-            repl = dict(f.fix.build(view))
-            spans = []
-            for node in repl:
-                r = view.range(node)
-                spans.append(((r.start.line, r.start.column), (r.end.line, r.end.column)))
-            built.append(_Built(f.fix, repl, spans))
+        built = [_build_in(view, f.fix) for f in unique]
     except (NodeNotFound, cst.ParserSyntaxError):
         return None
     except Exception:  # a fix that needs the whole module: the reference path decides
