@@ -294,7 +294,6 @@ class Cache:
         self.file = os.path.join(self.dir, CACHE_FILE)
         self.settings = settings_key(opts)
         self._per_settings: dict = {}
-        self._last_opts = None  # (Options, key) of the last lookup
         self.tool = tool_fingerprint()
         self.verify = verify
         self.max_bytes = opts.max_bytes
@@ -344,15 +343,9 @@ class Cache:
         """The settings key of a file's own Options (per-file configuration), or the run's."""
         if opts is None:
             return self.settings
-        # the same Options object serves every file of a group: its key is worked out once
-        last = self._last_opts
-        if last is not None and last[0] is opts:
-            return last[1]
-        k = dataclasses.astuple(opts)
-        got = self._per_settings.get(k)
+        got = self._per_settings.get(opts)
         if got is None:
-            got = self._per_settings[k] = settings_key(opts)
-        self._last_opts = (opts, got)
+            got = self._per_settings[opts] = settings_key(opts)
         return got
 
     def _result_key(self, digest: str, name: str, path: Optional[str], settings: Optional[str] = None) -> str:

@@ -27,9 +27,10 @@ from .sourcefile import Skipped, Source, SourceError, decode_source, read_source
 MAX_PASSES = 6
 
 
-@dataclass
+@dataclass(frozen=True)
 class Options:
-    """What to run and how; small and picklable (it travels to every worker)."""
+    """What to run and how; small, picklable (it travels to every worker) and hashable
+    (files are grouped and results cached by it; vary it with ``dataclasses.replace``)."""
 
     select: frozenset[str] = frozenset()  # codes; empty = all
     unsafe_fixes: bool = False

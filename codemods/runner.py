@@ -30,7 +30,7 @@ import sys
 import time
 from collections import Counter, deque
 from concurrent.futures import Executor, as_completed
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
 from .discovery import discover
@@ -448,14 +448,10 @@ def run(
             progress(len(results), len(files))
 
     def groups(paths: list[str]):
-        by: dict = {}  # Options (as a tuple) -> (Options, files)
-        keys: dict = {}  # id(Options) -> its tuple (options_for hands out one object per group)
+        by: dict = {}  # Options -> (Options, files)
         for p in paths:
             o = opts if options_for is None else options_for(p)
-            k = keys.get(id(o))
-            if k is None or k[0] is not o:
-                k = keys[id(o)] = (o, astuple(o))
-            by.setdefault(k[1], (o, []))[1].append(p)
+            by.setdefault(o, (o, []))[1].append(p)
         return by.values()
 
     def process(paths: list[str], project: Optional[Project], sink) -> None:
