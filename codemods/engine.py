@@ -153,6 +153,9 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
             findings: list[Finding] = []
             for rule in active:
                 findings.extend(rule.check(ctx))
+            # the analyses the rules shared hold the context: dropped, so that no cycle
+            # keeps the file's model alive (it is freed without the garbage collector)
+            ctx.cache.clear()
             break
         except LazyParseError:
             if not lazy:

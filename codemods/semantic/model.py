@@ -28,6 +28,7 @@ import ast
 import bisect
 import builtins
 import enum
+import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
@@ -909,7 +910,8 @@ class SemanticModel:
                         class_attrs.setdefault(t.id, []).append(s.value)
             elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
                 class_attrs.setdefault(s.target.id, []).append(s.value)
-        got = self._classes[cls] = ClassInfo(cls, methods, lambda: self._self_attrs(methods), class_attrs)
+        me = weakref.ref(self)  # the model holds its ClassInfos: no cycle back to it
+        got = self._classes[cls] = ClassInfo(cls, methods, lambda: me()._self_attrs(methods), class_attrs)
         return got
 
     def _self_attrs(self, methods: dict) -> dict:

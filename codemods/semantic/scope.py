@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import weakref
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 if TYPE_CHECKING:
@@ -66,13 +67,16 @@ class Binding:
       value, loop header or import), for straight-line ordering.
     """
 
-    __slots__ = ("name", "kind", "scope", "_node", "_chunk", "target", "value", "unpack", "iterable", "qualname", "order", "stmt")
+    __slots__ = ("name", "kind", "_scope", "_node", "_chunk", "target", "value", "unpack", "iterable", "qualname", "order", "stmt")
 
     def __init__(self, name, kind, scope, node, *, target=None, value=None, unpack=None, iterable=None,
                  qualname=None, order=(0, 0), stmt=None, chunk=None):
         self.name = name
         self.kind = kind
-        self.scope = scope
+        # a scope holds its bindings; the way back is weak, so that a file's model (and
+        # its syntax trees) is freed by reference counting once its caller drops it,
+        # with no pass of the garbage collector
+        self._scope = weakref.ref(scope)
         self._node = node
         self._chunk = chunk
         self.target = target
@@ -82,6 +86,10 @@ class Binding:
         self.qualname = qualname
         self.order = order
         self.stmt = stmt  # the statement holding the binding (the node itself for statements)
+
+    @property
+    def scope(self) -> "Scope":
+        return self._scope()
 
     @property
     def node(self):
@@ -96,7 +104,7 @@ class Binding:
 
 
 class Scope:
-    __slots__ = ("kind", "node", "parent", "bindings", "globals", "nonlocals", "star_imports", "model")
+    __slots__ = ("kind", "node", "parent", "bindings", "globals", "nonlocals", "star_imports", "_model", "__weakref__")
 
     def __init__(self, kind: ScopeKind, node, parent: Optional["Scope"], model):
         self.kind = kind
@@ -106,7 +114,11 @@ class Scope:
         self.globals: set[str] = set()
         self.nonlocals: set[str] = set()
         self.star_imports: list[str] = []
-        self.model = model
+        self._model = None if model is None else weakref.ref(model)  # the model holds its scopes
+
+    @property
+    def model(self):
+        return None if self._model is None else self._model()
 
     def add(self, b: Binding) -> None:
         self.bindings.setdefault(b.name, []).append(b)
