@@ -169,3 +169,50 @@ def test_cut_parses_to_the_same_tree(seed):
     assert len(src.chunks) > 5
     got = ast.Module(body=src.body(), type_ignores=[])
     assert ast.dump(got, include_attributes=True) == ast.dump(whole, include_attributes=True)
+
+
+def _gen_text(seed: int) -> str:
+    rng = random.Random(seed)
+    gen = generate.Gen(rng)
+    parts = [PAD_HEAD, PAD_TAIL] + ["\n".join(gen.klass() if i % 3 == 0 else gen.function()) for i in range(12)]
+    rng.shuffle(parts)
+    return "import torch\n" + "\n\n".join(parts) + "\n"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_joined_parse_of_any_chunks_is_each_chunk_alone(seed):
+    """``parse_all`` parses several chunks in one call (their texts joined at their own
+    lines): every chunk gets exactly the statements, with positions, that parsing it
+    alone gives, whichever chunks are asked for together."""
+    text = _gen_text(seed)
+    alone = ParsedSource(text, min_chars=0)
+    for c in alone.chunks:
+        alone.parse(c)
+    rng = random.Random(seed)
+    for _ in range(5):
+        joined = ParsedSource(text, min_chars=0)
+        some = [c for c in joined.chunks if rng.random() < 0.5]
+        joined.parse_all(some)
+        for c, a in zip(joined.chunks, alone.chunks):
+            if c in some or c.kind == "code":
+                assert c.stmts is not None
+                assert [ast.dump(s, include_attributes=True) for s in c.stmts] == [ast.dump(s, include_attributes=True) for s in a.stmts]
+            else:
+                assert c.stmts is None  # not asked for: not parsed
+
+
+def test_joined_parse_does_not_hide_a_wrong_cut():
+    """A cut inside a statement whose brackets the next chunk closes: joined, the text
+    parses, but no chunk holds whole statements: each chunk is parsed alone, and the one
+    that does not parse says so (the caller then parses the file whole)."""
+    from torchmend.semantic.source import Chunk, LazyParseError
+
+    text = "def f(\n    a,\n):\n    return a\n\n\ndef g():\n    return 1\n"
+    src = ParsedSource(text, min_chars=0)
+    # a wrong cut, made by hand: "def f(" alone, the rest of f with g
+    lines = text.splitlines(keepends=True)
+    a = Chunk(0, len(lines[0]), 1, 1, "def", "f")
+    b = Chunk(len(lines[0]), len(text), 2, len(lines), "def", "g")
+    src.chunks = [a, b]
+    with pytest.raises(LazyParseError):
+        src.parse_all([a, b])

@@ -57,6 +57,15 @@ def char_col(text: str, starts: list[int], line: int, col: int) -> int:
     return len(s.encode("utf-8", "surrogatepass")[:col].decode("utf-8", "replace"))
 
 
+_DEF_KINDS = {"def": (ast.FunctionDef, ast.AsyncFunctionDef), "class": (ast.ClassDef,)}
+
+
+def _one_definition(chunk: "Chunk", stmts: list) -> bool:
+    """A definition chunk holds exactly one definition of its kind (code chunks: any)."""
+    kinds = _DEF_KINDS.get(chunk.kind)
+    return kinds is None or (len(stmts) == 1 and isinstance(stmts[0], kinds))
+
+
 class LazyParseError(Exception):
     """A chunk did not parse on its own: the cut was wrong (or the file is invalid)."""
 
@@ -92,11 +101,56 @@ class ParsedSource:
             n = _line_count(text)
             self.chunks = [Chunk(0, len(text), 1, max(n, 1), "code", None)]
             self.lazy = False
-        for c in self.chunks:
-            if c.kind == "code":
-                self.parse(c)
+        self.parse_all([c for c in self.chunks if c.kind == "code"])
 
     # ----------------------------------------------------------------- parsing
+    def parse_all(self, chunks: list[Chunk]) -> None:
+        """Parse every chunk of ``chunks`` (in file order) not parsed yet, in one call of
+        the parser: their texts are joined, each at its own line, with newlines between
+        them.  Padding each chunk alone to its line costs as many newlines as lines
+        above it, which on a long file is more than the parse itself.  A chunk's
+        statements are the same either way (each chunk is whole statements); should the
+        joined text not parse, each chunk is parsed alone, which names the chunk."""
+        todo = [c for c in chunks if c.stmts is None]
+        if len(todo) < 2 or not self.lazy:
+            for c in todo:
+                self.parse(c)
+            return
+        text = self.text
+        parts: list[str] = []
+        line = 1
+        for c in todo:
+            parts.append("\n" * (c.start_line - line))
+            body = text[c.start : c.end]
+            if not body.endswith("\n"):
+                body += "\n"  # the file's last chunk; a newline ends its last statement
+            parts.append(body)
+            line = c.end_line + 1
+        try:
+            stmts = ast.parse("".join(parts)).body
+        except (SyntaxError, ValueError):
+            stmts = None
+        if stmts is not None:
+            k, n = 0, len(stmts)
+            got = []
+            for c in todo:
+                mine = []
+                while k < n and stmts[k].lineno <= c.end_line:
+                    mine.append(stmts[k])
+                    k += 1
+                got.append(mine)
+            # a statement across two chunks (a wrong cut that the next chunk's text
+            # happens to close) makes each chunk alone fail: parsed alone below
+            if k == n and all(
+                _one_definition(c, mine) and (not mine or (mine[0].lineno >= c.start_line and mine[-1].end_lineno <= c.end_line))
+                for c, mine in zip(todo, got)
+            ):
+                for c, mine in zip(todo, got):
+                    c.stmts = mine
+                return
+        for c in todo:  # the joined text does not parse: find the chunk that does not
+            self.parse(c)
+
     def parse(self, chunk: Chunk) -> list[ast.stmt]:
         if chunk.stmts is None:
             body = self.text[chunk.start : chunk.end]
@@ -107,8 +161,7 @@ class ParsedSource:
                     tree = ast.parse("\n" * (chunk.start_line - 1) + body)
                 except (SyntaxError, ValueError) as e:
                     raise LazyParseError(str(e)) from None
-                kinds = {"def": (ast.FunctionDef, ast.AsyncFunctionDef), "class": (ast.ClassDef,)}.get(chunk.kind)
-                if kinds is not None and (len(tree.body) != 1 or not isinstance(tree.body[0], kinds)):
+                if not _one_definition(chunk, tree.body):
                     raise LazyParseError(f"chunk at line {chunk.start_line} is not one definition")
                 chunk.stmts = tree.body
         return chunk.stmts
@@ -118,9 +171,10 @@ class ParsedSource:
 
     def body(self) -> list[ast.stmt]:
         """Every top-level statement of the file (parses every chunk)."""
+        self.parse_all(self.chunks)
         out: list[ast.stmt] = []
         for c in self.chunks:
-            out.extend(self.parse(c))
+            out.extend(c.stmts)
         return out
 
     def chunks_containing(self, words: tuple[str, ...]) -> list[Chunk]:
@@ -134,8 +188,7 @@ class ParsedSource:
             got = sorted(hit)
         chunks = self.chunks
         out = [chunks[i] for i in got]
-        for c in out:
-            self.parse(c)
+        self.parse_all(out)
         return out
 
     def _holding(self, word: str) -> list[int]:
