@@ -29,12 +29,16 @@ from typing import Iterator, Optional
 
 __all__ = ["Chunk", "LazyParseError", "ParsedSource", "char_col", "line_starts"]
 
-# a line that starts a top-level definition
-_DEF_START = re.compile(r"^(?:@|def\b|async[ \t]+def\b|class\b)", re.M)
+# a line that starts a top-level definition (the patterns that scan a whole file match
+# the newline before the line: a literal first character lets the regex engine skip
+# ahead to each newline, four times faster than ``^`` with re.M)
+_DEF_START = re.compile(r"(?:@|def\b|async[ \t]+def\b|class\b)")
+_DEF_START_NL = re.compile(r"\n(?:@|def\b|async[ \t]+def\b|class\b)")
 # the name a definition chunk binds
 _DEF_NAME = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)", re.M)
-# a line that begins with code in column 0 (not blank, not a comment, not a closing bracket)
-_CODE_LINE = re.compile(r"^[^\s#)\]}]", re.M)
+# the newline before a line that begins with code in column 0 (not blank, not a
+# comment, not a closing bracket)
+_CODE_LINE_NL = re.compile(r"\n[^\s#)\]}]")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -214,7 +218,9 @@ class ParsedSource:
         """The chunks of ``text``; [] when it is better parsed whole."""
         if "\r" in text or "\x0c" in text or len(text) < min_chars:
             return []  # CR line ends, form feeds, small files: not worth it
-        starts = [m.start() for m in _DEF_START.finditer(text)]
+        starts = [m.start() + 1 for m in _DEF_START_NL.finditer(text)]
+        if _DEF_START.match(text):
+            starts.insert(0, 0)
         if not starts:
             return []
         cuts: list[tuple[int, str]] = []  # (offset, "def" | "code")
@@ -251,8 +257,8 @@ class ParsedSource:
                 continue
             dq = sq = 0
             prev = off
-            for m in _CODE_LINE.finditer(text, body_start, nxt):
-                p = m.start()
+            for m in _CODE_LINE_NL.finditer(text, body_start - 1, nxt):
+                p = m.start() + 1
                 dq += text.count('"""', prev, p)
                 sq += text.count("'''", prev, p)
                 prev = p
