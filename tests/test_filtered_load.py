@@ -406,3 +406,27 @@ def test_detection_and_segmentation_builders_are_reported(ctor, expected):
     (f,) = r.findings
     assert f.fix is None and f"expected value {expected}" in f.message and "weights_backbone=" in f.message
     assert not r.changed
+
+
+@pytest.mark.parametrize(
+    "src, passes",
+    [
+        ("import torch\nmodel = Net()\nmodel.load_state_dict(torch.load('resnet50_imagenet.pth'))\n", False),
+        ("import torch\nmodel = Net()\nmodel.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load('r.pth'))\n", True),
+        ("import torch\nmodel = Net()\nmodel.classifier[6] = nn.Linear(4096, 3)\nmodel.load_state_dict(torch.load('r.pth'))\n", True),
+        ("import torch\nmodel = Net(n_classes=3)\nmodel.load_state_dict(torch.load('r.pth'))\n", True),
+        ("import torchvision\nm = torchvision.models.resnet18(pretrained=True, num_classes=10)\n", True),
+        # a comparison is not an assignment, but the gate may let it through (a superset)
+        ("import torch\nmodel = Net()\nif model.fc == x:\n    model.load_state_dict(torch.load('r.pth'))\n", False),
+    ],
+)
+def test_gate_needs_a_head_change_somewhere(src, passes):
+    """TM401's gate: a load can only be reported after a head change, so a file with
+    no head assignment and no number-of-classes keyword is not analysed; every file the
+    rule reports in passes it."""
+    from torchmend.rules.tm401_strict_load_after_head_change import StrictLoadAfterHeadChange as R
+
+    assert R.may_match(src) == passes
+    ref = process_text("finetune.py", src, Options(fix=False, shortcuts=False, select=frozenset({"TM401"})))
+    if ref.findings:
+        assert passes

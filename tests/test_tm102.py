@@ -582,3 +582,45 @@ print(M()(torch.randn(2, 3)))
 """
     res = process_text("t.py", src, Options(unsafe_fixes=True))
     assert res.findings == [] and not res.changed
+
+
+# ----------------------------------------------------------------------------- the whole-file gate
+
+
+@pytest.mark.parametrize(
+    "body, head, reported",
+    [
+        # the only factory call is aliased: the gate reads the alias from the import
+        ("class M(nn.Module):\n    def forward(self, x):\n        return x + Z(x.size(1))\n",
+         MOD_HEAD + "from torch import (\n    ones,  # a comment\n    zeros as Z,\n)\n", True),
+        ("class M(nn.Module):\n    def forward(self, x):\n        return x + zeros(x.size(1))\n",
+         MOD_HEAD + "from torch import zeros\n", True),
+        # every factory says device=, or is registered: nothing to report, not analysed
+        ("class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+         "        self.register_buffer('b', torch.zeros(3))\n"
+         "    def forward(self, x):\n        return x + torch.zeros(3, device=x.device) + self.b\n", MOD_HEAD, False),
+        # a layer built in forward passes the gate (and is reported)
+        ("class M(nn.Module):\n    def forward(self, x):\n        return nn.Linear(3, 4)(x)\n", MOD_HEAD, True),
+    ],
+)
+def test_whole_file_gate_agrees_with_the_rule(body, head, reported):
+    """TM102's gate (the chunk screens on the whole text) lets through every file the
+    rule reports in, and a file it stops has no finding with every shortcut off."""
+    from torchmend.rules.tm102_tensor_created_without_device import TensorCreatedWithoutDevice
+
+    src = head + body
+    gate = TensorCreatedWithoutDevice.may_match(src)
+    ref = process_text("t.py", src, Options(fix=False, shortcuts=False))
+    found = [f for f in ref.findings if f.code == "TM102"]
+    assert bool(found) == reported
+    assert gate == reported
+    shipped = process_text("t.py", src, Options(fix=False))
+    assert [(f.line, f.message) for f in shipped.findings if f.code == "TM102"] == [(f.line, f.message) for f in found]
+
+
+def test_imported_factories_reads_aliases_and_gives_up_on_backslashes():
+    from torchmend.rules._tensor_device import _imported_factories
+
+    assert _imported_factories("from torch import nn, zeros as Z, Tensor\n") == {"zeros", "Z", "Tensor"}
+    assert _imported_factories("from torch import nn\nimport torch as th\n") == set()
+    assert _imported_factories("from torch import nn, \\\n    zeros\n") is None

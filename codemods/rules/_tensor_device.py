@@ -767,7 +767,7 @@ class Analysis:
         for name, bs in sem.module_scope.bindings.items():
             if any(b.kind is BindingKind.FROM_IMPORT and N.is_tensor_factory(b.qualname) for b in bs):
                 aliases.add(name)  # ``from torch import zeros as Z``
-        words = tuple(f".{w}(" for w in N.FACTORIES) + tuple(f"{a}(" for a in aliases)
+        words = factory_words(aliases)
         screen = _factory_screen(words)
         for n in sem.find_named((ast.Call,), N.FACTORIES | aliases, words, screen=screen):
             f = n.func
@@ -1334,6 +1334,51 @@ def _factory_screen(words: tuple):
 
     _SCREENS[words] = screen
     return screen
+
+
+_FROM_TORCH_IMPORT = re.compile(r"\bfrom[ \t]+torch[ \t]+import[ \t]*")
+
+
+def factory_words(aliases=()) -> tuple:
+    """What a factory call's text holds: ``.zeros(`` and the like, and ``Z(`` for each
+    name bound to a factory (``from torch import zeros as Z``)."""
+    return tuple(f".{w}(" for w in N.FACTORIES) + tuple(f"{a}(" for a in aliases)
+
+
+def _imported_factories(text: str) -> Optional[set]:
+    """Names ``from torch import ...`` may bind to a tensor factory anywhere in the text
+    (a superset of the module bindings ``Analysis.factories`` asks for: comments inside
+    the brackets count too); None when an import cannot be read this way."""
+    out: set = set()
+    for m in _FROM_TORCH_IMPORT.finditer(text):
+        i = m.end()
+        if text.startswith("(", i):
+            j = text.find(")", i)
+        else:
+            j = text.find("\n", i)
+            if j > 0 and text[j - 1] == "\\":
+                return None  # continued with a backslash
+        seg = text[i : j if j >= 0 else len(text)]
+        names = re.findall(r"\w+", seg)
+        for k, w in enumerate(names):
+            if w in N.FACTORIES:
+                out.add(w)
+                if names[k + 1 : k + 2] == ["as"] and k + 2 < len(names):
+                    out.add(names[k + 2])
+    return out
+
+
+def may_make_a_cpu_tensor(text: str) -> bool:
+    """The whole-file form of the chunk screens ``Analysis.factories`` and
+    ``layers_built`` use: false only when no chunk of the file could pass them (each
+    test on the whole text accepts at least what it accepts on a part of it: the
+    nearest ``def`` above and ``def forward`` are looked for in more text), so that a
+    file none of whose factory calls can be reported is not analysed for TM102."""
+    aliases = _imported_factories(text)
+    if aliases is None:
+        return True
+    words = factory_words(sorted(aliases))
+    return _factory_screen(words)(text, 0, len(text)) or _layer_outside_init(text, 0, len(text))
 
 
 def _inside_registration(text: str, start: int, pos: int) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
-from ._tensor_device import Analysis, _short, is_test_path
+from ._tensor_device import Analysis, _short, is_test_path, may_make_a_cpu_tensor
 
 _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same device'"
 
@@ -106,9 +106,16 @@ class TensorCreatedWithoutDevice(Rule):
         "        h = torch.zeros(1, x.size(1), 4)  # device\n        return self.rnn(x, h)\n",
     )
 
+    @classmethod
+    def may_match(cls, text: str, has=None) -> bool:
+        """The needles, then the chunk screens of the factories and layers on the whole
+        text: a file in which every factory call says ``device=``, is registered, is
+        read back as numbers or stands outside the code a module runs is not analysed."""
+        return super().may_match(text, has) and may_make_a_cpu_tensor(text)
+
     def check(self, ctx: Context):
-        if not self.may_match(ctx.text):
-            return  # no device anywhere: a CPU-only script (the text gate, also without shortcuts)
+        if not Rule.may_match.__func__(type(self), ctx.text):
+            return  # no device anywhere: a CPU-only script (the needles, also without shortcuts)
         if is_test_path(ctx.path) or "set_default_device" in ctx.text:
             return
         an = Analysis.of(ctx)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
-from ._filtered_load import SAVES, TV_DEFAULT_CLASSES, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
+from ._filtered_load import CLASS_KWARGS, HEADS, SAVES, TV_DEFAULT_CLASSES, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
 from ..semantic import OriginKind
 
 HELPER = "load_matching_state_dict"
+# an assignment to a head attribute may stand here (``m.fc = ``, ``m.classifier[6] = ``,
+# ``m.heads.head = ``): a superset of what ``Heads.assigns`` finds
+_HEAD_ASSIGN = re.compile(r"\.(?:%s)\b[^\n=]*=(?!=)" % "|".join(HEADS))
 HELPER_SOURCE = '''
 def load_matching_state_dict(model, state_dict):
     """Load the entries of `state_dict` whose name and shape match `model`; warn about the rest."""
@@ -107,6 +111,20 @@ class StrictLoadAfterHeadChange(Rule):
         "model.load_state_dict(torch.load('resnet50_imagenet.pth'))\n",
         "import torchvision\nmodel = torchvision.models.resnet18(pretrained=True, num_classes=10)\n",
     )
+
+    @classmethod
+    def may_match(cls, text: str, has=None) -> bool:
+        """The needles, then what every finding needs somewhere in the file: a
+        torchvision builder asked for its number of classes, or a ``load_state_dict``
+        after a head change, which is an assignment to a head attribute or a constructor
+        keyword that sets the number of classes (``Heads.change``).  Most files that
+        load a state dict change no head."""
+        if not super().may_match(text, has):
+            return False
+        has = has or text.__contains__
+        if has("num_classes") and has("torchvision"):
+            return True
+        return has("load_state_dict") and (any(has(k) for k in CLASS_KWARGS) or _HEAD_ASSIGN.search(text) is not None)
 
     def check(self, ctx: Context):
         sem = ctx.sem
