@@ -32,6 +32,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
+from .nodes import FIELDS, child_fields, child_nodes
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
 from .source import Chunk, LazyParseError, ParsedSource, char_col, line_starts
 
@@ -50,7 +51,7 @@ _AST = ast.AST
 # literal first character: far faster than ``^`` with re.M), the file's first line apart
 _DECLARATION = __import__("re").compile(r"[ \t]*(?:global|nonlocal)[ \t]+\w")
 _DECLARATION_NL = __import__("re").compile(r"\n[ \t]*(?:global|nonlocal)[ \t]+\w")
-_FIELDS: dict = {ast.Name: (), ast.Constant: (), ast.alias: (), ast.Load: (), ast.Store: (), ast.Del: ()}
+_FIELDS = FIELDS  # node type -> the fields that may hold nodes (nodes.py)
 
 
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
@@ -72,9 +73,7 @@ def _statements_bfs(node):
                 q.extend(x for x in v if isinstance(x, _BLOCKS))
 
 
-def _child_fields(t) -> tuple:
-    got = _FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
-    return got
+_child_fields = child_fields
 
 
 class OriginKind(enum.Enum):
@@ -893,7 +892,7 @@ class SemanticModel:
             elif isinstance(n, (*_DEFS, ast.ClassDef, ast.Lambda)):
                 continue
             else:
-                stack.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
+                stack.extend(c for c in child_nodes(n) if isinstance(c, _BLOCKS))
         out.sort(key=lambda r: (r.lineno, r.col_offset) if r is not None else (0, 0))
         return out
 
@@ -1299,7 +1298,9 @@ class SemanticModel:
             yield n
             if not scopes and n is not node and isinstance(n, (*_DEFS, ast.ClassDef, ast.Lambda)):
                 continue
-            stack.extend(reversed(list(ast.iter_child_nodes(n))))
+            kids = child_nodes(n)
+            kids.reverse()
+            stack.extend(kids)
 
     # ---- added for main_guard
     def top_statement(self, node):

@@ -17,6 +17,8 @@ import enum
 import weakref
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
+from .nodes import child_nodes
+
 if TYPE_CHECKING:
     from .source import Chunk
 
@@ -381,7 +383,7 @@ class _Collector:
                     if e is not None:
                         stack.append(e)
                 continue
-            stack.extend(ast.iter_child_nodes(n))
+            stack.extend(child_nodes(n))
 
     def _block(self, *blocks) -> None:
         for b in blocks:
@@ -404,10 +406,10 @@ class _Collector:
 
 
 def _walk_no_scopes(node) -> Iterator[ast.AST]:
-    stack = list(ast.iter_child_nodes(node))
+    stack = child_nodes(node)
     while stack:
         n = stack.pop()
         yield n
         if isinstance(n, (*_DEFS, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(child_nodes(n))
