@@ -145,7 +145,7 @@ class ImportIndex:
         key = stem.encode("utf-8")
         for path in self.files:
             data = self._text(path)
-            if data is None or key not in data or b"import" not in data:
+            if data is None or b"import" not in data or not _named_in_an_import(data, key):
                 continue
             text = data.decode("utf-8", "replace")
             real = os.path.realpath(path)
@@ -154,6 +154,31 @@ class ImportIndex:
                     continue
                 _record(idx, real, path, mod, names)
         return idx
+
+
+def _named_in_an_import(data: bytes, stem: bytes) -> bool:
+    """``stem`` may stand as a word in an import statement of ``data``: on a line with
+    ``import`` on it, or inside the brackets of a ``from ... import (`` above it.  A
+    superset of what ``_import_statements`` records for it; most files that contain a
+    script's stem (``main`` is in every ``__main__``) import no module of that name, and
+    this tells them apart without reading their import statements."""
+    i = data.find(stem)
+    n = len(stem)
+    while i >= 0:
+        before = data[i - 1 : i]
+        after = data[i + n : i + n + 1]
+        if not (before.isalnum() or before == b"_") and not (after.isalnum() or after == b"_"):
+            ls = data.rfind(b"\n", 0, i) + 1
+            le = data.find(b"\n", i)
+            if data.find(b"import", ls, le if le >= 0 else len(data)) >= 0:
+                return True
+            j = data.rfind(b"import", 0, ls)
+            if j >= 0:
+                k = data.find(b"(", j, ls)
+                if k >= 0 and data.find(b")", k, i) < 0 and not data[j + 6 : k].strip():
+                    return True
+        i = data.find(stem, i + n)
+    return False
 
 
 def _record(idx: dict, real: str, path: str, mod: Optional[str], names: list[str]) -> None:

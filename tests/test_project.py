@@ -112,3 +112,27 @@ def test_namespace_directories_resolve_dotted_names_on_request(tmp_path):
         raise AssertionError("expected NeedsProject")
     except NeedsProject:
         pass
+
+
+STEM_LINES = LINES + [
+    "main()", "if __name__ == '__main__':\n    main()", "from main import run", "from pkg import (\n    main,\n)",
+    "import pkg.main", "from .main import x", "domain = 1", "from x.main_utils import y", "main_loop = 2",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(STEM_LINES), max_size=10))
+def test_import_prefilter_keeps_every_file_the_scan_records(lines):
+    """The index reads a file's import statements only when the module's stem may stand
+    in one (``_named_in_an_import``): every file where the scan records an import of a
+    module of that stem passes it."""
+    text = "\n".join(lines) + "\n"
+    data = text.encode()
+    for stem in ("main", "x", "mod", "pkg", "up", "a", "c", "m", "nested", "not_this", "quoted", "b"):
+        recorded = False
+        for mod, names in project._import_statements(text):
+            parts = (mod or "").lstrip(".").split(".")
+            if stem in parts or stem in names or any(stem in n.split(".") for n in names):
+                recorded = True
+        if recorded:
+            assert project._named_in_an_import(data, stem.encode()), (stem, text)
