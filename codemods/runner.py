@@ -127,8 +127,17 @@ def process_chunk(paths: list[str], opts: Options, allowed: Optional[tuple[str, 
 
 
 def _chunks(files: list[str], jobs: int) -> list[list[str]]:
-    size = max(1, min(64, len(files) // max(1, jobs * 8)))
-    return [files[i : i + size] for i in range(0, len(files), size)]
+    """Consecutive chunks of ``files``, shrinking as the rest does (guided scheduling):
+    up to 64 files while much is left (few round trips), single files at the end, so
+    that no worker is still on a long chunk of heavy files while the others idle."""
+    out = []
+    i, n = 0, len(files)
+    per = max(1, jobs) * 4
+    while i < n:
+        size = max(1, min(64, (n - i) // per))
+        out.append(files[i : i + size])
+        i += size
+    return out
 
 
 # --------------------------------------------------------------------------- workers

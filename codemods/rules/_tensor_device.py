@@ -1300,6 +1300,8 @@ def _factory_screen(words: tuple):
         has_forward = None
         runs: dict = {}
         for h in hits:
+            if h > start and text[h] != "." and (text[h - 1].isalnum() or text[h - 1] == "_"):
+                continue  # ``XZ(`` for the alias ``Z``: another name
             ls = text.rfind("\n", start, h) + 1
             head = text[max(ls, start) : h]
             if "#" in head or head.lstrip().startswith((">>>", "...")):
@@ -1443,6 +1445,8 @@ def _layer_outside_init(text: str, start: int, end: int, hits=None) -> bool:
     if hits is None:
         hits = [m.start() for m in _LAYER_WORD.finditer(text, start, end)]
     for h in hits:
+        if h > start and (text[h - 1].isalnum() or text[h - 1] == "_"):
+            continue  # ``MyLinear(``: another name (the ast check compares whole names)
         name = _def_above(text, start, h)
         if name is not None and name != "__init__":
             return True
