@@ -45,6 +45,7 @@ import stat
 import sys
 import time
 from collections import Counter
+from functools import lru_cache
 from typing import Any, Optional
 
 from .engine import FileResult, Options, Suggestion, content_digest
@@ -67,9 +68,11 @@ class InvalidCache(Exception):
 
 
 # --------------------------------------------------------------------------- keys
+@lru_cache(maxsize=1)
 def tool_fingerprint() -> str:
     """Version plus a hash of the package's own source, subpackages included (rules live
-    in ``codemods/rules/<pitfall>/``): a rule edited in place invalidates the cache too."""
+    in ``codemods/rules/<pitfall>/``): a rule edited in place invalidates the cache too.
+    (Read once per process: the code that runs does not change while it runs.)"""
     from . import __version__
 
     return _source_fingerprint(os.path.dirname(os.path.abspath(__file__)), f"{__version__}|{VERSION}|{sys.version_info[:2]}")
@@ -199,10 +202,25 @@ def result_to_dict(r: FileResult) -> dict:
     }
 
 
+def _is_empty(d: Any) -> bool:
+    """``d`` is the stored form of a result with nothing in it (no finding, diff, error,
+    warning or dependency), as most are: checked and rebuilt without the general path."""
+    return (
+        type(d) is dict and len(d) == len(_RESULT_KEYS) and not d.get("findings", True) and not d.get("suggestions", True)
+        and not d.get("deps", True) and not d.get("warnings", True) and not d.get("applied", True)
+        and d.get("diff") == "" and d.get("error", 0) is None and d.get("skipped", 0) is None
+        and type(d.get("findings")) is list and type(d.get("suggestions")) is list and type(d.get("deps")) is list
+        and type(d.get("warnings")) is list and type(d.get("applied")) is dict
+        and type(d.get("parsed")) is bool and type(d.get("tree_dependent")) is bool and type(d.get("stage")) is str
+    )
+
+
 def result_from_dict(d: Any, path: str, check: bool = True) -> FileResult:
     """The result stored by :func:`result_to_dict`, for ``path``; InvalidCache if ``d``
     is not exactly that shape (``check=False``: ``d`` was checked when the cache was
     loaded)."""
+    if _is_empty(d):
+        return FileResult(path=path, parsed=d["parsed"], stage=d["stage"], cacheable=True, tree_dependent=d["tree_dependent"])
     if check:
         _need(isinstance(d, dict) and set(d) == _RESULT_KEYS, "result fields")
         _need(isinstance(d["findings"], list) and isinstance(d["suggestions"], list) and isinstance(d["deps"], list), "result lists")

@@ -575,10 +575,19 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
         if pending:
             res.stage = STAGE_PARSED
             try:
-                view = _view(src.text)
+                view = None
                 for f in pending:
-                    built = _build(view, f.fix)
-                    text = apply_fixes(view, [built])
+                    # on a parse of the chunk that holds it, as a pass's fixes are (the whole
+                    # file is parsed, once, only for those that need it)
+                    got = None
+                    if opts.shortcuts:
+                        got = _fix_in_chunk(src.text, [g for g in findings if g.fix is f.fix], [f], opts.lazy_min_chars)
+                    if got is not None:
+                        text = got[0]
+                    else:
+                        if view is None:
+                            view = _view(src.text)
+                        text = apply_fixes(view, [_build(view, f.fix)])
                     suggestions.append(Suggestion(f, unified_diff(src.raw, src.encode(text), src.path, src.mode)))
             except SourceError as e:  # the findings stand; say why their suggested diffs are missing
                 res.error = f"{e} (suggested fixes not shown)"
