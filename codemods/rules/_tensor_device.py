@@ -1315,7 +1315,7 @@ def _factory_screen(words: tuple):
                 # it; another function only when its name is called somewhere in the file
                 if has_forward is None:
                     has_forward = text.find("def forward", start, end) >= 0
-                ok = runs[name] = name == "forward" or has_forward or text.count(name + "(") > 1
+                ok = runs[name] = name == "forward" or has_forward or _called_elsewhere(text, name)
             if not ok:
                 continue
             bracket = text.find("(", h, end)  # every word ends with its call's "("
@@ -1383,6 +1383,22 @@ def may_make_a_cpu_tensor(text: str) -> bool:
         return True
     words = factory_words(sorted(aliases))
     return _factory_screen(words)(text, 0, len(text)) or _layer_outside_init(text, 0, len(text))
+
+
+_CALLED: dict = {}  # the text last asked about -> {name: called more than once}
+
+
+def _called_elsewhere(text: str, name: str) -> bool:
+    """``name(`` appears more than once in ``text`` (its definition and a call); the
+    answers for the text last asked about are kept (the screens ask once per chunk)."""
+    memo = _CALLED.get(id(text))
+    if memo is None or memo[0] is not text:
+        _CALLED.clear()
+        memo = _CALLED[id(text)] = (text, {})
+    got = memo[1].get(name)
+    if got is None:
+        got = memo[1][name] = text.count(name + "(") > 1
+    return got
 
 
 def _inside_registration(text: str, start: int, pos: int) -> bool:

@@ -49,6 +49,7 @@ _AST = ast.AST
 # a ``global``/``nonlocal`` statement (textually: the keyword starting a line, then a name)
 # a ``global``/``nonlocal`` statement; the scan matches the newline before its line (a
 # literal first character: far faster than ``^`` with re.M), the file's first line apart
+_NON_ASCII = __import__("re").compile(r"[^\x00-\x7f]")
 _DECLARATION = __import__("re").compile(r"[ \t]*(?:global|nonlocal)[ \t]+\w")
 _DECLARATION_NL = __import__("re").compile(r"\n[ \t]*(?:global|nonlocal)[ \t]+\w")
 _FIELDS = FIELDS  # node type -> the fields that may hold nodes (nodes.py)
@@ -168,6 +169,7 @@ class SemanticModel:
         self._instance_busy: set = set()
         self._line_starts: Optional[list[int]] = None
         self._ascii = text.isascii()
+        self._wide_lines: Optional[frozenset] = None  # lines with a non-ASCII character
         self.has_walrus = ":=" in text
         self.has_declarations = "global" in text or "nonlocal" in text
         self.module_scope = Scope(ScopeKind.MODULE, self.module, None, self)
@@ -302,7 +304,19 @@ class SemanticModel:
     def _char_col(self, line: int, col: int) -> int:
         if self._ascii:
             return col
+        wide = self._wide_lines
+        if wide is None:
+            wide = self._non_ascii_lines()
+        if line not in wide:
+            return col
         return char_col(self.text, self._starts(), line, col)
+
+    def _non_ascii_lines(self) -> frozenset:
+        """The lines holding a non-ASCII character (only there do byte and character
+        columns differ); found by one scan, as they are few."""
+        starts = self._starts()
+        self._wide_lines = frozenset(bisect.bisect_right(starts, m.start()) for m in _NON_ASCII.finditer(self.text))
+        return self._wide_lines
 
     def offsets(self, node) -> tuple[int, int]:
         """Character offsets of ``node`` in the text."""
@@ -1689,12 +1703,16 @@ class SemanticModel:
             pattern = _WORDS_RE[words] = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
         out = []
         text = self.text
+        chosen = []
         for c in self.source.chunks:
             hits = [m.start() for m in pattern.finditer(text, c.start, c.end)]
             if not hits:
                 continue
             if screen is not None and not screen(text, c.start, c.end, hits):
                 continue
+            chosen.append((c, hits))
+        self.source.parse_all([c for c, _ in chosen])  # in one call of the parser
+        for c, hits in chosen:
             stmts = self._parse(c)
             by_type = self._by_type.get(c)
             if by_type is not None:
