@@ -2,6 +2,7 @@
 lists rules): code, name, pitfall, summary, severity, text gate, verify mode, corpus
 minimum, Fixit-style examples, Ruff-style documentation."""
 
+import ast
 import os
 import re
 
@@ -83,3 +84,23 @@ def test_selectors():
     with pytest.raises(ValueError):
         resolve(["TM9"])
     assert by_code("tm101").code == "TM101"
+
+
+@pytest.mark.parametrize(
+    "text, called",
+    [
+        ("loss.backward()\n", True),
+        ("(loss\n    .backward())\n", True),
+        ("(loss.  # why\n    backward())\n", True),
+        ("def backward(ctx, g):\n    return g\n", False),
+        ('"""Runs backward."""\nstep_size = 3\n', False),
+    ],
+)
+def test_method_may_be_called(text, called):
+    """The zero_grad rules' gate: a method call may stand in the text (the loop facts
+    only count attribute calls), however it is spelled across lines."""
+    from torchmend.rules._zero_grad import method_may_be_called
+
+    assert method_may_be_called(text, "backward") == called
+    if called:
+        ast.parse(text)

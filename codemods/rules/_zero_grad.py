@@ -13,6 +13,7 @@ engine that both runs ``backward`` and ``step``) and ``step(closure)`` loops are
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -212,6 +213,18 @@ class LoopFacts:
     skip: bool = False
     ambiguous: bool = False  # several stepped objects, none provably an optimizer
 
+
+
+def method_may_be_called(text: str, name: str) -> bool:
+    """``x.name`` may stand in ``text``: a call the loop facts count (``.backward()``,
+    ``.step()``) is an attribute, so the text has ``.name``, or a dot and the name with
+    only spaces, line continuations or comments between them.  Half the files that
+    mention ``backward`` and ``step`` (a docstring, ``step_size``) call neither."""
+    if "." + name in text:
+        return True
+    if name not in text:
+        return False
+    return re.search(r"\.(?:\s|\\|#[^\n]*)*" + re.escape(name), text) is not None
 
 class Analysis:
     """Per-file facts shared by both rules (one per Context)."""

@@ -6,7 +6,7 @@ import ast
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._zero_grad import (
-    _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, direct, new_zero,
+    _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, direct, method_may_be_called, new_zero,
 )
 
 
@@ -63,6 +63,12 @@ class MissingZeroGrad(Rule):
     requires_all = ("step",)
     verify = Verify("zero_grad", ("TM201",))
     corpus_minimum = (10, 8)
+
+    @classmethod
+    def may_match(cls, text: str, has=None) -> bool:
+        """The needles, then what the loop facts need: ``backward`` and ``step`` called
+        as methods somewhere in the file."""
+        return super().may_match(text, has) and method_may_be_called(text, "backward") and method_may_be_called(text, "step")
     valid = (
         "for x, y in loader:\n    opt.zero_grad()\n    criterion(model(x), y).backward()\n    opt.step()\n",
         "for x, y in loader:\n    criterion(model(x), y).backward()\n    opt.step()\n    opt.zero_grad()\n",

@@ -7,7 +7,7 @@ import ast
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._zero_grad import (
     _COMPOUND, _LOOPS, _SCOPES, SCALER_METHODS, Analysis, LoopFacts, Stepper, binding, direct, framework_skip,
-    known, models_of, moved_stmt, related, sole_call,
+    known, method_may_be_called, models_of, moved_stmt, related, sole_call,
 )
 
 
@@ -59,6 +59,12 @@ class MisplacedZeroGrad(Rule):
     requires_all = ("step", "backward")
     verify = Verify("zero_grad", ("TM202",))
     corpus_minimum = (10, 8)
+
+    @classmethod
+    def may_match(cls, text: str, has=None) -> bool:
+        """The needles, then a ``step`` called as a method somewhere in the file (both
+        checks start from the step a zero_grad must precede)."""
+        return super().may_match(text, has) and method_may_be_called(text, "step")
     valid = (
         "for epoch in range(3):\n    for x, y in loader:\n        opt.zero_grad()\n        loss(x, y).backward()\n"
         "        opt.step()\n",
