@@ -46,10 +46,10 @@ _MAX_DEPTH = 8
 _WORDS_RE: dict = {}  # find_named: the pattern of each word tuple
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _AST = ast.AST
-# a ``global``/``nonlocal`` statement (textually: the keyword starting a line, then a name)
-# a ``global``/``nonlocal`` statement; the scan matches the newline before its line (a
-# literal first character: far faster than ``^`` with re.M), the file's first line apart
 _NON_ASCII = __import__("re").compile(r"[^\x00-\x7f]")
+# a ``global``/``nonlocal`` statement (textually: the keyword starting a line, then a
+# name); the scan matches the newline before its line (a literal first character: far
+# faster than ``^`` with re.M), the file's first line apart
 _DECLARATION = __import__("re").compile(r"[ \t]*(?:global|nonlocal)[ \t]+\w")
 _DECLARATION_NL = __import__("re").compile(r"\n[ \t]*(?:global|nonlocal)[ \t]+\w")
 _FIELDS = FIELDS  # node type -> the fields that may hold nodes (nodes.py)

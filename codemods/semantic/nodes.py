@@ -9,10 +9,8 @@ nodes are read once per node type, and the children come back as one list, in th
 from __future__ import annotations
 
 import ast
-from collections import deque
-from typing import Iterator
 
-__all__ = ["child_fields", "child_nodes", "walk_bfs", "FIELDS"]
+__all__ = ["FIELDS", "child_fields", "child_nodes"]
 
 _AST = ast.AST
 
@@ -42,14 +40,3 @@ def child_nodes(n) -> list:
         elif isinstance(v, _AST):
             out.append(v)
     return out
-
-
-def walk_bfs(node) -> Iterator[ast.AST]:
-    """``ast.walk(node)``: the same nodes in the same (breadth-first) order, contexts
-    left out."""
-    q = deque([node])
-    pop, extend = q.popleft, q.extend
-    while q:
-        n = pop()
-        yield n
-        extend(child_nodes(n))

@@ -6,9 +6,10 @@ initialisation, output classes).  The source is cut at its top-level definitions
 top-level statements (imports, assignments, loops, ``if __name__ == ...``) is another.
 Statement chunks are always parsed; a definition is parsed when a query reaches it: a
 rule asks for nodes whose text contains a word the definition's text contains, or a
-name resolves to it.  Each chunk is parsed on its own, padded with newlines so that line
-numbers are the file's, and column offsets are the file's because chunks start at line
-starts.
+name resolves to it.  Each chunk is parsed padded with newlines so that line numbers are
+the file's, and column offsets are the file's because chunks start at line starts; the
+chunks one query needs are parsed in one call, their texts joined at their own lines
+(``parse_all``).
 
 The cut is made where a new top-level statement certainly starts: a line that begins in
 column 0 with ``def``/``class``/``@`` (definitions) or with code after a definition's
