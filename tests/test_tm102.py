@@ -624,3 +624,5 @@ def test_imported_factories_reads_aliases_and_gives_up_on_backslashes():
     assert _imported_factories("from torch import nn, zeros as Z, Tensor\n") == {"zeros", "Z", "Tensor"}
     assert _imported_factories("from torch import nn\nimport torch as th\n") == set()
     assert _imported_factories("from torch import nn, \\\n    zeros\n") is None
+    # a bracket in a comment of the list does not end it
+    assert _imported_factories("from torch import (  # (see below)\n    zeros as Z,\n)\n") == {"zeros", "Z"}

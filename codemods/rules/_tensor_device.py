@@ -1357,7 +1357,7 @@ def _imported_factories(text: str) -> Optional[set]:
     for m in _FROM_TORCH_IMPORT.finditer(text):
         i = m.end()
         if text.startswith("(", i):
-            j = text.find(")", i)
+            j = _closing_bracket(text, i)
         else:
             j = text.find("\n", i)
             if j > 0 and text[j - 1] == "\\":
@@ -1370,6 +1370,20 @@ def _imported_factories(text: str) -> Optional[set]:
                 if names[k + 1 : k + 2] == ["as"] and k + 2 < len(names):
                     out.add(names[k + 2])
     return out
+
+
+def _closing_bracket(text: str, i: int) -> int:
+    """The ``)`` that closes the import list opening at ``i`` (comments skipped: an
+    import list holds no strings); -1 when there is none."""
+    j = i
+    while True:
+        close = text.find(")", j)
+        hash_ = text.find("#", j, close if close >= 0 else len(text))
+        if hash_ < 0:
+            return close
+        j = text.find("\n", hash_)
+        if j < 0:
+            return -1
 
 
 def may_make_a_cpu_tensor(text: str) -> bool:
