@@ -1468,17 +1468,19 @@ def _parenthesised(text: str, i: int, end: int, limit: int = 4000) -> Optional[t
 
 
 def _layer_outside_init(text: str, start: int, end: int, hits=None) -> bool:
-    """A chunk where a layer constructor may stand in a function other than ``__init__``:
-    some ``Linear(``/``Conv2d(``/... whose nearest ``def`` line above (in the chunk) is
-    not ``def __init__`` (layers built in ``__init__`` are where they belong; the ast
-    check skips them the same way)."""
+    """A chunk where a layer constructor may stand in a function other than ``__init__``
+    that forward may run: some ``Linear(``/``Conv2d(``/... whose nearest ``def`` line
+    above (in the chunk) is ``def forward``, or the ``def`` of a function whose name is
+    called somewhere in the file (layers built in ``__init__`` are where they belong, and
+    a function nothing calls by name is not reached from ``forward``: the ast check skips
+    both the same way)."""
     if hits is None:
         hits = [m.start() for m in _LAYER_WORD.finditer(text, start, end)]
     for h in hits:
         if h > start and (text[h - 1].isalnum() or text[h - 1] == "_"):
             continue  # ``MyLinear(``: another name (the ast check compares whole names)
         name = _def_above(text, start, h)
-        if name is not None and name != "__init__":
+        if name is not None and name != "__init__" and (name == "forward" or _called_elsewhere(text, name)):
             return True
     return False
 
