@@ -116,8 +116,14 @@ def _serve(parent: int, root: str, warm: bool) -> None:
             _sweep({pid for pid, _fd, _d in running.values()})
     finally:
         # the end (the client closed, went away, or this is its death signal): a second
-        # signal (the death signal after the client's pipe closed) must not cut this short
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        # signal (the death signal after the client's pipe closed) must not cut this short,
+        # not even one whose handler runs before the line that ignores it has taken effect
+        while True:
+            try:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
+                break
+            except SystemExit:
+                continue
         for pid, _fd, _d in running.values():
             _signal(pid, signal.SIGTERM)
         end = time.monotonic() + 5
