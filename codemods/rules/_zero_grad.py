@@ -214,7 +214,6 @@ class LoopFacts:
     ambiguous: bool = False  # several stepped objects, none provably an optimizer
 
 
-
 def method_may_be_called(text: str, name: str) -> bool:
     """``x.name`` may stand in ``text``: a call the loop facts count (``.backward()``,
     ``.step()``) is an attribute, so the text has ``.name``, or a dot and the name with
@@ -225,6 +224,7 @@ def method_may_be_called(text: str, name: str) -> bool:
     if name not in text:
         return False
     return re.search(r"\.(?:\s|\\|#[^\n]*)*" + re.escape(name), text) is not None
+
 
 class Analysis:
     """Per-file facts shared by both rules (one per Context)."""

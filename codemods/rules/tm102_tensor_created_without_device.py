@@ -114,7 +114,7 @@ class TensorCreatedWithoutDevice(Rule):
         return super().may_match(text, has) and may_make_a_cpu_tensor(text)
 
     def check(self, ctx: Context):
-        if not Rule.may_match.__func__(type(self), ctx.text):
+        if not super().may_match(ctx.text):
             return  # no device anywhere: a CPU-only script (the needles, also without shortcuts)
         if is_test_path(ctx.path) or "set_default_device" in ctx.text:
             return

@@ -63,12 +63,6 @@ class MissingZeroGrad(Rule):
     requires_all = ("step",)
     verify = Verify("zero_grad", ("TM201",))
     corpus_minimum = (10, 8)
-
-    @classmethod
-    def may_match(cls, text: str, has=None) -> bool:
-        """The needles, then what the loop facts need: ``backward`` and ``step`` called
-        as methods somewhere in the file."""
-        return super().may_match(text, has) and method_may_be_called(text, "backward") and method_may_be_called(text, "step")
     valid = (
         "for x, y in loader:\n    opt.zero_grad()\n    criterion(model(x), y).backward()\n    opt.step()\n",
         "for x, y in loader:\n    criterion(model(x), y).backward()\n    opt.step()\n    opt.zero_grad()\n",
@@ -77,6 +71,12 @@ class MissingZeroGrad(Rule):
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
         "    criterion(model(x), y).backward()\n    opt.step()\n",
     )
+
+    @classmethod
+    def may_match(cls, text: str, has=None) -> bool:
+        """The needles, then what the loop facts need: ``backward`` and ``step`` called
+        as methods somewhere in the file."""
+        return super().may_match(text, has) and method_may_be_called(text, "backward") and method_may_be_called(text, "step")
 
     def check(self, ctx: Context):
         an = Analysis.of(ctx)

@@ -59,12 +59,6 @@ class MisplacedZeroGrad(Rule):
     requires_all = ("step", "backward")
     verify = Verify("zero_grad", ("TM202",))
     corpus_minimum = (10, 8)
-
-    @classmethod
-    def may_match(cls, text: str, has=None) -> bool:
-        """The needles, then a ``step`` called as a method somewhere in the file (both
-        checks start from the step a zero_grad must precede)."""
-        return super().may_match(text, has) and method_may_be_called(text, "step")
     valid = (
         "for epoch in range(3):\n    for x, y in loader:\n        opt.zero_grad()\n        loss(x, y).backward()\n"
         "        opt.step()\n",
@@ -75,6 +69,12 @@ class MisplacedZeroGrad(Rule):
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
         "    loss(x, y).backward()\n    opt.zero_grad()\n    opt.step()\n",
     )
+
+    @classmethod
+    def may_match(cls, text: str, has=None) -> bool:
+        """The needles, then a ``step`` called as a method somewhere in the file (both
+        checks start from the step a zero_grad must precede)."""
+        return super().may_match(text, has) and method_may_be_called(text, "step")
 
     def check(self, ctx: Context):
         an = Analysis.of(ctx)
