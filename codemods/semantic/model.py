@@ -32,7 +32,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
-from .nodes import FIELDS, child_fields, child_nodes
+from .nodes import adopt_children, child_nodes
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
 from .source import Chunk, LazyParseError, ParsedSource, char_col, line_starts
 
@@ -45,14 +45,12 @@ _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 8
 _WORDS_RE: dict = {}  # find_named: the pattern of each word tuple
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
-_AST = ast.AST
 _NON_ASCII = __import__("re").compile(r"[^\x00-\x7f]")
 # a ``global``/``nonlocal`` statement (textually: the keyword starting a line, then a
 # name); the scan matches the newline before its line (a literal first character: far
 # faster than ``^`` with re.M), the file's first line apart
 _DECLARATION = __import__("re").compile(r"[ \t]*(?:global|nonlocal)[ \t]+\w")
 _DECLARATION_NL = __import__("re").compile(r"\n[ \t]*(?:global|nonlocal)[ \t]+\w")
-_FIELDS = FIELDS  # node type -> the fields that may hold nodes (nodes.py)
 
 
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
@@ -72,9 +70,6 @@ def _statements_bfs(node):
             v = getattr(n, f, None)
             if type(v) is list:
                 q.extend(x for x in v if isinstance(x, _BLOCKS))
-
-
-_child_fields = child_fields
 
 
 class OriginKind(enum.Enum):
@@ -202,7 +197,7 @@ class SemanticModel:
         for s in chunk.stmts:
             parent[s] = module
         stack = list(chunk.stmts)
-        pop, push = stack.pop, stack.append
+        pop, extend = stack.pop, stack.extend
         while stack:
             n = pop()
             t = type(n)
@@ -210,19 +205,7 @@ class SemanticModel:
             if lst is None:
                 lst = by_type[t] = []
             lst.append(n)
-            fields = _FIELDS.get(t)
-            if fields is None:
-                fields = _child_fields(t)
-            for f in fields:
-                v = getattr(n, f, None)
-                if type(v) is list:
-                    for x in v:
-                        if isinstance(x, _AST):
-                            parent[x] = n
-                            push(x)
-                elif isinstance(v, _AST):
-                    parent[v] = n
-                    push(v)
+            extend(adopt_children(n, parent))
         self._by_type[chunk] = by_type
 
     def _parse(self, chunk: Chunk) -> list:
@@ -266,26 +249,13 @@ class SemanticModel:
         for which ``enter(stmt)`` is false (that statement is not yielded either)."""
         parent = self._parent
         stack = list(stmts)
-        pop, push = stack.pop, stack.append
+        pop, extend = stack.pop, stack.extend
         while stack:
             n = pop()
             if isinstance(n, ast.stmt) and not enter(n):
                 continue
             yield n
-            t = type(n)
-            fields = _FIELDS.get(t)
-            if fields is None:
-                fields = _child_fields(t)
-            for f in fields:
-                v = getattr(n, f, None)
-                if type(v) is list:
-                    for x in v:
-                        if isinstance(x, _AST):
-                            parent[x] = n
-                            push(x)
-                elif isinstance(v, _AST):
-                    parent[v] = n
-                    push(v)
+            extend(adopt_children(n, parent))
 
     def _contains(self, node, words) -> bool:
         a, b = self.offsets(node)
@@ -367,16 +337,7 @@ class SemanticModel:
                             start = min(start, (decos[0].lineno, decos[0].col_offset))
                         if not (start <= key[:2] and key[2:] <= (n.end_lineno or ln, n.end_col_offset or 0)):
                             continue  # its span does not hold the node
-                    t = type(n)
-                    fields = _FIELDS.get(t)
-                    if fields is None:
-                        fields = _child_fields(t)
-                    for f in fields:
-                        v = getattr(n, f, None)
-                        if type(v) is list:
-                            stack.extend((n, x) for x in v if isinstance(x, _AST))
-                        elif isinstance(v, _AST):
-                            stack.append((n, v))
+                    stack.extend((n, x) for x in child_nodes(n))
                 if c not in self._by_type:  # not reached through the spans: index the chunk
                     self._adopt_chunk(c)
                 return parent.get(node)
@@ -653,26 +614,14 @@ class SemanticModel:
         parent = self._parent
         by_name: dict = {}
         stack = [root]
-        pop, push = stack.pop, stack.append
+        pop, extend = stack.pop, stack.extend
         while stack:
             n = pop()
             t = type(n)
             if t is ast.Name:
                 by_name.setdefault(n.id, []).append(n)
                 continue
-            fields = _FIELDS.get(t)
-            if fields is None:
-                fields = _child_fields(t)
-            for f in fields:
-                v = getattr(n, f, None)
-                if type(v) is list:
-                    for x in v:
-                        if isinstance(x, _AST):
-                            parent[x] = n
-                            push(x)
-                elif isinstance(v, _AST):
-                    parent[v] = n
-                    push(v)
+            extend(adopt_children(n, parent))
         for v in by_name.values():
             v.sort(key=lambda n: (n.lineno, n.col_offset))
         return by_name

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["FIELDS", "child_fields", "child_nodes"]
+__all__ = ["FIELDS", "adopt_children", "child_fields", "child_nodes"]
 
 _AST = ast.AST
 
@@ -38,5 +38,25 @@ def child_nodes(n) -> list:
                 if isinstance(x, _AST):
                     out.append(x)
         elif isinstance(v, _AST):
+            out.append(v)
+    return out
+
+
+def adopt_children(n, parent: dict) -> list:
+    """``child_nodes(n)``, each recorded with ``n`` as its parent in ``parent`` (the
+    semantic model's walks record parents as they descend)."""
+    fields = FIELDS.get(type(n))
+    if fields is None:
+        fields = child_fields(type(n))
+    out: list = []
+    for f in fields:
+        v = getattr(n, f, None)
+        if type(v) is list:
+            for x in v:
+                if isinstance(x, _AST):
+                    parent[x] = n
+                    out.append(x)
+        elif isinstance(v, _AST):
+            parent[v] = n
             out.append(v)
     return out
