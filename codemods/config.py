@@ -166,8 +166,12 @@ def read_config(path: str) -> Optional[Config]:
 
 def find_config(start: str, _cache: Optional[dict] = None) -> Optional[Config]:
     """The nearest configuration at or above ``start`` (a file or directory)."""
-    d = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     cache = {} if _cache is None else _cache
+    d = os.path.abspath(start)
+    if d in cache:  # a directory already looked up (the keys are directories): no stat
+        return cache[d]
+    if not os.path.isdir(d):
+        d = os.path.abspath(os.path.dirname(start) or ".")
     walked = []
     found: Optional[Config] = None
     while True:
@@ -291,7 +295,9 @@ class Settings:
         got = self._files.get(path)
         if got is not None:
             return got
-        cfg = self.config_for(path)
+        # a file's configuration is its directory's (looked up without a stat of the file)
+        d = os.path.dirname(os.path.abspath(path))
+        cfg = self.fixed or (self._dirs[d] if d in self._dirs else find_config(d, self._dirs)) or self.default
         cli = self.cli
         base = self._layered.get(id(cfg))
         if base is None:  # once per configuration file, not per file

@@ -335,10 +335,13 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
             if s is not None:
                 specs.append((d, s))
 
-    # (path as shown, absolute path, repository, .gitignore specs)
-    stack = [(top, abs_top, repo, specs)]
+    # (path as shown, absolute path, real path or None, repository, .gitignore specs);
+    # a directory entered through no link has its parent's real path plus its name (one
+    # realpath for the top, not one per directory: it costs an lstat per component)
+    sep = os.sep
+    stack = [(top, abs_top, None, repo, specs)]
     while stack:
-        dirpath, abs_dir, repo, specs = stack.pop()
+        dirpath, abs_dir, real_dir, repo, specs = stack.pop()
         try:
             with os.scandir(dirpath) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -352,7 +355,9 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
             if s is not None:
                 specs = specs + [(abs_dir, s)]
         excl = excludes_for(abs_dir)
-        real_dir = None
+        # the entries' paths by concatenation (both prefixes are normalised already)
+        abs_pre = abs_dir if abs_dir.endswith(sep) else abs_dir + sep
+        shown_pre = "" if dirpath == "." else dirpath if dirpath.endswith(sep) else dirpath + sep
         subdirs = []
         for entry in entries:
             name = entry.name
@@ -365,7 +370,7 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
                 continue
             if not is_dir and not name.endswith(SOURCE_SUFFIXES):
                 continue
-            full = os.path.join(abs_dir, name)
+            full = abs_pre + name
             if excl.match(full, is_dir):
                 continue
             sub_repo = repo
@@ -379,14 +384,15 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
                     for d, spec in specs
                 ):
                     continue
-            path = os.path.normpath(os.path.join(dirpath, name))
+            path = shown_pre + name
+            if real_dir is None and not is_link:
+                real_dir = os.path.realpath(dirpath)
             if is_dir:
-                subdirs.append((path, full, sub_repo, specs))
+                subdirs.append((path, full, (real_dir if real_dir.endswith(sep) else real_dir + sep) + name, sub_repo, specs))
             elif is_link:
                 add(path)
-            else:  # one realpath per directory, not per file (it costs an lstat per component)
-                real_dir = real_dir or os.path.realpath(dirpath)
-                add(path, os.path.join(real_dir, name))
+            else:
+                add(path, (real_dir if real_dir.endswith(sep) else real_dir + sep) + name)
         stack.extend(reversed(subdirs))
 
 

@@ -29,13 +29,15 @@ import os
 import sys
 import time
 from collections import Counter, deque
-from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from .discovery import discover
 from .engine import STAGE_AST, STAGE_PARSED, STAGE_PREFILTER, FileResult, Options, content_digest, process_file
 from .project import ImportIndex, Project
+
+if TYPE_CHECKING:  # (imported where an executor is used: not on every start-up)
+    from concurrent.futures import Executor
 
 FILE_TIMEOUT = 120.0  # seconds one file may take in a worker (parse, rules, fixes)
 WORKER_STACK = 256 * 1024 * 1024  # the analysis thread's stack: deep (not pathological) nesting parses
@@ -388,6 +390,8 @@ def make_executor(spec: str) -> Executor:
 
 
 def _run_on_executor(executor: Executor, todo: list[str], opts: Options, jobs: int, take, allowed) -> None:
+    from concurrent.futures import as_completed
+
     futures = {executor.submit(process_chunk, c, opts, allowed): c for c in _chunks(todo, jobs)}
     try:
         for fut in as_completed(futures):

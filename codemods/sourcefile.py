@@ -26,7 +26,6 @@ import errno
 import io
 import os
 import re
-import secrets
 import stat
 import tokenize
 from dataclasses import dataclass
@@ -120,6 +119,8 @@ def os_error(e: OSError, doing: str = "cannot read") -> str:
 
 # --------------------------------------------------------------------------- reading
 def _tmp_name() -> str:
+    import secrets
+
     return f".torchmend-{HOST_TAG}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
 
 
