@@ -55,7 +55,7 @@ CACHE_DIRNAME = ".torchmend_cache"
 MARKER = b"# created by torchmend: this directory is a cache\n"
 CACHE_FILE = "cache.json"
 FORMAT = "torchmend-cache"
-VERSION = 4  # 4: findings carry their notebook cell, warnings may too
+VERSION = 5  # 4: findings carry their notebook cell, warnings may too; 5: empty results as [stage, parsed, tree_dependent]
 RACY_NS = 2_000_000_000  # mtimes within 2 s of the read are not trusted
 MAX_CACHE_BYTES = 256 * 1024 * 1024  # a bigger cache file is not loaded
 MAX_RESULTS = 50_000
@@ -185,8 +185,13 @@ def _finding_from_dict(d: Any, path: str, check: bool = True) -> Finding:
 _RESULT_KEYS = {"findings", "applied", "diff", "suggestions", "error", "skipped", "parsed", "stage", "tree_dependent", "deps", "warnings"}
 
 
-def result_to_dict(r: FileResult) -> dict:
-    """The stored form of a (stripped) result: plain data, no path, no syntax trees."""
+def result_to_dict(r: FileResult) -> Any:
+    """The stored form of a (stripped) result: plain data, no path, no syntax trees.  A
+    result with nothing in it (no finding, diff, error, warning or dependency), as most
+    are, is the short list ``[stage, parsed, tree_dependent]``."""
+    if not (r.findings or r.applied or r.diff or r.suggestions or r.error is not None or r.skipped is not None
+            or r.deps or r.warnings):
+        return [r.stage, r.parsed, r.tree_dependent]
     return {
         "findings": [_finding_to_dict(f) for f in r.findings],
         "applied": {str(k): int(v) for k, v in r.applied.items()},
@@ -202,25 +207,13 @@ def result_to_dict(r: FileResult) -> dict:
     }
 
 
-def _is_empty(d: Any) -> bool:
-    """``d`` is the stored form of a result with nothing in it (no finding, diff, error,
-    warning or dependency), as most are: checked and rebuilt without the general path."""
-    return (
-        type(d) is dict and len(d) == len(_RESULT_KEYS) and not d.get("findings", True) and not d.get("suggestions", True)
-        and not d.get("deps", True) and not d.get("warnings", True) and not d.get("applied", True)
-        and d.get("diff") == "" and d.get("error", 0) is None and d.get("skipped", 0) is None
-        and type(d.get("findings")) is list and type(d.get("suggestions")) is list and type(d.get("deps")) is list
-        and type(d.get("warnings")) is list and type(d.get("applied")) is dict
-        and type(d.get("parsed")) is bool and type(d.get("tree_dependent")) is bool and type(d.get("stage")) is str
-    )
-
-
 def result_from_dict(d: Any, path: str, check: bool = True) -> FileResult:
     """The result stored by :func:`result_to_dict`, for ``path``; InvalidCache if ``d``
     is not exactly that shape (``check=False``: ``d`` was checked when the cache was
     loaded)."""
-    if _is_empty(d):
-        return FileResult(path=path, parsed=d["parsed"], stage=d["stage"], cacheable=True, tree_dependent=d["tree_dependent"])
+    if type(d) is list:  # an empty result
+        _need(len(d) == 3 and type(d[0]) is str and type(d[1]) is bool and type(d[2]) is bool, "empty result")
+        return FileResult(path=path, parsed=d[1], stage=d[0], cacheable=True, tree_dependent=d[2])
     if check:
         _need(isinstance(d, dict) and set(d) == _RESULT_KEYS, "result fields")
         _need(isinstance(d["findings"], list) and isinstance(d["suggestions"], list) and isinstance(d["deps"], list), "result lists")
@@ -312,6 +305,7 @@ class Cache:
         self.file = os.path.join(self.dir, CACHE_FILE)
         self.settings = settings_key(opts)
         self._per_settings: dict = {}
+        self._settings_by_id: dict = {}
         self.tool = tool_fingerprint()
         self.verify = verify
         self.max_bytes = opts.max_bytes
@@ -358,25 +352,38 @@ class Cache:
 
     # ----------------------------------------------------------------- lookups
     def _settings(self, opts: Optional[Options]) -> str:
-        """The settings key of a file's own Options (per-file configuration), or the run's."""
+        """The settings key of a file's own Options (per-file configuration), or the run's
+        (looked up by identity first: the run hands the same few objects again and again,
+        and hashing an Options hashes all its fields)."""
         if opts is None:
             return self.settings
-        got = self._per_settings.get(opts)
-        if got is None:
-            got = self._per_settings[opts] = settings_key(opts)
-        return got
+        got = self._settings_by_id.get(id(opts))
+        if got is not None and got[0] is opts:
+            return got[1]
+        key = self._per_settings.get(opts)
+        if key is None:
+            key = self._per_settings[opts] = settings_key(opts)
+        self._settings_by_id[id(opts)] = (opts, key)  # (holding opts: its id is not reused)
+        return key
 
     def _result_key(self, digest: str, name: str, path: Optional[str], settings: Optional[str] = None) -> str:
         parts = [settings or self.settings, digest, name] + ([path] if path is not None else [])
         return hashlib.blake2b("\0".join(parts).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
-    def _digest(self, path: str, ap: str) -> Optional[tuple[str, os.stat_result]]:
-        """The content digest of ``path`` now (from the stat data or by hashing it)."""
-        read_ns = time.time_ns()
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
+    def _digest(self, path: str, ap: str, known=None) -> Optional[tuple[str, os.stat_result]]:
+        """The content digest of ``path`` now (from the stat data or by hashing it).
+        ``known``: ``(stat result or None, a time before that stat was taken)``, from a
+        caller that has just taken it (None: stat it here)."""
+        if known is not None:
+            st, read_ns = known
+            if st is None:
+                return None
+        else:
+            read_ns = time.time_ns()
+            try:
+                st = os.stat(path)
+            except OSError:
+                return None
         if not stat.S_ISREG(st.st_mode) or st.st_size > self.max_bytes:
             return None
         f = self.files.get(ap)
@@ -408,15 +415,15 @@ class Cache:
             self.dirty = True
         return digest, st
 
-    def get(self, path: str, tree: Optional[str] = None, opts: Optional[Options] = None) -> Optional[FileResult]:
+    def get(self, path: str, tree: Optional[str] = None, opts: Optional[Options] = None, known=None) -> Optional[FileResult]:
         """The stored result for ``path`` if one matches its content and its settings
         (``opts``, the file's own Options; default: the run's), and, for a result that
         depends on other files, the tree fingerprint ``tree`` and the files it read; else
-        None."""
+        None.  ``known``: the file's stat as :func:`stat_files` took it."""
         if self.disabled:
             return None
         ap = os.path.abspath(path)
-        got = self._digest(path, ap)
+        got = self._digest(path, ap, known)
         if got is None:
             return None
         digest, st = got
@@ -527,15 +534,35 @@ def _write_new(d: str, name: str, data: bytes, replace: bool = False) -> None:
             pass
 
 
-def tree_fingerprint(files: list[str]) -> str:
+def stat_files(files: list[str]) -> dict:
+    """``path -> (stat result or None, a time before it was taken)`` for each file: one
+    stat per file for both the tree fingerprint and the cache lookups."""
+    before = time.time_ns()
+    out = {}
+    for p in files:
+        try:
+            out[p] = (os.stat(p), before)
+        except OSError:
+            out[p] = (None, before)
+    return out
+
+
+def tree_fingerprint(files: list[str], stats: Optional[dict] = None) -> str:
     """Every file's path, size and mtime: what a result that read other files of the
-    tree depends on (a change anywhere invalidates those results, and only those)."""
+    tree depends on (a change anywhere invalidates those results, and only those).
+    ``stats``: what :func:`stat_files` took for them (default: stat them here)."""
     h = hashlib.blake2b(digest_size=16)
     for p in sorted(files):
-        try:
-            st = os.stat(p)
+        if stats is not None and p in stats:
+            st = stats[p][0]
+        else:
+            try:
+                st = os.stat(p)
+            except OSError:
+                st = None
+        if st is not None:
             h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
-        except OSError:
+        else:
             h.update(f"{p}\0-\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()
 

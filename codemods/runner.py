@@ -451,9 +451,10 @@ def run(
         files, out.discovery_errors = disc.files, disc.errors
     tree = None
     if cache is not None:
-        from .cache import tree_fingerprint
+        from .cache import stat_files, tree_fingerprint
 
-        tree = tree_fingerprint(files)  # of the whole tree, before --changed-since narrows it
+        stats = stat_files(files)
+        tree = tree_fingerprint(files, stats)  # of the whole tree, before --changed-since narrows it
     all_files = files
     if only is not None:
         files = [p for p in files if os.path.realpath(p) in only]
@@ -464,7 +465,7 @@ def run(
     if cache is not None:
         todo = []
         for p in files:
-            r = cache.get(p, tree, None if options_for is None else options_for(p))
+            r = cache.get(p, tree, None if options_for is None else options_for(p), stats.get(p))
             # apply (write=True) re-processes every file that needs a change: the cache
             # only vouches for files with nothing to write, and only after hashing them
             if r is None or (opts.write and r.changed):

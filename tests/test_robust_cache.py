@@ -95,8 +95,9 @@ BAD = {
     "huge int": lambda d, raw: b'{"format": "torchmend-cache", "version": ' + b"9" * 5000 + b"}",
     "wrong field type": lambda d, raw: json.dumps({**d, "files": {k: ["big", 1, "x", 2] for k in d["files"]}}).encode(),
     "extra field": lambda d, raw: json.dumps({**d, "code": "import os"}).encode(),
-    "bad result": lambda d, raw: json.dumps({**d, "results": {k: {**e, "r": {**e["r"], "diff": 5}} for k, e in d["results"].items()}}).encode(),
-    "bad severity": lambda d, raw: json.dumps({**d, "results": {k: {**e, "r": {**e["r"], "findings": [{**f, "severity": "fatal"} for f in e["r"]["findings"]]}} for k, e in d["results"].items()}}).encode(),
+    # every result corrupted: a full one's diff, an empty one's (short form) stage
+    "bad result": lambda d, raw: json.dumps({**d, "results": {k: {**e, "r": {**e["r"], "diff": 5} if isinstance(e["r"], dict) else [5, *e["r"][1:]]} for k, e in d["results"].items()}}).encode(),
+    "bad severity": lambda d, raw: json.dumps({**d, "results": {k: {**e, "r": {**e["r"], "findings": [{**f, "severity": "fatal"} for f in e["r"]["findings"]]} if isinstance(e["r"], dict) else e["r"]} for k, e in d["results"].items()}}).encode(),
     "lone surrogate": lambda d, raw: raw.replace(b'"diff":"', b'"diff":"\\ud800', 1),
 }
 
@@ -111,7 +112,7 @@ def test_an_invalid_cache_is_ignored_with_one_warning_and_rebuilt(tree, rules, k
         f.write(BAD[kind](d, raw))
     got = cli("diff", "pkg", "-j", "1")
     warnings = [ln for ln in got[2].splitlines() if "warning" in ln]
-    if kind == "bad severity" and not any(r["r"]["findings"] for r in d["results"].values()):
+    if kind == "bad severity" and not any(isinstance(r["r"], dict) and r["r"]["findings"] for r in d["results"].values()):
         pytest.skip("no finding to corrupt")
     assert len(warnings) == 1 and warnings[0].startswith("torchmend: warning: ignoring the cache .torchmend_cache/cache.json ("), got[2]
     assert "Traceback" not in got[2]
@@ -274,6 +275,22 @@ def test_result_round_trip_through_json():
         (x.code, x.message, x.line, x.col, x.severity, x.applied, x.safety, "b.py") for x in r.findings
     ]
     assert back.suggestions[0].diff == b"--- s\n" and back.suggestions[0].finding.code == "TM501"
+
+
+@pytest.mark.parametrize("stage,parsed,dependent", [("prefilter", False, False), ("ast", True, True)])
+def test_an_empty_result_is_stored_short_and_comes_back_the_same(stage, parsed, dependent):
+    r = FileResult(path="a.py", parsed=parsed, stage=stage, tree_dependent=dependent)
+    stored = json.loads(json.dumps(result_to_dict(r)))
+    assert stored == [stage, parsed, dependent]
+    back = result_from_dict(stored, "b.py")
+    assert (back.path, back.stage, back.parsed, back.tree_dependent, back.cacheable) == ("b.py", stage, parsed, dependent, True)
+    assert not (back.findings or back.diff or back.suggestions or back.deps or back.warnings or back.applied)
+    assert back.error is None and back.skipped is None
+    # with anything in it, the full form
+    assert isinstance(result_to_dict(FileResult(path="a.py", stage=stage, warnings=[(1, "w")])), dict)
+    for bad in ([stage, parsed], [stage, 1, dependent], [1, parsed, dependent], [stage, parsed, dependent, 0]):
+        with pytest.raises(cache_mod.InvalidCache):
+            result_from_dict(bad, "b.py")
 
 
 def test_tool_fingerprint_covers_subpackages(tmp_path):
