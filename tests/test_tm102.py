@@ -601,6 +601,11 @@ print(M()(torch.randn(2, 3)))
          "    def forward(self, x):\n        return x + torch.zeros(3, device=x.device) + self.b\n", MOD_HEAD, False),
         # a layer built in forward passes the gate (and is reported)
         ("class M(nn.Module):\n    def forward(self, x):\n        return nn.Linear(3, 4)(x)\n", MOD_HEAD, True),
+        # 0-d or of unknown shape (tensor of a name or a number, a size of ()): mixes like a number
+        ("class M(nn.Module):\n    def forward(self, x):\n        return x * torch.tensor(self.scale) + torch.as_tensor(\n"
+         "            2.0) + torch.rand(()) + torch.zeros([ ]) + torch.randn()\n", MOD_HEAD, False),
+        # a size that is not (): at least 1-d
+        ("class M(nn.Module):\n    def forward(self, x):\n        return x + torch.rand((x.size(1),))\n", MOD_HEAD, True),
     ],
 )
 def test_whole_file_gate_agrees_with_the_rule(body, head, reported):
@@ -616,6 +621,23 @@ def test_whole_file_gate_agrees_with_the_rule(body, head, reported):
     assert gate == reported
     shipped = process_text("t.py", src, Options(fix=False))
     assert [(f.line, f.message) for f in shipped.findings if f.code == "TM102"] == [(f.line, f.message) for f in found]
+
+
+@pytest.mark.parametrize("call, passes", [
+    ("torch.tensor(scale)", False), ("torch.tensor(-1.0, dtype=x.dtype)", False), ("torch.as_tensor(n)", False),
+    ("torch.rand(())", False), ("torch.zeros([ ])", False), ("torch.ones(\n    (),\n)", False), ("torch.empty()", False),
+    # what Analysis.zero_dim may read as at least 1-d passes
+    ("torch.tensor([1.0, 2.0])", True), ("torch.tensor(\n    (1, 2))", True), ("torch.tensor(data=v)", True),
+    ("torch.as_tensor([v for v in vs])", True), ("torch.zeros((), dtype=t)", True), ("torch.zeros(n)", True),
+    ("torch.full((), 2.0)", True), ("torch.Tensor([])", True), ("torch.rand(*shape)", True),
+])
+def test_factory_screen_reads_dimensions_as_the_rule_does(call, passes):
+    """The chunk screen passes a factory call in forward unless ``Analysis.zero_dim``
+    could only read it as 0-d or of unknown shape (what the rule never reports)."""
+    from torchmend.rules._tensor_device import _factory_screen, factory_words
+
+    text = f"class M(nn.Module):\n    def forward(self, x):\n        return x + {call}\n"
+    assert _factory_screen(factory_words())(text, 0, len(text)) is passes
 
 
 def test_imported_factories_reads_aliases_and_gives_up_on_backslashes():

@@ -1327,6 +1327,8 @@ def _factory_screen(words: tuple):
                 continue
             if _READ_BACK.match(text, close + 1):
                 continue
+            if text[h] == "." and _no_dims(text[h + 1 : bracket], text[bracket + 1 : close], args):
+                continue
             # the start of the callee (``torch.zeros``, ``th.zeros``, ``zeros``)
             s = h
             while s > start and (text[s - 1].isalnum() or text[s - 1] in "._"):
@@ -1338,6 +1340,23 @@ def _factory_screen(words: tuple):
 
     _SCREENS[words] = screen
     return screen
+
+
+# factories whose one size argument decides their dimensions (``Analysis.zero_dim``)
+_SIZED = frozenset({"zeros", "ones", "empty", "rand", "randn"})
+
+
+def _no_dims(name: str, raw: str, top: str) -> bool:
+    """The call ``x.<name>(<raw>)`` cannot be reported as ``Analysis.zero_dim`` reads it
+    (``top``: the top level of the arguments): ``tensor``/``as_tensor`` of data that is
+    no list or tuple literal (a number, a name: 0-d or of unknown shape), or a sized
+    factory with no argument or the size ``()``/``[]`` (0-d)."""
+    bare = "".join(raw.split()).replace("\\", "")  # (no spaces, line breaks or continuations)
+    if name in ("tensor", "as_tensor"):
+        return not bare.startswith(("[", "(")) and "data" not in top
+    if name in _SIZED:
+        return bare.rstrip(",") in ("", "()", "[]")
+    return False
 
 
 _FROM_TORCH_IMPORT = re.compile(r"from[ \t]+torch[ \t]+import[ \t]*")  # (a literal first: fast)
