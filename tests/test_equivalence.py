@@ -216,3 +216,25 @@ def test_joined_parse_does_not_hide_a_wrong_cut():
     src.chunks = [a, b]
     with pytest.raises(LazyParseError):
         src.parse_all([a, b])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_chunks_holding_a_word_are_those_whose_text_contains_it(seed):
+    """``ParsedSource.holding`` (one scan of the text) gives the chunks a search of each
+    chunk's own text finds, for words inside chunks, across their ends and nowhere;
+    ``find_named`` with one name gives what ``find`` and an exact-name filter give."""
+    from torchmend.semantic.model import SemanticModel
+
+    text = _gen_text(seed)
+    src = ParsedSource(text, min_chars=0)
+    assert len(src.chunks) > 5
+    words = {w for w in ast.walk(ast.parse(text)) for w in [getattr(w, "id", None) or getattr(w, "attr", None)] if w}
+    words |= {"\n\n", "):\n", "torch.", "zeros(", "no such word"}
+    words |= {text[c.end - 3 : c.end + 3] for c in src.chunks[:-1]}  # across a chunk's end
+    for w in sorted(words):
+        assert [src.chunks[i] for i in src.holding(w)] == [c for c in src.chunks if text.find(w, c.start, c.end) >= 0], w
+    for name in sorted(w for w in words if w.isidentifier()):
+        sem, ref = SemanticModel(text, lazy_min_chars=0), SemanticModel(text, lazy_min_chars=0)
+        for t, field in ((ast.Name, "id"), (ast.Attribute, "attr")):
+            want = [(n.lineno, n.col_offset) for n in ref.find(t, containing=(name,)) if getattr(n, field) == name]
+            assert [(n.lineno, n.col_offset) for n in sem.find_named((t,), (name,))] == want, (name, t)

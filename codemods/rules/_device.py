@@ -472,8 +472,8 @@ def _attr_stmt_moves(sem: SemanticModel, expr: ast.Attribute, use) -> list:
     if cls is None:
         return []
     refs = []
-    for a in sem.find(ast.Attribute, containing=(expr.attr,)):
-        if a.attr == expr.attr and sem.instance_class(a.value) is cls and isinstance(a.ctx, ast.Load):
+    for a in sem.find_named((ast.Attribute,), (expr.attr,)):
+        if sem.instance_class(a.value) is cls and isinstance(a.ctx, ast.Load):
             refs.append(a)
     return _stmt_moves(sem, refs, use)
 

@@ -586,7 +586,7 @@ class SemanticModel:
     def references(self, b: Binding) -> list[ast.Name]:
         """Every ``Name`` that reads ``b`` (source order)."""
         if b.scope is self.module_scope:
-            cands = self.find(ast.Name, containing=(b.name,))
+            cands = self.find_named((ast.Name,), (b.name,))
         else:
             cands = self._names_within(b.scope.node, b.name)
         return [n for n in cands if n.id == b.name and isinstance(n.ctx, ast.Load) and b in self.resolve(n)]
@@ -757,9 +757,7 @@ class SemanticModel:
     def _method_sites(self, cls, fdef) -> CallSites:
         name = fdef.name
         calls, complete = [], not name.startswith("__") and not fdef.decorator_list
-        for a in self.find(ast.Attribute, containing=(name,)):
-            if a.attr != name:
-                continue
+        for a in self.find_named((ast.Attribute,), (name,)):
             owner = self.instance_class(a.value)
             p = self.parent(a)
             is_call = isinstance(p, ast.Call) and p.func is a
@@ -1465,8 +1463,8 @@ class SemanticModel:
         an instance (``self`` in its methods, a value made by calling it), and those whose
         receiver may be one (a parameter, an unknown value)."""
         certain, possible = [], []
-        for a in self.find(ast.Attribute, containing=(attr,)):
-            if a.attr != attr or not isinstance(a.ctx, ast.Load):
+        for a in self.find_named((ast.Attribute,), (attr,)):
+            if not isinstance(a.ctx, ast.Load):
                 continue
             got = self.maybe_instance(a.value, cls)
             if got is True:
@@ -1645,21 +1643,34 @@ class SemanticModel:
         words = tuple(words) if words is not None else tuple(names)
         if not words:
             return []
-        pattern = _WORDS_RE.get(words)
-        if pattern is None:
-            import re
-
-            pattern = _WORDS_RE[words] = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
         out = []
         text = self.text
         chosen = []
-        for c in self.source.chunks:
-            hits = [m.start() for m in pattern.finditer(text, c.start, c.end)]
-            if not hits:
-                continue
-            if screen is not None and not screen(text, c.start, c.end, hits):
-                continue
-            chosen.append((c, hits))
+        if len(words) == 1:  # one name (the model's own lookups): the chunks that hold it are remembered
+            w = words[0]
+            chunks = self.source.chunks
+            for i in self.source.holding(w):
+                c = chunks[i]
+                hits = []
+                j = text.find(w, c.start, c.end)
+                while j >= 0:
+                    hits.append(j)
+                    j = text.find(w, j + 1, c.end)
+                if screen is None or screen(text, c.start, c.end, hits):
+                    chosen.append((c, hits))
+        else:  # a rule's fixed set of words: one pattern for them all
+            pattern = _WORDS_RE.get(words)
+            if pattern is None:
+                import re
+
+                pattern = _WORDS_RE[words] = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+            for c in self.source.chunks:
+                hits = [m.start() for m in pattern.finditer(text, c.start, c.end)]
+                if not hits:
+                    continue
+                if screen is not None and not screen(text, c.start, c.end, hits):
+                    continue
+                chosen.append((c, hits))
         self.source.parse_all([c for c, _ in chosen])  # in one call of the parser
         for c, hits in chosen:
             stmts = self._parse(c)
@@ -1693,9 +1704,7 @@ class SemanticModel:
         parent = self.parent(fdef)
         if isinstance(parent, ast.ClassDef) and fdef.name != "__init__":
             calls, complete = [], not fdef.decorator_list or self._is_static(fdef)
-            for a in self.find(ast.Attribute, containing=(fdef.name,)):
-                if a.attr != fdef.name:
-                    continue
+            for a in self.find_named((ast.Attribute,), (fdef.name,)):
                 p = self.parent(a)
                 owner = self.self_class(a.value) if isinstance(a.value, ast.Name) else None
                 if owner is not None and self.derives_from_class(owner, parent) and isinstance(p, ast.Call) and p.func is a:

@@ -23,6 +23,7 @@ reference the equivalence tests compare with.
 from __future__ import annotations
 
 import ast
+import bisect
 import operator
 import re
 from itertools import accumulate
@@ -100,6 +101,7 @@ class ParsedSource:
     def __init__(self, text: str, lazy: bool = True, min_chars: int = 2000):
         self.text = text
         self._word_chunks: dict = {}
+        self._chunk_starts: Optional[list[int]] = None
         self.lazy = lazy
         self.chunks: list[Chunk] = self._cut(text, min_chars) if lazy else []
         if not self.chunks:
@@ -185,28 +187,42 @@ class ParsedSource:
     def chunks_containing(self, words: tuple[str, ...]) -> list[Chunk]:
         """Chunks whose text contains one of ``words`` (each parsed)."""
         if len(words) == 1:
-            got = self._holding(words[0])
+            got = self.holding(words[0])
         else:
             hit = set()
             for w in words:
-                hit.update(self._holding(w))
+                hit.update(self.holding(w))
             got = sorted(hit)
         chunks = self.chunks
         out = [chunks[i] for i in got]
         self.parse_all(out)
         return out
 
-    def _holding(self, word: str) -> list[int]:
+    def holding(self, word: str) -> list[int]:
         """Indices of the chunks whose text contains ``word`` (remembered per word: the
         rules ask for the same names many times)."""
         memo = self._word_chunks
         got = memo.get(word)
         if got is None:
-            text = self.text
+            # one scan of the text, skipping to the end of each chunk a hit falls in (a
+            # word occurs in few chunks: not a search per chunk)
+            text, chunks = self.text, self.chunks
+            starts = self._chunk_starts
+            if starts is None:
+                starts = self._chunk_starts = [c.start for c in chunks]
             got = []
-            for i, c in enumerate(self.chunks):
-                if text.find(word, c.start, c.end) >= 0:
+            j = text.find(word)
+            while j >= 0:
+                i = bisect.bisect_right(starts, j) - 1
+                c = chunks[i] if i >= 0 else None
+                if c is None or j >= c.end:  # between chunks (not part of any)
+                    j = text.find(word, j + 1)
+                    continue
+                if j + len(word) <= c.end:
                     got.append(i)
+                    j = text.find(word, c.end)
+                else:  # runs past its chunk's end: not in the chunk's text
+                    j = text.find(word, j + 1)
             memo[word] = got
         return got
 
