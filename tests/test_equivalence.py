@@ -238,3 +238,13 @@ def test_chunks_holding_a_word_are_those_whose_text_contains_it(seed):
         for t, field in ((ast.Name, "id"), (ast.Attribute, "attr")):
             want = [(n.lineno, n.col_offset) for n in ref.find(t, containing=(name,)) if getattr(n, field) == name]
             assert [(n.lineno, n.col_offset) for n in sem.find_named((t,), (name,))] == want, (name, t)
+    # several words: one scan of the text, its hits handed to their chunks, finds what
+    # asking for each word alone (a search per chunk) finds
+    calls = [n.func for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Call)]
+    names = sorted({f.attr for f in calls if isinstance(f, ast.Attribute)})[:4] + sorted({f.id for f in calls if isinstance(f, ast.Name)})[:3]
+    words = tuple(f".{n}(" for n in names[:4]) + tuple(f"{n}(" for n in names[4:])
+    got = [(n.lineno, n.col_offset) for n in SemanticModel(text, lazy_min_chars=0).find_named((ast.Call,), names, words)]
+    want = set()
+    for w in words:
+        want |= {(n.lineno, n.col_offset) for n in SemanticModel(text, lazy_min_chars=0).find_named((ast.Call,), names, (w,))}
+    assert got == sorted(want) and got

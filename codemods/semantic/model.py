@@ -1664,13 +1664,30 @@ class SemanticModel:
                 import re
 
                 pattern = _WORDS_RE[words] = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-            for c in self.source.chunks:
-                hits = [m.start() for m in pattern.finditer(text, c.start, c.end)]
-                if not hits:
-                    continue
-                if screen is not None and not screen(text, c.start, c.end, hits):
-                    continue
-                chosen.append((c, hits))
+            # one scan of the whole text, its hits handed to the chunks they fall in
+            # (the words hold no line break and chunks are whole lines, so no match
+            # crosses a chunk's end; should one, each chunk is scanned on its own)
+            chunks = self.source.chunks
+            starts = self.source.chunk_starts()
+            by_chunk: dict = {}
+            for m in pattern.finditer(text):
+                j = m.start()
+                i = bisect.bisect_right(starts, j) - 1
+                if i < 0 or j >= chunks[i].end:
+                    continue  # between chunks
+                if m.end() > chunks[i].end:
+                    by_chunk = {i: hits for i, c in enumerate(chunks)
+                                for hits in [[x.start() for x in pattern.finditer(text, c.start, c.end)]] if hits}
+                    break
+                got = by_chunk.get(i)
+                if got is None:
+                    by_chunk[i] = [j]
+                else:
+                    got.append(j)
+            for i, hits in sorted(by_chunk.items()):
+                c = chunks[i]
+                if screen is None or screen(text, c.start, c.end, hits):
+                    chosen.append((c, hits))
         self.source.parse_all([c for c, _ in chosen])  # in one call of the parser
         for c, hits in chosen:
             stmts = self._parse(c)

@@ -198,6 +198,12 @@ class ParsedSource:
         self.parse_all(out)
         return out
 
+    def chunk_starts(self) -> list[int]:
+        """The offset where each chunk starts (in order: a bisect finds an offset's chunk)."""
+        if self._chunk_starts is None:
+            self._chunk_starts = [c.start for c in self.chunks]
+        return self._chunk_starts
+
     def holding(self, word: str) -> list[int]:
         """Indices of the chunks whose text contains ``word`` (remembered per word: the
         rules ask for the same names many times)."""
@@ -207,9 +213,7 @@ class ParsedSource:
             # one scan of the text, skipping to the end of each chunk a hit falls in (a
             # word occurs in few chunks: not a search per chunk)
             text, chunks = self.text, self.chunks
-            starts = self._chunk_starts
-            if starts is None:
-                starts = self._chunk_starts = [c.start for c in chunks]
+            starts = self.chunk_starts()
             got = []
             j = text.find(word)
             while j >= 0:
