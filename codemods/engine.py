@@ -68,6 +68,7 @@ class FileResult:
     written: bool = False
     stage: str = ""  # STAGE_*: how far the file went ("" when it never started)
     needs_project: bool = False  # a rule needed the import index this process lacks
+    needs_modules: tuple = ()  # the modules whose importers it asked for
     # for the cache: what was read (set by process_file), and whether the result depends
     # on other files (the project was consulted) or on something else than the content
     digest: str = ""
@@ -706,8 +707,8 @@ def process_file(path: str, opts: Options, project: Project | None = None) -> Fi
         src = read_source(path, opts.max_bytes)
         raw, st = src.raw, src.st
         res = process_source(src, opts, project, trace).stripped()
-    except NeedsProject:
-        res = FileResult(path=path, needs_project=True)
+    except NeedsProject as e:
+        res = FileResult(path=path, needs_project=True, needs_modules=e.modules)
     except SourceError as e:
         res = FileResult(path=path, error=str(e))
         raw, st = (e.raw, e.st) if raw is None else (raw, st)

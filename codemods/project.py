@@ -30,7 +30,13 @@ __all__ = ["ImportIndex", "NeedsProject", "Project", "package_of"]
 
 
 class NeedsProject(Exception):
-    """The analysis needs the import index, which this process does not have."""
+    """The analysis needs the import index, which this process does not have;
+    ``modules``: the dotted names it asked about (the parent reads their importers
+    while the other files are still being processed)."""
+
+    def __init__(self, modules: tuple[str, ...] = ()):
+        super().__init__(*modules)
+        self.modules = tuple(modules)
 
 
 # an import statement from the start of its line; applied only at lines containing "import"
@@ -256,7 +262,7 @@ class Project:
         dotted = [mod] if pkg is not None else (_namespace_names(real) if namespace else [])
         if dotted:
             if self.index is None:
-                raise NeedsProject()
+                raise NeedsProject(tuple(dotted))
             self.used = True
             checks += [(self.index, d, False) for d in dotted]
         for idx, module, here_only in checks:

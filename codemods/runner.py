@@ -481,11 +481,21 @@ def run(
     def cache_put(r: FileResult) -> None:
         cache.put(r, seen_ns, tree, None if options_for is None else options_for(r.path))
 
+    index: Optional[ImportIndex] = None  # of the whole tree, for the files that need it
+
     def take(batch: list[FileResult]) -> None:
+        nonlocal index
         results.extend(batch)
-        if cache is not None:
-            for r in batch:
+        for r in batch:
+            if cache is not None:
                 cache_put(r)
+            if r.needs_project:
+                # read the importers it asked for now, while the workers go on: the
+                # processes that take it again inherit them (forked), read once
+                if index is None:
+                    index = ImportIndex(all_files)
+                for m in r.needs_modules:
+                    index.importers(m)
         if progress:
             progress(len(results), len(files))
 
@@ -520,7 +530,7 @@ def run(
                 if cache is not None:
                     cache_put(r)
 
-        process(again, Project(roots=opts.roots, index=ImportIndex(all_files)), take_again)
+        process(again, Project(roots=opts.roots, index=index or ImportIndex(all_files)), take_again)
         results[:] = [redo.get(r.path, r) if r.needs_project else r for r in results]
     order = {p: i for i, p in enumerate(files)}
     results.sort(key=lambda r: order.get(r.path, len(order)))

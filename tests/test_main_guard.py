@@ -430,3 +430,33 @@ def test_a_main_py_is_fixed_when_only_an_attribute_named_main_is_imported(tmp_pa
     # tools/main.py is imported as the namespace module tools.main: report only
     t = res[os.path.join("tools", "main.py")]
     assert not t.changed and "imports this module" in t.findings[0].message
+
+
+def test_the_importers_a_worker_asked_for_are_read_once_by_the_runner(tmp_path, monkeypatch):
+    """A file a worker could not finish without the tree's import index says which
+    modules it asked about; the runner reads their importers as the result comes (while
+    the other files are still being processed) and the processes that take the file
+    again inherit them: each module's importers are read once in the run, not once per
+    process, and the findings are those of a run on one index."""
+    from torchmend import project
+
+    for d in ("a", "b"):  # two scripts of the same stem: one scan serves both
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "main.py").write_text(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n")
+    (tmp_path / "other.py").write_text("import os\n")
+    log = tmp_path / "scans.log"
+    orig = project.ImportIndex._scan
+
+    def scan(self, stem):
+        with open(log, "a") as f:  # (from any process)
+            f.write(f"{os.getpid()} {stem} {len(self.files)}\n")
+        return orig(self, stem)
+
+    monkeypatch.setattr(project.ImportIndex, "_scan", scan)
+    opts = Options(select=frozenset({"TM301"}))
+    res = runner.run([str(tmp_path)], opts, jobs=2)
+    got = [r for r in res.results if r.path.endswith("main.py")]
+    assert len(got) == 2 and all(len(r.findings) == 1 and r.error is None for r in got)
+    # (each script's directory is read by its own small index, in the worker)
+    scans = [s.split() for s in log.read_text().split("\n")[:-1] if s.split()[2] == "3"]
+    assert [s[1] for s in scans] == ["main"] and scans[0][0] == str(os.getpid())
