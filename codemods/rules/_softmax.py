@@ -691,15 +691,18 @@ class Analysis:
         sem = self.sem
         out: list[Site] = []
         ctors = []
-        for call in sem.find(ast.Call, containing=self._ce_words()):
+        # the calls of a callee spelled with one of the words (``F.cross_entropy(...)``,
+        # ``CE(...)``); an inline loss (``nn.CrossEntropyLoss()(x, y)``) is the call of
+        # such a call
+        for call in sem.find_named((ast.Call,), self._ce_words()):
             q = sem.qualnames(call.func)
             if any(N.is_cross_entropy_function(x) for x in q):
                 self._add_site(out, call, "fn", [], sem.segment(call.func))
-            elif isinstance(call.func, ast.Call) and any(N.is_cross_entropy_class(x) for x in sem.qualnames(call.func.func)):
-                self._add_site(out, call, "inline", [call.func], sem.segment(call.func.func) + "()")
             elif any(N.is_cross_entropy_class(x) for x in q):
                 p = sem.parent(call)
-                if not (isinstance(p, ast.Call) and p.func is call):
+                if isinstance(p, ast.Call) and p.func is call:
+                    self._add_site(out, p, "inline", [call], sem.segment(call.func) + "()")
+                else:
                     ctors.append(call)
         for ctor in ctors:
             flow = sem.value_uses(ctor, through=self._loss_through)
