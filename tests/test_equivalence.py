@@ -248,3 +248,35 @@ def test_chunks_holding_a_word_are_those_whose_text_contains_it(seed):
     for w in words:
         want |= {(n.lineno, n.col_offset) for n in SemanticModel(text, lazy_min_chars=0).find_named((ast.Call,), names, (w,))}
     assert got == sorted(want) and got
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_declaring_chunks_hold_every_declaration(seed):
+    """The chunks ``_declaring_chunks`` picks (a ``global``/``nonlocal`` that may start a
+    statement) hold every ``Global``/``Nonlocal`` statement of the file, whatever stands
+    around it, and not the chunks where the words are parts of names or prose."""
+    from torchmend.semantic.model import SemanticModel
+
+    decls = [
+        "def g1():\n    global counter\n    counter = 1\n",
+        "def g2():\n    if True: global a; a = 2\n",
+        "def g3():\n    x = 1; global b\n    b = x\n",
+        "def g4():\n    global \\\n        c\n    c = 3\n",
+        "def g5():\n    y = 0\n    def inner():\n        nonlocal y\n        y += 1\n    return inner\n",
+        "def g6():\n\tglobal\td\n\td = 4\n",
+    ]
+    lookalikes = ["def h1(global_step):\n    return global_step  # the global step\n",
+                  "def h2():\n    s = 'nonlocal x'\n    return {1: global_max}\n"]
+    rng = random.Random(seed)
+    parts = [_gen_text(seed)] + decls + lookalikes
+    rng.shuffle(parts)
+    text = "\n\n".join(parts)
+    want = sorted((n.lineno, n.col_offset) for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Global, ast.Nonlocal)))
+    assert len(want) == len(decls)
+    sem = SemanticModel(text, lazy_min_chars=0)
+    chosen = sem._declaring_chunks()
+    got = sorted((n.lineno, n.col_offset) for n in sem.find(ast.Global, ast.Nonlocal, containing=("global", "nonlocal"), chunks=chosen))
+    assert got == want
+    assert {c.name for c in chosen} == {"g1", "g2", "g3", "g4", "g5", "g6"}
+    # the module sees the names they bind
+    assert {"counter", "a", "b", "c", "d"} <= set(sem.module_scope.bindings)

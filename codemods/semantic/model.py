@@ -49,8 +49,6 @@ _NON_ASCII = __import__("re").compile(r"[^\x00-\x7f]")
 # a ``global``/``nonlocal`` statement (textually: the keyword starting a line, then a
 # name); the scan matches the newline before its line (a literal first character: far
 # faster than ``^`` with re.M), the file's first line apart
-_DECLARATION = __import__("re").compile(r"[ \t]*(?:global|nonlocal)[ \t]+\w")
-_DECLARATION_NL = __import__("re").compile(r"\n[ \t]*(?:global|nonlocal)[ \t]+\w")
 
 
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
@@ -180,11 +178,13 @@ class SemanticModel:
                 )
         # functions that declare ``global``/``nonlocal`` bind names of other scopes: read
         # them now, so that every module binding is known whatever is parsed later
-        if self.has_declarations and (_DECLARATION_NL.search(text) or _DECLARATION.match(text)):
-            for n in self.find(ast.Global, ast.Nonlocal, containing=("global", "nonlocal")):
-                fn = self.enclosing(n, *_DEFS)
-                if fn is not None:
-                    self.scope_for(fn)
+        if self.has_declarations:
+            declaring = self._declaring_chunks()
+            if declaring:
+                for n in self.find(ast.Global, ast.Nonlocal, containing=("global", "nonlocal"), chunks=declaring):
+                    fn = self.enclosing(n, *_DEFS)
+                    if fn is not None:
+                        self.scope_for(fn)
 
     # ================================================================ chunks and nodes
     def _adopt_chunk(self, chunk: Chunk) -> None:
@@ -222,11 +222,35 @@ class SemanticModel:
             out.extend(self._parse(c))
         return out
 
-    def find(self, *types: type, containing: tuple[str, ...] = ()) -> list:
+    def _declaring_chunks(self) -> list:
+        """The chunks where a ``global``/``nonlocal`` statement may stand: the word at the
+        start of a line or after a ``:`` or ``;`` (spaces between), followed by a space
+        or a line continuation (most occurrences are parts of names, ``global_step``)."""
+        text = self.text
+        chunks, starts = self.source.chunks, self.source.chunk_starts()
+        found: dict = {}
+        for word in ("global", "nonlocal"):
+            j = text.find(word)
+            while j >= 0:
+                k = j
+                while k > 0 and text[k - 1] in " \t":
+                    k -= 1
+                if (k == 0 or text[k - 1] in "\n\r:;") and text[j + len(word) : j + len(word) + 1] in (" ", "\t", "\x0c", "\\"):
+                    i = bisect.bisect_right(starts, j) - 1
+                    if i >= 0:
+                        found[i] = chunks[i]
+                j = text.find(word, j + 1)
+        return [found[i] for i in sorted(found)]
+
+    def find(self, *types: type, containing: tuple[str, ...] = (), chunks: Optional[list] = None) -> list:
         """Nodes of ``types`` whose own source text contains one of ``containing`` (every
         node of those types when empty), in source order.  Only chunks holding one of
-        the words are parsed, and inside them only statements holding one are walked."""
-        chunks = self.source.chunks_containing(containing) if containing else list(self.source.chunks)
+        the words are parsed (``chunks``: only those, which the caller knows hold every
+        node it asks for), and inside them only statements holding one are walked."""
+        if chunks is not None:
+            self.source.parse_all(chunks)
+        else:
+            chunks = self.source.chunks_containing(containing) if containing else list(self.source.chunks)
         out = []
         for c in chunks:
             stmts = self._parse(c)
