@@ -1664,6 +1664,7 @@ class SemanticModel:
         chunk: it must accept every chunk where the rule could find a node); never
         searches node text (cheaper than ``find(containing=...)``); source order."""
         names = frozenset(names)
+        whole = words is None  # the words are the names: only whole-word hits can be one
         words = tuple(words) if words is not None else tuple(names)
         if not words:
             return []
@@ -1672,15 +1673,21 @@ class SemanticModel:
         chosen = []
         if len(words) == 1:  # one name (the model's own lookups): the chunks that hold it are remembered
             w = words[0]
+            n = len(w)
+            whole = whole and w.isidentifier()
             chunks = self.source.chunks
             for i in self.source.holding(w):
                 c = chunks[i]
                 hits = []
                 j = text.find(w, c.start, c.end)
                 while j >= 0:
-                    hits.append(j)
+                    # a name's node stands where the name is a word of its own (not a
+                    # part of ``training`` for ``train``); a character around it that is
+                    # no letter, digit or ``_`` ends it
+                    if not whole or not (_word_char(text, j - 1) or _word_char(text, j + n)):
+                        hits.append(j)
                     j = text.find(w, j + 1, c.end)
-                if screen is None or screen(text, c.start, c.end, hits):
+                if hits and (screen is None or screen(text, c.start, c.end, hits)):
                     chosen.append((c, hits))
         else:  # a rule's fixed set of words: one pattern for them all
             pattern = _WORDS_RE.get(words)
@@ -1919,6 +1926,14 @@ def _find_path(t, name, prefix=()) -> Optional[tuple]:
 
 def _spans(node, order) -> bool:
     return (node.lineno, node.col_offset) <= order <= (node.end_lineno, node.end_col_offset)
+
+
+def _word_char(text: str, i: int) -> bool:
+    """``text[i]`` exists and may continue an identifier (a letter, a digit or ``_``)."""
+    if i < 0 or i >= len(text):
+        return False
+    ch = text[i]
+    return ch.isalnum() or ch == "_"
 
 
 def _node_name(n) -> Optional[str]:
