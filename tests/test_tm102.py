@@ -648,3 +648,25 @@ def test_imported_factories_reads_aliases_and_gives_up_on_backslashes():
     assert _imported_factories("from torch import nn, \\\n    zeros\n") is None
     # a bracket in a comment of the list does not end it
     assert _imported_factories("from torch import (  # (see below)\n    zeros as Z,\n)\n") == {"zeros", "Z"}
+
+
+@pytest.mark.parametrize("args, top", [
+    ("(3, device='cpu')", "3, device=\"\""),
+    ("(n, dtype=d  # (a comment)\n)", "n, dtype=d  \n"),
+    ("(x[\")\"], 'a(b', \"\"\"c)\"\"\")", "x, \"\", \"\""),
+    ("(n,  # device=d is not here (a comment)\n   dtype=t)", "n,  \n   dtype=t"),
+    ("(s = 'it\\'s', r'\\\\')", "s = \"\", r\"\""),  # (a prefix stays)
+])
+def test_the_screen_reads_arguments_past_strings_and_comments(args, top):
+    from torchmend.rules._tensor_device import _parenthesised
+
+    text = "torch.zeros" + args + " + 1"
+    got = _parenthesised(text, text.index("("), len(text))
+    assert got is not None and got[0] == top and text[got[1]] == ")" and text[got[1] + 1 :] == " + 1"
+
+
+def test_the_screen_gives_up_on_f_strings_and_open_brackets():
+    from torchmend.rules._tensor_device import _parenthesised
+
+    for text in ("torch.zeros(f'{x}')", "torch.zeros(rf'{x}')", "torch.zeros(t'{x}')", "torch.zeros(3, 'open", "torch.zeros(3,"):
+        assert _parenthesised(text, text.index("("), len(text)) is None, text

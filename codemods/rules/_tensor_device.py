@@ -1463,26 +1463,56 @@ _READ_BACK = re.compile(r"\.(?:tolist|item|numpy)\(\)")
 
 def _parenthesised(text: str, i: int, end: int, limit: int = 4000) -> Optional[tuple]:
     """The top level of the arguments that open with the bracket at ``i``: their text
-    with nested brackets left out (``device=`` inside ``f(device=d)`` is not the
-    factory's) and the index of the matching bracket; None when there is no match
-    within ``limit`` characters or a quote appears (strings are not parsed here: the
-    screen then says yes)."""
+    with nested brackets, strings and comments left out (``device=`` inside
+    ``f(device=d)`` or ``"device=..."`` is not the factory's; a string stands as ``""``)
+    and the index of the matching bracket; None when there is no match within ``limit``
+    characters, or an f-string (a template string) appears (its fields may hold
+    anything: the screen then says yes)."""
     depth = 0
     out = []
-    for j in range(i, min(end, i + limit)):
+    j = i
+    stop = min(end, i + limit)
+    while j < stop:
         ch = text[j]
-        if ch in "'\"#":
-            return None
+        if ch == "#":
+            nl = text.find("\n", j, stop)
+            if nl < 0:
+                return None
+            j = nl
+            continue
+        if ch in "'\"":
+            if j > 0 and text[j - 1] in "fFtT" or text[j - 2 : j].lower() in ("rf", "fr", "rt", "tr"):
+                return None  # an f-string (or a template string)
+            q = text[j : j + 3] if text.startswith(ch * 3, j) else ch
+            k = j + len(q)
+            while True:
+                k = text.find(q, k, stop)
+                if k < 0:
+                    return None
+                n = 0
+                while text[k - 1 - n] == "\\":
+                    n += 1
+                if n % 2 == 0:  # not escaped
+                    break
+                k += 1
+            if depth == 1:
+                out.append('""')
+            j = k + len(q)
+            continue
         if ch in "([{":
             depth += 1
             if depth == 1:
+                j += 1
                 continue
         elif ch in ")]}":
             depth -= 1
             if depth == 0:
                 return "".join(out), j
+            j += 1  # (the end of a nested group is not the top level's)
+            continue
         if depth == 1:
             out.append(ch)
+        j += 1
     return None
 
 
