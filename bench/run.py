@@ -182,7 +182,8 @@ def rowset(name: str, root: str, a, ruff: str | None) -> list[str]:
             msg += f", ruff {r['wall']:.2f}s"
         print(msg, flush=True)
     populate = measure(TM + ["check", "--cache-dir", cache_dir, *jobs, "."], root)
-    rows["warm"] = measure(TM + ["check", "--cache-dir", cache_dir, *jobs, "."], root)
+    for _ in range(max(1, a.repeat)):  # best of as many as the cold rows
+        best("warm", TM + ["check", "--cache-dir", cache_dir, *jobs, "."])
     shutil.rmtree(cache_dir, ignore_errors=True)
 
     lc = None
