@@ -1461,6 +1461,9 @@ def _inside_registration(text: str, start: int, pos: int) -> bool:
 _READ_BACK = re.compile(r"\.(?:tolist|item|numpy)\(\)")
 
 
+_ARG_STOP = re.compile(r"""[][(){}'"#]""")  # what _parenthesised stops at
+
+
 def _parenthesised(text: str, i: int, end: int, limit: int = 4000) -> Optional[tuple]:
     """The top level of the arguments that open with the bracket at ``i``: their text
     with nested brackets, strings and comments left out (``device=`` inside
@@ -1472,48 +1475,45 @@ def _parenthesised(text: str, i: int, end: int, limit: int = 4000) -> Optional[t
     out = []
     j = i
     stop = min(end, i + limit)
-    while j < stop:
-        ch = text[j]
+    search = _ARG_STOP.search
+    while True:
+        m = search(text, j, stop)
+        if m is None:
+            return None
+        k = m.start()
+        if depth == 1:
+            out.append(text[j:k])
+        ch = text[k]
         if ch == "#":
-            nl = text.find("\n", j, stop)
-            if nl < 0:
+            j = text.find("\n", k, stop)
+            if j < 0:
                 return None
-            j = nl
-            continue
-        if ch in "'\"":
-            if j > 0 and text[j - 1] in "fFtT" or text[j - 2 : j].lower() in ("rf", "fr", "rt", "tr"):
+        elif ch == "'" or ch == '"':
+            if k > 0 and text[k - 1] in "fFtT" or text[k - 2 : k].lower() in ("rf", "fr", "rt", "tr"):
                 return None  # an f-string (or a template string)
-            q = text[j : j + 3] if text.startswith(ch * 3, j) else ch
-            k = j + len(q)
+            q = text[k : k + 3] if text.startswith(ch * 3, k) else ch
+            c = k + len(q)
             while True:
-                k = text.find(q, k, stop)
-                if k < 0:
+                c = text.find(q, c, stop)
+                if c < 0:
                     return None
                 n = 0
-                while text[k - 1 - n] == "\\":
+                while text[c - 1 - n] == "\\":
                     n += 1
                 if n % 2 == 0:  # not escaped
                     break
-                k += 1
+                c += 1
             if depth == 1:
                 out.append('""')
-            j = k + len(q)
-            continue
-        if ch in "([{":
+            j = c + len(q)
+        elif ch in "([{":
             depth += 1
-            if depth == 1:
-                j += 1
-                continue
-        elif ch in ")]}":
+            j = k + 1
+        else:
             depth -= 1
             if depth == 0:
-                return "".join(out), j
-            j += 1  # (the end of a nested group is not the top level's)
-            continue
-        if depth == 1:
-            out.append(ch)
-        j += 1
-    return None
+                return "".join(out), k
+            j = k + 1  # (the end of a nested group is not the top level's)
 
 
 def _layer_outside_init(text: str, start: int, end: int, hits=None) -> bool:
