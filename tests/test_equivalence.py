@@ -248,6 +248,11 @@ def test_chunks_holding_a_word_are_those_whose_text_contains_it(seed):
     for w in words:
         want |= {(n.lineno, n.col_offset) for n in SemanticModel(text, lazy_min_chars=0).find_named((ast.Call,), names, (w,))}
     assert got == sorted(want) and got
+    # several names (no words given): only whole-word hits, as with one name
+    some = tuple(sorted({f.attr for f in calls if isinstance(f, ast.Attribute)})[:5])
+    ref = SemanticModel(text, lazy_min_chars=0)
+    want = [(n.lineno, n.col_offset) for n in ref.find(ast.Attribute, containing=some) if n.attr in some]
+    assert [(n.lineno, n.col_offset) for n in SemanticModel(text, lazy_min_chars=0).find_named((ast.Attribute,), some)] == want
 
 
 @pytest.mark.parametrize("seed", range(3))

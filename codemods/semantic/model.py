@@ -46,10 +46,6 @@ _MAX_DEPTH = 8
 _WORDS_RE: dict = {}  # find_named: the pattern of each word tuple
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _NON_ASCII = __import__("re").compile(r"[^\x00-\x7f]")
-# a ``global``/``nonlocal`` statement (textually: the keyword starting a line, then a
-# name); the scan matches the newline before its line (a literal first character: far
-# faster than ``^`` with re.M), the file's first line apart
-
 
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
 
@@ -1690,6 +1686,7 @@ class SemanticModel:
                 if hits and (screen is None or screen(text, c.start, c.end, hits)):
                     chosen.append((c, hits))
         else:  # a rule's fixed set of words: one pattern for them all
+            whole = whole and all(w.isidentifier() for w in words)
             pattern = _WORDS_RE.get(words)
             if pattern is None:
                 import re
@@ -1703,6 +1700,8 @@ class SemanticModel:
             by_chunk: dict = {}
             for m in pattern.finditer(text):
                 j = m.start()
+                if whole and (_word_char(text, j - 1) or _word_char(text, m.end())):
+                    continue  # part of a longer name (a match cannot hide a whole one: names are words)
                 i = bisect.bisect_right(starts, j) - 1
                 if i < 0 or j >= chunks[i].end:
                     continue  # between chunks
