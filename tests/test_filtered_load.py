@@ -430,3 +430,30 @@ def test_gate_needs_a_head_change_somewhere(src, passes):
     ref = process_text("finetune.py", src, Options(fix=False, shortcuts=False, select=frozenset({"TM401"})))
     if ref.findings:
         assert passes
+
+
+def test_head_assignments_are_found_by_the_head_attribute_not_by_the_words():
+    """``Heads.assigns``: the one-target assignments whose target is a head attribute
+    (itself or indexed), however the value is spelled; not the assignments that only
+    mention a head word (``num_heads``, ``head_dim``, a value that reads ``model.fc``)."""
+    from torchmend.rules._filtered_load import Heads
+    from torchmend.semantic.model import SemanticModel
+
+    src = textwrap.dedent("""\
+        import torch.nn as nn
+        model = Net()
+        model.num_heads = 8
+        head_dim = 64
+        model.fc = nn.Linear(512, 3)
+        model.classifier[6] = nn.Linear(4096, 3)
+        model.heads.head = nn.Linear(768, 3)
+        features = model.fc
+        a = model.fc = nn.Identity()
+        model.classifier[6][0] = None
+        def build():
+            m = Net()
+            m.last_linear = nn.Linear(2, 3)
+            return m
+        """)
+    got = [(a.lineno, type(a.targets[0]).__name__) for a in Heads(SemanticModel(src, lazy_min_chars=0)).assigns()]
+    assert got == [(5, "Attribute"), (6, "Subscript"), (7, "Attribute"), (13, "Attribute")]

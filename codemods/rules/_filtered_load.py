@@ -421,8 +421,20 @@ class Heads:
         self._assigns: Optional[list] = None
 
     def assigns(self) -> list:
+        """The one-target assignments to a head attribute (``x.fc = ...``,
+        ``x.classifier[6] = ...``, ``x.heads.head = ...``), in source order: found from
+        the attributes named like a head (``num_heads`` is not one)."""
         if self._assigns is None:
-            self._assigns = [a for a in self.sem.find(ast.Assign, containing=HEADS) if len(a.targets) == 1]
+            sem = self.sem
+            out = {}
+            for a in sem.find_named((ast.Attribute,), HEADS):
+                t = a
+                p = sem.parent(t)
+                if isinstance(p, ast.Subscript) and p.value is t:
+                    t, p = p, sem.parent(p)
+                if isinstance(p, ast.Assign) and len(p.targets) == 1 and p.targets[0] is t:
+                    out[id(p)] = p
+            self._assigns = sorted(out.values(), key=lambda n: (n.lineno, n.col_offset))
         return self._assigns
 
     def change(self, recv, at) -> Optional[HeadChange]:
