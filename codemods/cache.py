@@ -48,7 +48,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any, Optional
 
-from .engine import FileResult, Options, Suggestion, content_digest
+from .engine import FileResult, Options, Suggestion, _stat, content_digest
 from .rule import Finding, Safety, Severity
 
 CACHE_DIRNAME = ".torchmend_cache"
@@ -207,12 +207,17 @@ def result_to_dict(r: FileResult) -> Any:
     }
 
 
+def _check_empty(d: list) -> None:
+    """The short form of an empty result: ``[stage, parsed, tree_dependent]``."""
+    _need(len(d) == 3 and type(d[0]) is str and type(d[1]) is bool and type(d[2]) is bool, "empty result")
+
+
 def result_from_dict(d: Any, path: str, check: bool = True) -> FileResult:
     """The result stored by :func:`result_to_dict`, for ``path``; InvalidCache if ``d``
     is not exactly that shape (``check=False``: ``d`` was checked when the cache was
     loaded)."""
     if type(d) is list:  # an empty result
-        _need(len(d) == 3 and type(d[0]) is str and type(d[1]) is bool and type(d[2]) is bool, "empty result")
+        _check_empty(d)
         return FileResult(path=path, parsed=d[1], stage=d[0], cacheable=True, tree_dependent=d[2])
     if check:
         _need(isinstance(d, dict) and set(d) == _RESULT_KEYS, "result fields")
@@ -262,7 +267,11 @@ def _validate(data: Any) -> tuple[dict, dict]:
         _need(isinstance(e["d"], str) and _is_int(e["used"]), "result entry digest")
         _need(e["tree"] is None or isinstance(e["tree"], str), "result entry tree")
         _need(e["name"] is None or isinstance(e["name"], str), "result entry name")
-        result_from_dict(e["r"], "")
+        r = e["r"]
+        if type(r) is list:  # an empty result: its shape is all there is to check
+            _check_empty(r)
+        else:
+            result_from_dict(r, "")
     return files, results
 
 
@@ -435,9 +444,7 @@ class Cache:
         r = result_from_dict(e["r"], path, check=False)  # checked when the cache was loaded
         if r.tree_dependent and e["tree"] != tree:
             return None
-        from .engine import _stat
-
-        if any(_stat(d) != (dsize, dmtime) for d, dsize, dmtime in r.deps):
+        if r.deps and any(_stat(d) != (dsize, dmtime) for d, dsize, dmtime in r.deps):
             return None
         if e["name"] is not None:
             from .gitdiff import diff_path
