@@ -45,18 +45,7 @@ def child_nodes(n) -> list:
 def adopt_children(n, parent: dict) -> list:
     """``child_nodes(n)``, each recorded with ``n`` as its parent in ``parent`` (the
     semantic model's walks record parents as they descend)."""
-    fields = FIELDS.get(type(n))
-    if fields is None:
-        fields = child_fields(type(n))
-    out: list = []
-    for f in fields:
-        v = getattr(n, f, None)
-        if type(v) is list:
-            for x in v:
-                if isinstance(x, _AST):
-                    parent[x] = n
-                    out.append(x)
-        elif isinstance(v, _AST):
-            parent[v] = n
-            out.append(v)
+    out = child_nodes(n)
+    for x in out:
+        parent[x] = n
     return out
