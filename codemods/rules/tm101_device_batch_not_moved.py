@@ -10,6 +10,7 @@ from typing import Optional
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
+from ..semantic.source import starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
     file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state, move_of, non_blocking_style,
@@ -54,10 +55,7 @@ def _statement_moves(text: str) -> tuple:
             j = i
             while j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
                 j -= 1
-            k = j
-            while k > 0 and text[k - 1] in " \t":
-                k -= 1
-            if j < i and not text[j].isdigit() and (k == 0 or text[k - 1] in "\n\r:;"):
+            if j < i and not text[j].isdigit() and starts_statement(text, j):
                 out.add(text[j: i + len(needle)])
             i = text.find(needle, i + 1)
     return tuple(sorted(out))

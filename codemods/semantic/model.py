@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from .nodes import adopt_children, child_nodes
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
-from .source import Chunk, LazyParseError, ParsedSource, char_col, line_starts
+from .source import Chunk, LazyParseError, ParsedSource, char_col, line_starts, starts_statement
 
 __all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError", "ValueUses"]
 
@@ -223,16 +223,13 @@ class SemanticModel:
         start of a line or after a ``:`` or ``;`` (spaces between), followed by a space
         or a line continuation (most occurrences are parts of names, ``global_step``)."""
         text = self.text
-        chunks, starts = self.source.chunks, self.source.chunk_starts()
+        chunks = self.source.chunks
         found: dict = {}
         for word in ("global", "nonlocal"):
             j = text.find(word)
             while j >= 0:
-                k = j
-                while k > 0 and text[k - 1] in " \t":
-                    k -= 1
-                if (k == 0 or text[k - 1] in "\n\r:;") and text[j + len(word) : j + len(word) + 1] in (" ", "\t", "\x0c", "\\"):
-                    i = bisect.bisect_right(starts, j) - 1
+                if starts_statement(text, j) and text[j + len(word) : j + len(word) + 1] in (" ", "\t", "\x0c", "\\"):
+                    i = self.source.chunk_at(j)
                     if i >= 0:
                         found[i] = chunks[i]
                 j = text.find(word, j + 1)
@@ -1696,14 +1693,13 @@ class SemanticModel:
             # (the words hold no line break and chunks are whole lines, so no match
             # crosses a chunk's end; should one, each chunk is scanned on its own)
             chunks = self.source.chunks
-            starts = self.source.chunk_starts()
             by_chunk: dict = {}
             for m in pattern.finditer(text):
                 j = m.start()
                 if whole and (_word_char(text, j - 1) or _word_char(text, m.end())):
                     continue  # part of a longer name (a match cannot hide a whole one: names are words)
-                i = bisect.bisect_right(starts, j) - 1
-                if i < 0 or j >= chunks[i].end:
+                i = self.source.chunk_at(j)
+                if i < 0:
                     continue  # between chunks
                 if m.end() > chunks[i].end:
                     by_chunk = {i: hits for i, c in enumerate(chunks)

@@ -198,11 +198,12 @@ class ParsedSource:
         self.parse_all(out)
         return out
 
-    def chunk_starts(self) -> list[int]:
-        """The offset where each chunk starts (in order: a bisect finds an offset's chunk)."""
+    def chunk_at(self, offset: int) -> int:
+        """The index of the chunk whose text holds ``offset``; -1 when none does."""
         if self._chunk_starts is None:
             self._chunk_starts = [c.start for c in self.chunks]
-        return self._chunk_starts
+        i = bisect.bisect_right(self._chunk_starts, offset) - 1
+        return i if i >= 0 and offset < self.chunks[i].end else -1
 
     def holding(self, word: str) -> list[int]:
         """Indices of the chunks whose text contains ``word`` (remembered per word: the
@@ -213,19 +214,14 @@ class ParsedSource:
             # one scan of the text, skipping to the end of each chunk a hit falls in (a
             # word occurs in few chunks: not a search per chunk)
             text, chunks = self.text, self.chunks
-            starts = self.chunk_starts()
             got = []
             j = text.find(word)
             while j >= 0:
-                i = bisect.bisect_right(starts, j) - 1
-                c = chunks[i] if i >= 0 else None
-                if c is None or j >= c.end:  # between chunks (not part of any)
-                    j = text.find(word, j + 1)
-                    continue
-                if j + len(word) <= c.end:
+                i = self.chunk_at(j)
+                if i >= 0 and j + len(word) <= chunks[i].end:
                     got.append(i)
-                    j = text.find(word, c.end)
-                else:  # runs past its chunk's end: not in the chunk's text
+                    j = text.find(word, chunks[i].end)
+                else:  # between chunks, or running past its chunk's end: not in a chunk's text
                     j = text.find(word, j + 1)
             memo[word] = got
         return got
@@ -316,6 +312,15 @@ def _continued(text: str, off: int) -> bool:
         return False
     i = off - 1  # the "\n"
     return i >= 1 and text[i - 1] == "\\"
+
+
+def starts_statement(text: str, i: int) -> bool:
+    """Only spaces and tabs stand between ``i`` and a line start, a ``:`` or a ``;``: a
+    statement may start at ``i`` (textually; strings and comments are not told apart)."""
+    k = i
+    while k > 0 and text[k - 1] in " \t":
+        k -= 1
+    return k == 0 or text[k - 1] in "\n\r:;"
 
 
 def _line_count(text: str) -> int:
