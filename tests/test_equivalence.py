@@ -285,3 +285,38 @@ def test_declaring_chunks_hold_every_declaration(seed):
     assert {c.name for c in chosen} == {"g1", "g2", "g3", "g4", "g5", "g6"}
     # the module sees the names they bind
     assert {"counter", "a", "b", "c", "d"} <= set(sem.module_scope.bindings)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_file_calls_are_the_call_sites_found_by_lookup(seed):
+    """``file_calls`` (no lookup when the text holds no call of the function in the form
+    a call site takes) gives ``file_call_sites(...).calls`` for every function, method and
+    constructor, with calls spelled every way the text test must see (spaces before the
+    ``(``, a parenthesised callee, a line continuation) and look-alikes that are none (a
+    ``def``/``class`` line, a longer name, an attribute that is not called)."""
+    from torchmend.semantic.model import SemanticModel
+
+    shapes = [
+        "def plain(a):\n    return a\n\n\ndef caller(x):\n    return plain (x)\n",
+        "def uncalled(a):\n    return a\n\n\ndef lookalike(x):\n    return uncalled_too(x), x.uncalled\n",
+        "class Box:\n    def __init__(self, v):\n        self.v = v\n\n\ndef make(v):\n    return (Box)(v)\n",
+        "class Lonely(object):\n    def __init__(self):\n        self.t = 1\n\n    def helper(self):\n        return 2\n",
+        "class Net:\n    def forward(self, x):\n        return self \\\n            .step(x)\n\n    def step(self, x):\n        return x\n",
+        "class Other:\n    def step(self, y):\n        return y\n",
+    ]
+    rng = random.Random(seed)
+    parts = [_gen_text(seed)] + shapes
+    rng.shuffle(parts)
+    text = "\n\n".join(parts)
+    for lazy in (0, 10**9):
+        sem, ref = SemanticModel(text, lazy_min_chars=lazy), SemanticModel(text, lazy_min_chars=lazy)
+        defs = [n for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        found = set()
+        for d in defs:
+            f = next(n for n in sem.find(type(d), containing=(d.name,)) if (n.lineno, n.col_offset) == (d.lineno, d.col_offset))
+            g = next(n for n in ref.find(type(d), containing=(d.name,)) if (n.lineno, n.col_offset) == (d.lineno, d.col_offset))
+            got = [(c.lineno, c.col_offset) for c in sem.file_calls(f)]
+            assert got == [(c.lineno, c.col_offset) for c in ref.file_call_sites(g).calls], d.name
+            if got:
+                found.add(d.name)
+        assert {"plain", "__init__", "step"} <= found and "uncalled" not in found and "helper" not in found

@@ -265,7 +265,7 @@ class Analysis:
         memo[fn] = False  # cycle guard
         ok = root(fn)
         if not ok:
-            for call in self.sem.file_call_sites(fn).calls:
+            for call in self.sem.file_calls(fn):
                 caller = self.sem.enclosing_function(call)
                 if caller is not None and caller is not fn and self._reach(caller, memo, root):
                     ok = True
@@ -623,7 +623,7 @@ class Analysis:
         if self.is_forward(fn):
             return False
         # a call in the code forward reaches passes a device tensor: on that path it is one
-        for call in self.sem.file_call_sites(fn).calls:
+        for call in self.sem.file_calls(fn):
             if self.in_fwd(self.sem.enclosing_function(call)):
                 arg = self.argument_for(call, fn, b.name)
                 if arg is not None and self.is_device(arg, (), d):
@@ -950,7 +950,7 @@ class Analysis:
         fn = sem.enclosing_function(ret)
         if not isinstance(fn, _DEFS) or self.is_forward(fn):
             return []
-        return [(call, (), sem.enclosing_function(call) or base) for call in sem.file_call_sites(fn).calls]
+        return [(call, (), sem.enclosing_function(call) or base) for call in sem.file_calls(fn)]
 
     def _element(self, call, i: int, n: int) -> list:
         """Where element ``i`` of the ``n``-tuple ``call`` returns is read: ``a, b = call``
