@@ -290,8 +290,8 @@ def run_isolated(
     comes; a file whose worker dies or overruns ``timeout`` gets an error result.
     ``project``: the Project the workers use (default: a fresh one per worker for
     ``opts.roots``); forked workers inherit it as it is, e.g. with an index built here."""
+    import selectors
     import signal
-    from multiprocessing.connection import wait
 
     from .errors import crashed
 
@@ -300,6 +300,17 @@ def run_isolated(
     mp = _mp_context()
     queue = deque(_chunks(todo, jobs))
     workers = [_Worker(mp, opts, allowed, project) for _ in range(min(jobs, len(queue)))]
+    # one selector for the whole run, watching the pipe and the exit of each busy worker
+    # (``multiprocessing.connection.wait`` builds and fills a new one per call: once per
+    # result, a good part of the parent's time on a tree of small files)
+    sel = selectors.DefaultSelector()
+    watched: set = set()
+
+    def unwatch(w: _Worker) -> None:
+        if w in watched:
+            watched.discard(w)
+            sel.unregister(w.conn)
+            sel.unregister(w.proc.sentinel)
 
     def replace(w: _Worker, result: FileResult) -> None:
         """``w`` is dead (reaped): report its file, give back the rest of its chunk."""
@@ -320,13 +331,26 @@ def run_isolated(
             busy = [w for w in workers if w.chunk is not None]
             if not busy:
                 break
-            ready = set(wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=0.25))
+            for w in list(watched):
+                if w.chunk is None:
+                    unwatch(w)
+            for w in busy:
+                if w not in watched:
+                    watched.add(w)
+                    sel.register(w.conn, selectors.EVENT_READ)
+                    sel.register(w.proc.sentinel, selectors.EVENT_READ)
+            ready = {key.fileobj for key, _ in sel.select(0.25)}
             now = time.monotonic()
             for w in busy:
                 dead = False
                 if w.conn in ready or w.proc.sentinel in ready:
                     try:
-                        while w.chunk is not None and w.conn.poll():
+                        # one result per wake-up (the selector says when there is another:
+                        # ``poll`` would build a selector of its own each time); all that
+                        # came before the worker's exit, when it has exited
+                        first = w.conn in ready
+                        while w.chunk is not None and (first or (w.proc.sentinel in ready and w.conn.poll())):
+                            first = False
                             r = w.conn.recv()
                             w.i += 1
                             w.t = now
@@ -337,6 +361,7 @@ def run_isolated(
                         dead = True
                     dead = dead or (w.proc.sentinel in ready and not w.proc.is_alive())
                 if dead:
+                    unwatch(w)
                     w.proc.join(timeout=1)  # its own exit status, not our kill's
                     w.kill()
                     path = w.current
@@ -350,9 +375,13 @@ def run_isolated(
                     replace(w, _crash_result(path, crashed(code), opts, det))
                 elif timeout is not None and w.chunk is not None and now - w.t > timeout:
                     path = w.current
+                    unwatch(w)
                     w.kill()
                     replace(w, FileResult(path=path, error=f"analysis stopped: over the {timeout:g} s time budget for one file, skipped"))
     finally:
+        for w in list(watched):
+            unwatch(w)
+        sel.close()
         for w in workers:
             if w.chunk is None and w.proc.is_alive():
                 try:
