@@ -16,6 +16,8 @@ import random
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torchmend import runner
 from torchmend.engine import Options
@@ -320,3 +322,27 @@ def test_file_calls_are_the_call_sites_found_by_lookup(seed):
             if got:
                 found.add(d.name)
         assert {"plain", "__init__", "step"} <= found and "uncalled" not in found and "helper" not in found
+
+
+_CALLEE_PIECES = ["f", "g", "ff", "x_f", "f2", "é", "self.", ".", " ", "\t", "\n", "\\\n", "(", ")", "def ", "class ",
+                  "undef ", "#", "'", "\u00a0", ","]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_CALLEE_PIECES), max_size=40))
+def test_callees_index_answers_as_the_search_of_each_name(pieces):
+    """``Callees`` reads every ``(`` once after many names were asked about; it gives
+    what searching the text for each name gives (places, after a dot, not a definition
+    line), for names in and around every shape of callee and look-alike."""
+    from torchmend.semantic.source import Callees
+
+    text = "".join(pieces)
+    searched, indexed = Callees(text), Callees(text)
+    for i in range(Callees.SCAN_LIMIT + 1):
+        indexed.get(f"other{i}")  # past the limit: the index is built
+    assert indexed._all is not None
+    for name in ("f", "g", "ff", "x_f", "f2", "é", "a"):
+        assert indexed.get(name) == searched._scan(name), (text, name)
+    assert Callees("def f(x):\n    return f (x)\n").get("f") == (2, False, True)
+    assert Callees("class C:\n    def m(self):\n        return self.\\\n m()\n").get("m") == (2, True, True)
+    assert Callees("def f(x):\n    pass\n").get("f") == (1, False, False)

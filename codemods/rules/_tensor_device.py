@@ -40,6 +40,7 @@ from typing import Optional
 
 from ..semantic import BindingKind, SemanticModel
 from ..semantic import names as N
+from ..semantic.source import callees
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -1418,20 +1419,10 @@ def may_make_a_cpu_tensor(text: str) -> bool:
     return _factory_screen(words)(text, 0, len(text)) or _layer_outside_init(text, 0, len(text))
 
 
-_CALLED: dict = {}  # the text last asked about -> {name: called more than once}
-
-
 def _called_elsewhere(text: str, name: str) -> bool:
-    """``name(`` appears more than once in ``text`` (its definition and a call); the
-    answers for the text last asked about are kept (the screens ask once per chunk)."""
-    memo = _CALLED.get(id(text))
-    if memo is None or memo[0] is not text:
-        _CALLED.clear()
-        memo = _CALLED[id(text)] = (text, {})
-    got = memo[1].get(name)
-    if got is None:
-        got = memo[1][name] = text.count(name + "(") > 1
-    return got
+    """``name`` is written as a callee more than once in ``text`` (its definition and a
+    call; see :class:`~torchmend.semantic.source.Callees`)."""
+    return callees(text).get(name)[0] > 1
 
 
 def _inside_registration(text: str, start: int, pos: int) -> bool:

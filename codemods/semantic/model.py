@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from .nodes import adopt_children, child_nodes
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
-from .source import Chunk, LazyParseError, ParsedSource, char_col, line_starts, starts_statement
+from .source import Chunk, LazyParseError, ParsedSource, callees, char_col, line_starts, starts_statement
 
 __all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError", "ValueUses"]
 
@@ -153,7 +153,6 @@ class SemanticModel:
         self._resolved: dict = {}
         self._origins: dict = {}
         self._sites: dict = {}
-        self._called_text: dict = {}  # file_calls: (name, method) -> a call may be written
         self._classes: dict = {}
         self._attr_cache: dict = {}
         self._instance_busy: set = set()
@@ -1776,11 +1775,8 @@ class SemanticModel:
             name, method = parent.name, False
         else:
             name, method = fdef.name, isinstance(parent, ast.ClassDef)
-        key = (name, method)
-        got = self._called_text.get(key)
-        if got is None:
-            got = self._called_text[key] = _called_in_text(self.text, name, method)
-        return self.file_call_sites(fdef).calls if got else []
+        _, after_dot, plain = callees(self.text).get(name)
+        return self.file_call_sites(fdef).calls if (after_dot if method else plain) else []
 
     def reads_of(self, b: Binding) -> list[ast.Name]:
         """The reads of ``b`` that ``b`` may reach, in source order: those ``reaching``
@@ -1940,31 +1936,6 @@ def _find_path(t, name, prefix=()) -> Optional[tuple]:
 
 def _spans(node, order) -> bool:
     return (node.lineno, node.col_offset) <= order <= (node.end_lineno, node.end_col_offset)
-
-
-_CALL_AFTER = __import__("re").compile(r"[\s)\\]*\(")  # what may stand between a callee and its ``(``
-
-
-def _called_in_text(text: str, name: str, method: bool) -> bool:
-    """Somewhere in ``text``, ``name`` (a whole word; after a ``.`` when ``method``) is
-    followed by ``(`` (spaces, line continuations and closing brackets between: ``f (x)``,
-    ``(obj.f)(x)``), and it is no ``def name(``/``class name(`` line."""
-    n = len(name)
-    j = text.find(name)
-    while j >= 0:
-        if not _word_char(text, j + n) and _CALL_AFTER.match(text, j + n) is not None:
-            k = j
-            while k > 0 and text[k - 1] in " \t\\\n\r\x0c":
-                k -= 1
-            if method:
-                if text[k - 1 : k] == ".":
-                    return True
-            elif not _word_char(text, j - 1):
-                kw = 3 if text.endswith("def", 0, k) else 5 if text.endswith("class", 0, k) else 0
-                if not kw or k == j or _word_char(text, k - kw - 1):
-                    return True  # not the keyword ``def``/``class`` and a space before the name
-        j = text.find(name, j + 1)
-    return False
 
 
 def _word_char(text: str, i: int) -> bool:

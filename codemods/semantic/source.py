@@ -29,7 +29,7 @@ import re
 from itertools import accumulate
 from typing import Iterator, Optional
 
-__all__ = ["Chunk", "LazyParseError", "ParsedSource", "char_col", "line_starts"]
+__all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "callees", "char_col", "line_starts"]
 
 # a line that starts a top-level definition (the patterns that scan a whole file match
 # the newline before the line: a literal first character lets the regex engine skip
@@ -321,6 +321,98 @@ def starts_statement(text: str, i: int) -> bool:
     while k > 0 and text[k - 1] in " \t":
         k -= 1
     return k == 0 or text[k - 1] in "\n\r:;"
+
+
+_CALL_AFTER = re.compile(r"[\s)\\]*\(")  # what may stand between a callee and its ``(``
+_BEFORE_CALLEE = " \t\\\n\r\x0c"  # what may stand between a ``.`` (or ``def``) and the name
+_NOT_CALLED = (0, False, False)
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+class Callees:
+    """Where a text writes a name as a callee: the name, a whole word, followed by
+    ``(`` with only spaces, line breaks, continuations or closing brackets between
+    (``f (x)``, ``(obj.f)(x)``).  ``get(name)`` gives ``(places, after_dot, plain)``:
+    how many such places there are (a ``def name(`` line is one), whether one follows a
+    ``.`` (a method call; spaces between), whether one is no ``def name(``/``class
+    name(`` line.  Strings and comments are not told apart: a superset of the calls an
+    ``ast`` finds.  Each name is looked for in the text on its own until the text has
+    been asked about ``SCAN_LIMIT`` names; then every ``(`` of it is read once (a long
+    file asks about many names: a search of the whole text per name grows with the
+    square of its length).  Both ways give the same answers."""
+
+    SCAN_LIMIT = 16
+
+    def __init__(self, text: str):
+        self.text = text
+        self._got: dict = {}
+        self._all: Optional[dict] = None
+
+    def get(self, name: str) -> tuple:
+        got = self._got.get(name)
+        if got is None:
+            if self._all is None and len(self._got) >= self.SCAN_LIMIT:
+                self._all = self._index()
+            got = self._all.get(name, _NOT_CALLED) if self._all is not None else self._scan(name)
+            self._got[name] = got
+        return got
+
+    def _place(self, k: int) -> tuple:
+        """(after a dot, not a definition line) for a callee starting at ``k``."""
+        text = self.text
+        i = k
+        while i > 0 and text[i - 1] in _BEFORE_CALLEE:
+            i -= 1
+        if text[i - 1 : i] == ".":
+            return True, True
+        kw = 3 if text.endswith("def", 0, i) else 5 if text.endswith("class", 0, i) else 0
+        header = kw and i < k and not (i - kw > 0 and _word(text[i - kw - 1]))
+        return False, not header
+
+    def _scan(self, name: str) -> tuple:
+        text = self.text
+        n = len(name)
+        places, dot, plain = 0, False, False
+        j = text.find(name)
+        while j >= 0:
+            if not (j > 0 and _word(text[j - 1])) and not (j + n < len(text) and _word(text[j + n])) \
+                    and _CALL_AFTER.match(text, j + n) is not None:
+                places += 1
+                d, p = self._place(j)
+                dot, plain = dot or d, plain or p
+            j = text.find(name, j + 1)
+        return (places, dot, plain) if places else _NOT_CALLED
+
+    def _index(self) -> dict:
+        # the text reversed: each ``(``, what may stand before it, and the name before
+        # that are one match of a pattern that starts with a literal (fast to look for)
+        text = self.text
+        end = len(text)
+        out: dict = {}
+        for m in _CALLEE_REVERSED.finditer(text[::-1]):
+            k = end - m.end()
+            name = text[k : end - m.start(1)]
+            d, pl = self._place(k)
+            old = out.get(name)
+            out[name] = (1, d, pl) if old is None else (old[0] + 1, old[1] or d, old[2] or pl)
+        return out
+
+
+_CALLEE_REVERSED = re.compile(r"\([\s)\\]*(\w+)")  # ``(``, then (reading backwards) the gap and the name
+
+_CALLEES: list = [None]  # the Callees of the text last asked about
+
+
+def callees(text: str) -> Callees:
+    """The :class:`Callees` of ``text``, kept for the text last asked about (a file's
+    screens and its semantic model ask about the same text, one file after another)."""
+    got = _CALLEES[0]
+    if got is None or got.text is not text:
+        got = _CALLEES[0] = Callees(text)
+    return got
 
 
 def _line_count(text: str) -> int:
