@@ -346,3 +346,40 @@ def test_callees_index_answers_as_the_search_of_each_name(pieces):
     assert Callees("def f(x):\n    return f (x)\n").get("f") == (2, False, True)
     assert Callees("class C:\n    def m(self):\n        return self.\\\n m()\n").get("m") == (2, True, True)
     assert Callees("def f(x):\n    pass\n").get("f") == (1, False, False)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_descend_is_the_stack_walk_over_iter_child_nodes(seed):
+    """``nodes.descend`` (the model's walks over chunks and statements) yields the nodes,
+    in the same order, that a stack walk over ``ast.iter_child_nodes`` (contexts left
+    out) yields, with the parent of each recorded; a statement ``enter`` refuses is
+    neither yielded nor entered.  ``child_nodes`` lists what ``iter_child_nodes`` gives."""
+    from torchmend.semantic.nodes import child_nodes, descend
+
+    text = _gen_text(seed) + "\n" + PAD_HEAD + "\nasync def a(x, *ys, k=None, **kw):\n    async with f() as g, h():\n" \
+        "        return [y async for y in g if y] or {k: v for k, v in kw.items()} or f'{x!r:>{k}}'\n"
+    tree = ast.parse(text)
+
+    def kids(n):
+        return [c for c in ast.iter_child_nodes(n) if not isinstance(c, ast.expr_context)]
+
+    def reference(roots, enter=None):
+        out, stack = [], list(roots)
+        while stack:
+            n = stack.pop()
+            if enter is not None and isinstance(n, ast.stmt) and not enter(n):
+                continue
+            out.append((n, [(c, n) for c in kids(n)]))
+            stack.extend(kids(n))
+        return out
+
+    for n in ast.walk(tree):
+        assert child_nodes(n) == kids(n)
+    defs = {id(s) for s in ast.walk(tree) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for enter in (None, lambda st: id(st) not in defs):
+        parent: dict = {}
+        got = list(descend(tree.body, parent, enter))
+        want = reference(tree.body, enter)
+        assert [id(n) for n in got] == [id(n) for n, _ in want] and len(got) > 20
+        operators = (ast.operator, ast.unaryop, ast.cmpop, ast.boolop)  # shared: their parent is the last one met
+        assert all(parent[c] is p for _, cs in want for c, p in cs if not isinstance(c, operators))

@@ -32,7 +32,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
-from .nodes import adopt_children, child_nodes
+from .nodes import child_nodes, descend
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
 from .source import Chunk, LazyParseError, ParsedSource, callees, char_col, line_starts, starts_statement
 
@@ -192,16 +192,12 @@ class SemanticModel:
         module = self.module
         for s in chunk.stmts:
             parent[s] = module
-        stack = list(chunk.stmts)
-        pop, extend = stack.pop, stack.extend
-        while stack:
-            n = pop()
+        for n in descend(chunk.stmts, parent):
             t = type(n)
             lst = by_type.get(t)
             if lst is None:
                 lst = by_type[t] = []
             lst.append(n)
-            extend(adopt_children(n, parent))
         self._by_type[chunk] = by_type
 
     def _parse(self, chunk: Chunk) -> list:
@@ -264,15 +260,7 @@ class SemanticModel:
     def _pruned(self, stmts: list, enter: Callable) -> Iterator:
         """The nodes under ``stmts`` (recording their parents), not entering a statement
         for which ``enter(stmt)`` is false (that statement is not yielded either)."""
-        parent = self._parent
-        stack = list(stmts)
-        pop, extend = stack.pop, stack.extend
-        while stack:
-            n = pop()
-            if isinstance(n, ast.stmt) and not enter(n):
-                continue
-            yield n
-            extend(adopt_children(n, parent))
+        return descend(stmts, self._parent, enter)
 
     def _contains(self, node, words) -> bool:
         a, b = self.offsets(node)
@@ -628,17 +616,10 @@ class SemanticModel:
     def _index_names(self, root) -> dict:
         """The ``Name`` nodes under ``root`` by spelling, in source order, with the parents
         of every node under it recorded (what resolving them needs)."""
-        parent = self._parent
         by_name: dict = {}
-        stack = [root]
-        pop, extend = stack.pop, stack.extend
-        while stack:
-            n = pop()
-            t = type(n)
-            if t is ast.Name:
+        for n in descend((root,), self._parent):
+            if type(n) is ast.Name:
                 by_name.setdefault(n.id, []).append(n)
-                continue
-            extend(adopt_children(n, parent))
         for v in by_name.values():
             v.sort(key=lambda n: (n.lineno, n.col_offset))
         return by_name

@@ -9,8 +9,9 @@ nodes are read once per node type, and the children come back as one list, in th
 from __future__ import annotations
 
 import ast
+from typing import Iterator
 
-__all__ = ["FIELDS", "adopt_children", "child_fields", "child_nodes"]
+__all__ = ["FIELDS", "child_fields", "child_nodes", "descend"]
 
 _AST = ast.AST
 
@@ -42,10 +43,33 @@ def child_nodes(n) -> list:
     return out
 
 
-def adopt_children(n, parent: dict) -> list:
-    """``child_nodes(n)``, each recorded with ``n`` as its parent in ``parent`` (the
-    semantic model's walks record parents as they descend)."""
-    out = child_nodes(n)
-    for x in out:
-        parent[x] = n
-    return out
+def descend(roots, parent: dict, enter=None) -> Iterator:
+    """Every node under ``roots`` and the roots, depth first (each node's children
+    in reverse order: a stack), the parent of each child recorded in ``parent`` once
+    its parent has been yielded; a statement for which ``enter(stmt)`` is false is
+    neither yielded nor entered.  The semantic model's walks over whole chunks and
+    statements: the field loop is the one of ``child_nodes``, written out here because
+    a call and a list per node were most of such a walk's time."""
+    stack = list(roots)
+    pop, push = stack.pop, stack.append
+    fields_of = FIELDS.get
+    stmt = ast.stmt
+    while stack:
+        n = pop()
+        if enter is not None and isinstance(n, stmt) and not enter(n):
+            continue
+        yield n
+        t = type(n)
+        fields = fields_of(t)
+        if fields is None:
+            fields = child_fields(t)
+        for f in fields:
+            v = getattr(n, f, None)
+            if type(v) is list:
+                for x in v:
+                    if isinstance(x, _AST):
+                        parent[x] = n
+                        push(x)
+            elif isinstance(v, _AST):
+                parent[v] = n
+                push(v)
