@@ -259,7 +259,7 @@ def test_chunks_holding_a_word_are_those_whose_text_contains_it(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_declaring_chunks_hold_every_declaration(seed):
-    """The chunks ``_declaring_chunks`` picks (a ``global``/``nonlocal`` that may start a
+    """The chunks ``statement_chunks`` picks (a ``global``/``nonlocal`` that may start a
     statement) hold every ``Global``/``Nonlocal`` statement of the file, whatever stands
     around it, and not the chunks where the words are parts of names or prose."""
     from torchmend.semantic.model import SemanticModel
@@ -281,7 +281,7 @@ def test_declaring_chunks_hold_every_declaration(seed):
     want = sorted((n.lineno, n.col_offset) for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Global, ast.Nonlocal)))
     assert len(want) == len(decls)
     sem = SemanticModel(text, lazy_min_chars=0)
-    chosen = sem._declaring_chunks()
+    chosen = sem.statement_chunks(("global", "nonlocal"))
     got = sorted((n.lineno, n.col_offset) for n in sem.find(ast.Global, ast.Nonlocal, containing=("global", "nonlocal"), chunks=chosen))
     assert got == want
     assert {c.name for c in chosen} == {"g1", "g2", "g3", "g4", "g5", "g6"}
@@ -383,3 +383,31 @@ def test_descend_is_the_stack_walk_over_iter_child_nodes(seed):
         assert [id(n) for n in got] == [id(n) for n, _ in want] and len(got) > 20
         operators = (ast.operator, ast.unaryop, ast.cmpop, ast.boolop)  # shared: their parent is the last one met
         assert all(parent[c] is p for _, cs in want for c, p in cs if not isinstance(c, operators))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_loop_chunks_hold_every_for_loop(seed):
+    """``statement_chunks(("for",))`` (the chunks TM101 reads for loops) holds every
+    ``for``/``async for`` statement however it is written, and not the chunks where
+    the word is part of a name (``forward``, ``format``) or a comprehension's."""
+    from torchmend.semantic.model import SemanticModel
+
+    loops = [
+        "def l1(xs):\n    for x in xs:\n        pass\n",
+        "async def l2(xs):\n    async  for x in xs:\n        pass\n",
+        "def l3(xs):\n    if xs: for_ = 1\n    for(a, b) in xs: pass\n",
+        "def l4(xs):\n    for\\\n y in xs: pass\n",
+        "def l5(xs):\n    for[a, b] in xs: pass\n",
+    ]
+    lookalikes = ["def h1(self):\n    return self.forward(format(1))\n",
+                  "def h2(xs):\n    return [x for x in xs]\n"]
+    rng = random.Random(seed)
+    parts = [_gen_text(seed)] + loops + lookalikes
+    rng.shuffle(parts)
+    text = "\n\n".join(parts)
+    want = sorted((n.lineno, n.col_offset) for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.For, ast.AsyncFor)))
+    sem = SemanticModel(text, lazy_min_chars=0)
+    chosen = sem.statement_chunks(("for",))
+    got = sorted((n.lineno, n.col_offset) for n in sem.find(ast.For, ast.AsyncFor, containing=("for",), chunks=chosen))
+    assert got == want and len(got) >= len(loops)
+    assert not {"h1", "h2"} & {c.name for c in chosen}

@@ -632,3 +632,33 @@ def test_framework_in_file():
     assert D.framework_in_file(_sem("import lightning as L\n")) == "Lightning"
     assert D.framework_in_file(_sem("def f():\n    from accelerate import Accelerator\n")) == "Accelerate"
     assert D.framework_in_file(_sem("import torch\n")) is None
+
+
+@pytest.mark.parametrize("make", ["DataLoader (ds, batch_size=4)", "torch.utils.data.DataLoader(\n        ds, batch_size=4)"])
+def test_loader_made_in_a_function_after_chunks_that_only_name_the_class(make):
+    """The loader may be made late in a long file whose earlier definitions only name
+    ``DataLoader`` in type hints and docstrings (not parsed for it), spelled with a space
+    before the bracket or across lines; its batches are still followed.  A file that
+    only names the class makes no loader, and has no finding."""
+    hint = "".join(
+        f"\n\ndef helper{i}(loader: DataLoader) -> DataLoader:\n    \"\"\"Wraps a DataLoader.\"\"\"\n"
+        + "    x = 1\n" * 200 + "    return loader\n" for i in range(3))
+    head = "import torch\nimport torch.nn as nn\nfrom torch.utils.data import DataLoader, TensorDataset\n" + hint
+    body = f"""
+
+
+    def train():
+        device = torch.device("cuda")
+        ds = TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,)))
+        loader = {make}
+        model = nn.Linear(4, 2).to(device)
+        criterion = nn.CrossEntropyLoss()
+        for x, y in loader:
+            x = x.to(device)
+            loss = criterion(model(x), y)
+    """
+    f, out, src = run(body, head=head)
+    assert codes(f) == ["TM101"] and "batch `y`" in f[0].message
+    only_named = head + "\n\ndevice = torch.device('cuda')\nfor x, y in helper0(None):\n    x.to(device)\n"
+    res = process_text("t.py", only_named, Options(select=frozenset({"TM101"})))
+    assert res.error is None and [x.code for x in res.findings if "batch" in x.message] == []

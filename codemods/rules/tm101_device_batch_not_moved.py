@@ -10,7 +10,7 @@ from typing import Optional
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
-from ..semantic.source import starts_statement
+from ..semantic.source import before_a_call, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
     file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state, move_of, non_blocking_style,
@@ -59,6 +59,18 @@ def _statement_moves(text: str) -> tuple:
                 out.add(text[j: i + len(needle)])
             i = text.find(needle, i + 1)
     return tuple(sorted(out))
+
+
+def _makes_a_loader(sem: SemanticModel) -> bool:
+    """Some call makes a torch ``DataLoader`` (``DataLoader(...)``, ``data.DataLoader(...)``):
+    only the chunks where the word stands before a ``(`` are parsed (it is also in the
+    type hints and docstrings of code that only receives loaders)."""
+    calls = sem.find_named((ast.Call,), ("DataLoader",), ("DataLoader",), screen=_loader_call_text)
+    return any(N.is_loader(sem.call_qualname(c)) for c in calls)
+
+
+def _loader_call_text(text: str, start: int, end: int, hits) -> bool:
+    return any(before_a_call(text, h + len("DataLoader")) for h in hits)
 
 
 @dataclass
@@ -849,11 +861,12 @@ class DeviceBatchNotMoved(Rule):
         yield from self._noop_moves(ctx)
         if "DataLoader" not in ctx.text or "set_default_device" in ctx.text or "set_default_tensor_type" in ctx.text:
             return  # (a default device: batches may be made on it)
-        if not any(N.is_loader(sem.call_qualname(c)) for c in sem.find(ast.Call, containing=("DataLoader",))):
+        if not _makes_a_loader(sem):
             return
         if framework_in_file(sem) is not None:
             return
-        batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",))]
+        loops = sem.statement_chunks(("for",))
+        batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
         batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
         for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
             flow = _Flow(sem, lp)

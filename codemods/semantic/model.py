@@ -175,7 +175,7 @@ class SemanticModel:
         # functions that declare ``global``/``nonlocal`` bind names of other scopes: read
         # them now, so that every module binding is known whatever is parsed later
         if self.has_declarations:
-            declaring = self._declaring_chunks()
+            declaring = self.statement_chunks(("global", "nonlocal"))
             if declaring:
                 for n in self.find(ast.Global, ast.Nonlocal, containing=("global", "nonlocal"), chunks=declaring):
                     fn = self.enclosing(n, *_DEFS)
@@ -214,17 +214,19 @@ class SemanticModel:
             out.extend(self._parse(c))
         return out
 
-    def _declaring_chunks(self) -> list:
-        """The chunks where a ``global``/``nonlocal`` statement may stand: the word at the
-        start of a line or after a ``:`` or ``;`` (spaces between), followed by a space
-        or a line continuation (most occurrences are parts of names, ``global_step``)."""
+    def statement_chunks(self, keywords: tuple[str, ...]) -> list:
+        """The chunks, in file order, where a statement may begin with one of
+        ``keywords`` (``global``, ``for``): the word at the start of a line or after a
+        ``:`` or ``;`` (spaces between), or after ``async`` standing there, and followed
+        by a space, a bracket or a line continuation (most occurrences of such words are
+        parts of names: ``global_step``, ``forward``)."""
         text = self.text
         chunks = self.source.chunks
         found: dict = {}
-        for word in ("global", "nonlocal"):
+        for word in keywords:
             j = text.find(word)
             while j >= 0:
-                if starts_statement(text, j) and text[j + len(word) : j + len(word) + 1] in (" ", "\t", "\x0c", "\\"):
+                if text[j + len(word) : j + len(word) + 1] in (" ", "\t", "\x0c", "\\", "(", "[") and _begins_statement(text, j):
                     i = self.source.chunk_at(j)
                     if i >= 0:
                         found[i] = chunks[i]
@@ -1917,6 +1919,17 @@ def _find_path(t, name, prefix=()) -> Optional[tuple]:
 
 def _spans(node, order) -> bool:
     return (node.lineno, node.col_offset) <= order <= (node.end_lineno, node.end_col_offset)
+
+
+def _begins_statement(text: str, j: int) -> bool:
+    """A statement may begin at ``j``, or ``async`` standing where one may begin is all
+    that comes before ``j`` (spaces between)."""
+    if starts_statement(text, j):
+        return True
+    k = j
+    while k > 0 and text[k - 1] in " \t":
+        k -= 1
+    return k < j and text.endswith("async", 0, k) and starts_statement(text, k - 5)
 
 
 def _word_char(text: str, i: int) -> bool:

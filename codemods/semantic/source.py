@@ -29,7 +29,7 @@ import re
 from itertools import accumulate
 from typing import Iterator, Optional
 
-__all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "callees", "char_col", "line_starts"]
+__all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "before_a_call", "callees", "char_col", "line_starts"]
 
 # a line that starts a top-level definition (the patterns that scan a whole file match
 # the newline before the line: a literal first character lets the regex engine skip
@@ -328,6 +328,12 @@ _BEFORE_CALLEE = " \t\\\n\r\x0c"  # what may stand between a ``.`` (or ``def``) 
 _NOT_CALLED = (0, False, False)
 
 
+def before_a_call(text: str, i: int) -> bool:
+    """What follows offset ``i`` (the end of a name) is a ``(``, with only spaces, line
+    breaks, continuations or closing brackets between: the name is written as a callee."""
+    return _CALL_AFTER.match(text, i) is not None
+
+
 def _word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
@@ -379,7 +385,7 @@ class Callees:
         j = text.find(name)
         while j >= 0:
             if not (j > 0 and _word(text[j - 1])) and not (j + n < len(text) and _word(text[j + n])) \
-                    and _CALL_AFTER.match(text, j + n) is not None:
+                    and before_a_call(text, j + n):
                 places += 1
                 d, p = self._place(j)
                 dot, plain = dot or d, plain or p
