@@ -457,3 +457,23 @@ def test_head_assignments_are_found_by_the_head_attribute_not_by_the_words():
         """)
     got = [(a.lineno, type(a.targets[0]).__name__) for a in Heads(SemanticModel(src, lazy_min_chars=0)).assigns()]
     assert got == [(5, "Attribute"), (6, "Subscript"), (7, "Attribute"), (13, "Attribute")]
+
+
+def test_pretrained_builder_in_a_long_file_among_other_uses_of_num_classes():
+    """In a long file (read definition by definition), a builder call is read in the
+    definition that also says ``weights=``/``pretrained=`` (what a report needs); the
+    other definitions that only mention ``num_classes`` are not."""
+    others = "".join(
+        f"\n\ndef head{i}(num_classes):\n    \"\"\"num_classes: how many.\"\"\"\n" + "    x = 1\n" * 150
+        + "    return torch.nn.Linear(8, num_classes)\n" for i in range(3))
+    src = TV + others + "\n\ndef build():\n    net = models.resnet50(pretrained=True, num_classes=10)\n    return net\n"
+    f, out = fixed_builder(src)
+    assert "expected value 1000" in f.message
+    assert "    net.fc = torch.nn.Linear(net.fc.in_features, 10)\n" in out
+    from torchmend.semantic import SemanticModel
+    from torchmend.rules.tm401_strict_load_after_head_change import StrictLoadAfterHeadChange
+    from torchmend.rule import Context
+    sem = SemanticModel(src)
+    assert len(sem.source.chunks) > 3
+    list(StrictLoadAfterHeadChange().check(Context("t.py", src, sem)))
+    assert [c.name for c in sem.source.chunks if c.kind == "def" and c.stmts is not None] == ["build"]

@@ -131,7 +131,11 @@ class StrictLoadAfterHeadChange(Rule):
         vals = Values(sem)
         heads = Heads(sem)
         if "num_classes" in ctx.text and "torchvision" in ctx.text:  # a torchvision builder (its qualified name decides)
-            for call in sem.find(ast.Call, containing=("num_classes",)):
+            # a reported builder call says ``num_classes=`` and ``weights=`` or
+            # ``pretrained=`` (``_builder_call``): only the chunks holding both are read
+            src = sem.source
+            both = sorted(set(src.holding("num_classes")) & (set(src.holding("weights")) | set(src.holding("pretrained"))))
+            for call in sem.find(ast.Call, containing=("num_classes",), chunks=[src.chunks[i] for i in both]) if both else ():
                 f = self._builder_call(ctx, call)
                 if f is not None:
                     yield f
