@@ -5,6 +5,9 @@ import os
 import subprocess
 import sys
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.corpus_cases import ROOT
 from torchmend import suppression
 from torchmend.engine import Options, process_text
@@ -149,3 +152,27 @@ def test_add_noqa_cli_adopts_a_codebase(tmp_path):
     again = tm("check", "corpus", "--add-noqa", "--no-cache", cwd=tmp_path)
     assert b"added 0 noqa directives to 0 files" in again.stderr
     assert st == {p: p.stat().st_mtime_ns for p in (tmp_path / "corpus").rglob("*.py")}
+
+
+_COMMENT_PIECES = ["#", " ", "\t", "\u00a0", "noqa", "NoQA", "torchmend", "TorchMend", ":", " TM999", " TM201", " E501",
+                   "ignore", "[TM9]", "x = 1", "\n", "'#noqa'", ","]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_COMMENT_PIECES), max_size=30))
+def test_comment_warnings_are_those_of_every_directive(pieces):
+    """The text test that skips most files (a ``#`` then ``noqa``/``torchmend``, any
+    case) never hides a warning: ``comment_warnings`` gives what the directives of the
+    parsed comments ask for."""
+    from torchmend import suppression as S
+
+    text = "".join(pieces) + "\n"
+    try:
+        directives = S.parse(text).directives
+    except Exception:
+        return
+    want = []
+    for d in directives:
+        want += [(d.line, "unknown")] * len(d.unknown) + ([(d.line, "invalid")] if d.invalid else [])
+    got = [(ln, "unknown" if "unknown" in m else "invalid") for ln, m in S.comment_warnings(text)]
+    assert got == want, text
