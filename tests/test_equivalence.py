@@ -411,3 +411,28 @@ def test_loop_chunks_hold_every_for_loop(seed):
     got = sorted((n.lineno, n.col_offset) for n in sem.find(ast.For, ast.AsyncFor, containing=("for",), chunks=chosen))
     assert got == want and len(got) >= len(loops)
     assert not {"h1", "h2"} & {c.name for c in chosen}
+
+
+_LAYERISH = ["Conv2d(", "LazyConv2d(", "Linear(", "LazyLinear(", "Bilinear(", "Transformer(", "TransformerEncoder(",
+             "TransformerEncoderLayer(", "Lazy", "Conv", "2d", "Linear", "Encoder", "Layer", "(", ")", "x", " ", "\n", "é"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_LAYERISH), max_size=30), st.integers(0, 200), st.integers(0, 200))
+def test_words_backwards_find_what_the_forward_pattern_finds(pieces, a, b):
+    """``source.Words`` runs words that all end with ``(`` (and begin with several
+    letters) over the reversed text; the spans, in a whole text and in any range of it,
+    are those of the forward pattern (the longest word first)."""
+    import re
+
+    from torchmend.semantic.source import Words
+
+    ws = ("Conv2d(", "LazyConv2d(", "Linear(", "LazyLinear(", "Bilinear(", "Transformer(", "TransformerEncoder(",
+          "TransformerEncoderLayer(")
+    back = Words(ws)
+    assert back.backwards and not Words((".zeros(", ".ones(")).backwards
+    forward = re.compile("|".join(re.escape(w) for w in sorted(ws, key=len, reverse=True)))
+    text = "".join(pieces)
+    start, end = sorted((min(a, len(text)), min(b, len(text))))
+    assert back.spans(text) == [m.span() for m in forward.finditer(text)]
+    assert back.spans(text, start, end, text[::-1]) == [m.span() for m in forward.finditer(text, start, end)]

@@ -41,6 +41,7 @@ from typing import Optional
 from ..semantic import BindingKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import callees
+from ..semantic.source import words as find_words
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -1132,8 +1133,7 @@ class Analysis:
         """``(call, function, name)``: a ``torch.nn`` layer with weights constructed in the
         code ``forward`` reaches."""
         sem = self.sem
-        words = tuple(f"{w}(" for w in N.PARAM_LAYERS)
-        for n in sem.find_named((ast.Call,), N.PARAM_LAYERS, words, screen=_layer_outside_init):
+        for n in sem.find_named((ast.Call,), N.PARAM_LAYERS, _LAYER_WORDS, screen=_layer_outside_init):
             fn = sem.enclosing_function(n)
             if not isinstance(fn, _DEFS) or fn.name == "__init__" or not self.in_fwd(fn):
                 continue  # layers built in __init__ (or its helpers) are what it should be
@@ -1269,9 +1269,10 @@ class Analysis:
         return True
 
 
-# (no leading ``\b``: it makes the regex engine try every position, eight times slower
-# over a file; the hits are a superset, as are ``find_named``'s, which has none either)
-_LAYER_WORD = re.compile(r"(?:%s)\(" % "|".join(sorted(N.PARAM_LAYERS, key=len, reverse=True)))
+# the texts of the layer constructors' calls (``layers_built`` and its screen): with no
+# ``\b`` before them (it makes the regex engine try every position), so the hits are a
+# superset, as are ``find_named``'s
+_LAYER_WORDS = tuple(sorted(f"{w}(" for w in N.PARAM_LAYERS))
 _DEF_HEADER = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 
@@ -1515,7 +1516,7 @@ def _layer_outside_init(text: str, start: int, end: int, hits=None) -> bool:
     a function nothing calls by name is not reached from ``forward``: the ast check skips
     both the same way)."""
     if hits is None:
-        hits = [m.start() for m in _LAYER_WORD.finditer(text, start, end)]
+        hits = [a for a, _ in find_words(_LAYER_WORDS).spans(text, start, end)]
     for h in hits:
         if h > start and (text[h - 1].isalnum() or text[h - 1] == "_"):
             continue  # ``MyLinear(``: another name (the ast check compares whole names)

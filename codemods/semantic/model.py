@@ -35,6 +35,7 @@ from typing import Callable, Iterable, Iterator, Optional
 from .nodes import child_nodes, descend
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
 from .source import Chunk, LazyParseError, ParsedSource, callees, char_col, line_starts, starts_statement
+from .source import words as find_words
 
 __all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError", "ValueUses"]
 
@@ -43,7 +44,6 @@ _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SCOPE_NODES = (*_DEFS, ast.ClassDef, ast.Lambda, *_COMPS)
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 8
-_WORDS_RE: dict = {}  # find_named: the pattern of each word tuple
 _TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _NON_ASCII = __import__("re").compile(r"[^\x00-\x7f]")
 
@@ -153,6 +153,7 @@ class SemanticModel:
         self._resolved: dict = {}
         self._origins: dict = {}
         self._sites: dict = {}
+        self._reversed_text: Optional[str] = None  # text[::-1], for find_named's backward word patterns
         self._classes: dict = {}
         self._attr_cache: dict = {}
         self._instance_busy: set = set()
@@ -1667,26 +1668,26 @@ class SemanticModel:
                     chosen.append((c, hits))
         else:  # a rule's fixed set of words: one pattern for them all
             whole = whole and all(w.isidentifier() for w in words)
-            pattern = _WORDS_RE.get(words)
-            if pattern is None:
-                import re
-
-                pattern = _WORDS_RE[words] = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+            pattern = find_words(words)
+            rtext = None
+            if pattern.backwards:
+                rtext = self._reversed_text
+                if rtext is None:
+                    rtext = self._reversed_text = text[::-1]
             # one scan of the whole text, its hits handed to the chunks they fall in
             # (the words hold no line break and chunks are whole lines, so no match
             # crosses a chunk's end; should one, each chunk is scanned on its own)
             chunks = self.source.chunks
             by_chunk: dict = {}
-            for m in pattern.finditer(text):
-                j = m.start()
-                if whole and (_word_char(text, j - 1) or _word_char(text, m.end())):
+            for j, k in pattern.spans(text, reversed_text=rtext):
+                if whole and (_word_char(text, j - 1) or _word_char(text, k)):
                     continue  # part of a longer name (a match cannot hide a whole one: names are words)
                 i = self.source.chunk_at(j)
                 if i < 0:
                     continue  # between chunks
-                if m.end() > chunks[i].end:
+                if k > chunks[i].end:
                     by_chunk = {i: hits for i, c in enumerate(chunks)
-                                for hits in [[x.start() for x in pattern.finditer(text, c.start, c.end)]] if hits}
+                                for hits in [[a for a, _ in pattern.spans(text, c.start, c.end, rtext)]] if hits}
                     break
                 got = by_chunk.get(i)
                 if got is None:

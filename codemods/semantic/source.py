@@ -29,7 +29,7 @@ import re
 from itertools import accumulate
 from typing import Iterator, Optional
 
-__all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "before_a_call", "callees", "char_col", "line_starts"]
+__all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "callees", "char_col", "line_starts", "words"]
 
 # a line that starts a top-level definition (the patterns that scan a whole file match
 # the newline before the line: a literal first character lets the regex engine skip
@@ -408,6 +408,47 @@ class Callees:
 
 
 _CALLEE_REVERSED = re.compile(r"\([\s)\\]*(\w+)")  # ``(``, then (reading backwards) the gap and the name
+
+class Words:
+    """Where any of a fixed set of words stands in a text: one regular expression for
+    them all (the longest first).  When every word ends with one character that stands
+    nowhere else in them (``Linear(``, ``Conv2d(``) and they begin with several, the
+    expression is of the words reversed and runs over the text reversed: it then starts
+    with a literal, which the engine looks for quickly, not with a choice of first letters
+    tried at every capital.  The spans are the same either way: each match ends at an
+    occurrence of that character and holds no other, so the matches ending at each one
+    are the same words, the longest chosen."""
+
+    def __init__(self, words: tuple):
+        last = {w[-1] for w in words}
+        self.backwards = len(last) == 1 and len({w[0] for w in words}) > 1 and not any(
+            ch in w[:-1] for w in words for ch in last)
+        ordered = sorted(words, key=len, reverse=True)
+        self.pattern = re.compile("|".join(re.escape(w[::-1] if self.backwards else w) for w in ordered))
+
+    def spans(self, text: str, start: int = 0, end: Optional[int] = None, reversed_text: Optional[str] = None) -> list:
+        """``(start, end)`` of each match in ``text[start:end]``, in text order
+        (``reversed_text``: ``text[::-1]``, when the caller keeps it)."""
+        n = len(text)
+        end = n if end is None else end
+        if not self.backwards:
+            return [m.span() for m in self.pattern.finditer(text, start, end)]
+        r = reversed_text if reversed_text is not None else text[::-1]
+        out = [(n - m.end(), n - m.start()) for m in self.pattern.finditer(r, n - end, n - start)]
+        out.reverse()
+        return out
+
+
+_WORDS: dict = {}
+
+
+def words(ws: tuple) -> Words:
+    """The :class:`Words` of ``ws`` (kept per tuple: rules ask with fixed sets)."""
+    got = _WORDS.get(ws)
+    if got is None:
+        got = _WORDS[ws] = Words(ws)
+    return got
+
 
 _CALLEES: list = [None]  # the Callees of the text last asked about
 
