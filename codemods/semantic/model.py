@@ -412,12 +412,14 @@ class SemanticModel:
 
     @staticmethod
     def _inside(anc, child, below) -> bool:
+        # (``child`` is a child of ``anc``: of a def's or a class's children, only the
+        # statements of its body are statements)
         if isinstance(anc, _DEFS):
             if child is anc.args:
                 return isinstance(below, ast.arg)  # a parameter name, not a default
-            return any(s is child for s in anc.body)
+            return isinstance(child, ast.stmt)
         if isinstance(anc, ast.ClassDef):
-            return any(s is child for s in anc.body)
+            return isinstance(child, ast.stmt)
         if isinstance(anc, ast.Lambda):
             if child is anc.args:
                 return isinstance(below, ast.arg)
