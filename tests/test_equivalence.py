@@ -325,7 +325,7 @@ def test_file_calls_are_the_call_sites_found_by_lookup(seed):
 
 
 _CALLEE_PIECES = ["f", "g", "ff", "x_f", "f2", "é", "self.", ".", " ", "\t", "\n", "\\\n", "(", ")", "def ", "class ",
-                  "undef ", "#", "'", "\u00a0", ","]
+                  "undef ", "xclass ", "def", ".f", "#", "'", "\u00a0", ","]
 
 
 @settings(max_examples=600, deadline=None)

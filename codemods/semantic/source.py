@@ -393,21 +393,28 @@ class Callees:
         return (places, dot, plain) if places else _NOT_CALLED
 
     def _index(self) -> dict:
-        # the text reversed: each ``(``, what may stand before it, and the name before
-        # that are one match of a pattern that starts with a literal (fast to look for)
+        # the text reversed: each ``(``, what may stand before it, the name before that
+        # and what precedes the name (a ``.``, or ``def``/``class`` and a space) are one
+        # match of a pattern that starts with a literal (fast to look for)
         text = self.text
         end = len(text)
         out: dict = {}
+        get = out.get
         for m in _CALLEE_REVERSED.finditer(text[::-1]):
-            k = end - m.end()
+            k = end - m.end(1)
             name = text[k : end - m.start(1)]
-            d, pl = self._place(k)
-            old = out.get(name)
-            out[name] = (1, d, pl) if old is None else (old[0] + 1, old[1] or d, old[2] or pl)
+            dot = m.start(2) >= 0
+            plain = m.start(3) < 0  # not a ``def name(``/``class name(`` line
+            old = get(name)
+            out[name] = (1, dot, plain) if old is None else (old[0] + 1, old[1] or dot, old[2] or plain)
         return out
 
 
-_CALLEE_REVERSED = re.compile(r"\([\s)\\]*(\w+)")  # ``(``, then (reading backwards) the gap and the name
+# reading backwards from a ``(``: the gap (``[\s)\\]*``), the name, then either the
+# spaces and the ``.`` of a method call, or the spaces and ``def``/``class`` of a
+# definition line (the keyword a word of its own)
+_CALLEE_REVERSED = re.compile(r"\([\s)\\]*(\w+)(?:[ \t\\\n\r\x0c]*(\.)|[ \t\\\n\r\x0c]+(fed|ssalc)(?!\w))?")
+
 
 class Words:
     """Where any of a fixed set of words stands in a text: one regular expression for
