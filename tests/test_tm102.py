@@ -670,3 +670,27 @@ def test_the_screen_gives_up_on_f_strings_and_open_brackets():
 
     for text in ("torch.zeros(f'{x}')", "torch.zeros(rf'{x}')", "torch.zeros(t'{x}')", "torch.zeros(3, 'open", "torch.zeros(3,"):
         assert _parenthesised(text, text.index("("), len(text)) is None, text
+
+
+@pytest.mark.parametrize("call, passes", [
+    ("torch.zeros(3, 4).to(x.device)", False), ("torch.ones(3).to(device=x.device, dtype=torch.float)", False),
+    ("torch.arange(4).cuda()", False), ("torch.rand(3) .type_as(x)", False), ("torch.ones(3).to('cuda')", False),
+    ("torch.ones(3).to(**kw)", False),
+    # not certainly a move: a dtype change keeps the tensor on the CPU, a name may hold a dtype
+    ("torch.ones(3).to(torch.float16)", True), ("torch.ones(3).to(x.dtype)", True), ("torch.ones(3).to(dtype=f(device=1))", True),
+    ("torch.ones(3).to(d)", True), ("torch.ones(3).float()", True),
+])
+def test_factory_screen_skips_a_tensor_moved_at_once(call, passes):
+    """A factory whose result is moved by the method called on it at once (``.cuda()``,
+    ``.to(x.device)``, ``.to(device=...)``) is never reported: the chunk screen skips it;
+    a ``.to(...)`` that may be a dtype change is left to the rule, which reports it."""
+    from torchmend.rules._tensor_device import _factory_screen, factory_words
+
+    text = f"class M(nn.Module):\n    def forward(self, x):\n        return x + {call}\n"
+    assert _factory_screen(factory_words())(text, 0, len(text)) is passes
+    src = "import torch\nimport torch.nn as nn\n\n\n" + text.replace("return x +", "return x.view(-1) +")
+    ref = process_text("t.py", src, Options(fix=False, shortcuts=False, select=frozenset({"TM102"})))
+    if not passes:
+        assert not ref.findings
+    elif "float16" in call or "dtype)" in call:
+        assert [f.code for f in ref.findings] == ["TM102"]

@@ -1327,7 +1327,7 @@ def _factory_screen(words: tuple):
             args, close = got
             if _DEVICE_KEYWORD.search(args):
                 continue
-            if _READ_BACK.match(text, close + 1):
+            if _READ_BACK.match(text, close + 1) or _moved_at_once(text, close + 1, end):
                 continue
             if text[h] == "." and _no_dims(text[h + 1 : bracket], text[bracket + 1 : close], args):
                 continue
@@ -1451,6 +1451,28 @@ def _inside_registration(text: str, start: int, pos: int) -> bool:
 
 # right after a factory call's closing bracket: its values read back as Python values
 _READ_BACK = re.compile(r"\.(?:tolist|item|numpy)\(\)")
+
+
+# a method that moves the tensor it is called on (``Analysis._method``: the flow of a
+# factory's value stops there), written right after the factory's call; ``.to(`` is one
+# when its arguments say ``device=``/``out=``/``**`` or begin with a string or an
+# ``x.device`` (not a dtype: a move; a bare name may be bound to a dtype)
+_MOVED_AT_ONCE = re.compile(r"\s*\.\s*(?:(cuda|type_as|to_device|xpu|mps|npu)|to)\s*(\()")
+_DEVICE_FIRST = re.compile(r"\s*(?:\"|'|[\w.]+\.device\s*(?:,|$))")
+
+
+def _moved_at_once(text: str, i: int, end: int) -> bool:
+    """The factory call that ends before ``i`` is moved by the method called on it."""
+    m = _MOVED_AT_ONCE.match(text, i, end)
+    if m is None:
+        return False
+    if m.group(1):
+        return True
+    got = _parenthesised(text, m.start(2), end)
+    if got is None:
+        return False
+    top = got[0]
+    return _DEVICE_KEYWORD.search(top) is not None or _DEVICE_FIRST.match(top) is not None
 
 
 _ARG_STOP = re.compile(r"""[][(){}'"#]""")  # what _parenthesised stops at
