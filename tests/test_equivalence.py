@@ -257,13 +257,28 @@ def test_chunks_holding_a_word_are_those_whose_text_contains_it(seed):
     assert [(n.lineno, n.col_offset) for n in SemanticModel(text, lazy_min_chars=0).find_named((ast.Attribute,), some)] == want
 
 
+def _statement_chunks_case(seed, keywords, types, shapes, lookalikes):
+    """``shapes`` and ``lookalikes`` shuffled into generated code: the positions of the
+    ``types`` statements found in the chunks ``statement_chunks(keywords)`` picks, those
+    ``ast.walk`` finds, the chunks picked and the model."""
+    from torchmend.semantic.model import SemanticModel
+
+    rng = random.Random(seed)
+    parts = [_gen_text(seed)] + shapes + lookalikes
+    rng.shuffle(parts)
+    text = "\n\n".join(parts)
+    want = sorted((n.lineno, n.col_offset) for n in ast.walk(ast.parse(text)) if isinstance(n, types))
+    sem = SemanticModel(text, lazy_min_chars=0)
+    chosen = sem.statement_chunks(keywords)
+    got = sorted((n.lineno, n.col_offset) for n in sem.find(*types, containing=keywords, chunks=chosen))
+    return got, want, chosen, sem
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_declaring_chunks_hold_every_declaration(seed):
     """The chunks ``statement_chunks`` picks (a ``global``/``nonlocal`` that may start a
     statement) hold every ``Global``/``Nonlocal`` statement of the file, whatever stands
     around it, and not the chunks where the words are parts of names or prose."""
-    from torchmend.semantic.model import SemanticModel
-
     decls = [
         "def g1():\n    global counter\n    counter = 1\n",
         "def g2():\n    if True: global a; a = 2\n",
@@ -274,16 +289,8 @@ def test_declaring_chunks_hold_every_declaration(seed):
     ]
     lookalikes = ["def h1(global_step):\n    return global_step  # the global step\n",
                   "def h2():\n    s = 'nonlocal x'\n    return {1: global_max}\n"]
-    rng = random.Random(seed)
-    parts = [_gen_text(seed)] + decls + lookalikes
-    rng.shuffle(parts)
-    text = "\n\n".join(parts)
-    want = sorted((n.lineno, n.col_offset) for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.Global, ast.Nonlocal)))
-    assert len(want) == len(decls)
-    sem = SemanticModel(text, lazy_min_chars=0)
-    chosen = sem.statement_chunks(("global", "nonlocal"))
-    got = sorted((n.lineno, n.col_offset) for n in sem.find(ast.Global, ast.Nonlocal, containing=("global", "nonlocal"), chunks=chosen))
-    assert got == want
+    got, want, chosen, sem = _statement_chunks_case(seed, ("global", "nonlocal"), (ast.Global, ast.Nonlocal), decls, lookalikes)
+    assert got == want and len(want) == len(decls)
     assert {c.name for c in chosen} == {"g1", "g2", "g3", "g4", "g5", "g6"}
     # the module sees the names they bind
     assert {"counter", "a", "b", "c", "d"} <= set(sem.module_scope.bindings)
@@ -390,8 +397,6 @@ def test_loop_chunks_hold_every_for_loop(seed):
     """``statement_chunks(("for",))`` (the chunks TM101 reads for loops) holds every
     ``for``/``async for`` statement however it is written, and not the chunks where
     the word is part of a name (``forward``, ``format``) or a comprehension's."""
-    from torchmend.semantic.model import SemanticModel
-
     loops = [
         "def l1(xs):\n    for x in xs:\n        pass\n",
         "async def l2(xs):\n    async  for x in xs:\n        pass\n",
@@ -401,14 +406,7 @@ def test_loop_chunks_hold_every_for_loop(seed):
     ]
     lookalikes = ["def h1(self):\n    return self.forward(format(1))\n",
                   "def h2(xs):\n    return [x for x in xs]\n"]
-    rng = random.Random(seed)
-    parts = [_gen_text(seed)] + loops + lookalikes
-    rng.shuffle(parts)
-    text = "\n\n".join(parts)
-    want = sorted((n.lineno, n.col_offset) for n in ast.walk(ast.parse(text)) if isinstance(n, (ast.For, ast.AsyncFor)))
-    sem = SemanticModel(text, lazy_min_chars=0)
-    chosen = sem.statement_chunks(("for",))
-    got = sorted((n.lineno, n.col_offset) for n in sem.find(ast.For, ast.AsyncFor, containing=("for",), chunks=chosen))
+    got, want, chosen, _ = _statement_chunks_case(seed, ("for",), (ast.For, ast.AsyncFor), loops, lookalikes)
     assert got == want and len(got) >= len(loops)
     assert not {"h1", "h2"} & {c.name for c in chosen}
 
