@@ -953,3 +953,24 @@ def test_model_built_by_a_sibling_builder_is_reported(tmp_path):
     r = process_text(str(path), src, Options(unsafe_fixes=True))
     assert codes(r) == ["TM501"] and not r.changed and r.findings[0].fix is None
     assert "`make_net()` (from nets.py) ends with `nn.Softmax(dim=1)`" in r.findings[0].message
+
+
+@pytest.mark.parametrize("call", ["F.cross_entropy (F.softmax(z, 1), y)", "nn.CrossEntropyLoss()(\n        F.softmax(z, 1), y)"])
+def test_loss_called_in_a_long_file_among_definitions_that_only_name_it(call):
+    """In a long file (read definition by definition), the cross-entropy call is found
+    in the definition that calls it (a space before the bracket, an inline loss across
+    lines); definitions that only name the loss in docstrings and hints are not parsed."""
+    others = "".join(
+        f"\n\ndef note{i}(loss: nn.CrossEntropyLoss):\n    \"\"\"Wraps F.cross_entropy.\"\"\"\n" + "    x = 1\n" * 150
+        + "    return loss\n" for i in range(3))
+    src = HEAD + others + f"\n\ndef train(z, y):\n    loss = {call}\n    return loss\n"
+    r = process_text("t.py", src, Options())
+    assert r.error is None and codes(r) == ["TM501"]
+    from torchmend.rule import Context
+    from torchmend.rules.tm501_softmax_before_cross_entropy import SoftmaxBeforeCrossEntropy
+    from torchmend.semantic import SemanticModel
+
+    sem = SemanticModel(src)
+    assert len(sem.source.chunks) > 3
+    list(SoftmaxBeforeCrossEntropy().check(Context("t.py", src, sem)))
+    assert [c.name for c in sem.source.chunks if c.kind == "def" and c.stmts is not None] == ["train"]

@@ -345,7 +345,8 @@ class Callees:
     how many such places there are (a ``def name(`` line is one), whether one follows a
     ``.`` (a method call; spaces between), whether one is no ``def name(``/``class
     name(`` line.  Strings and comments are not told apart: a superset of the calls an
-    ``ast`` finds.  Each name is looked for in the text on its own until the text has
+    ``ast`` finds, but for one written with a comment between the name and its ``(``
+    or ``.`` (inside brackets: ``f  # why\n (x)``), which is not seen.  Each name is looked for in the text on its own until the text has
     been asked about ``SCAN_LIMIT`` names; then every ``(`` of it is read once (a long
     file asks about many names: a search of the whole text per name grows with the
     square of its length).  Both ways give the same answers."""
