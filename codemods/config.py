@@ -22,7 +22,6 @@ selector wins (``TM201`` over ``TM2`` over ``ALL``; ``ignore`` on a tie).  The f
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass, field
 from typing import Optional
@@ -95,6 +94,8 @@ def split_list(values) -> list[str]:
 def _parse(path: str, data: dict, table: str) -> Config:
     unknown = [k for k in data if k not in KEYS]
     if unknown:
+        import difflib  # (a spelling suggestion only; diffs come from gitdiff)
+
         k = unknown[0]
         close = difflib.get_close_matches(k, KEYS, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(KEYS)})"
