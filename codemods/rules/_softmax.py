@@ -45,7 +45,7 @@ from typing import Callable, Optional
 from ..rule import Fix, Safety, Severity
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
-from ..semantic.source import before_a_call
+from ..semantic.source import callee_screen
 
 TM501, TM502 = "TM501", "TM502"
 
@@ -696,7 +696,7 @@ class Analysis:
         # ``CE(...)``); an inline loss (``nn.CrossEntropyLoss()(x, y)``) is the call of
         # such a call; only the chunks where a word stands before a ``(`` are parsed
         words = self._ce_words()
-        for call in sem.find_named((ast.Call,), words, screen=_callee_screen(words)):
+        for call in sem.find_named((ast.Call,), words, screen=callee_screen(words)):
             q = sem.qualnames(call.func)
             if any(N.is_cross_entropy_function(x) for x in q):
                 self._add_site(out, call, "fn", [], sem.segment(call.func))
@@ -1492,23 +1492,3 @@ def protos_for(ctx, code: str) -> list[Proto]:
     except RecursionError:
         got = []
     return [p for p in got if p.code == code]
-
-
-_CALLEE_SCREENS: dict = {}
-
-
-def _callee_screen(names: tuple):
-    """A ``find_named`` screen: some hit of one of ``names`` in the chunk is written as a
-    callee (``source.before_a_call``), as the callee of every call node it is asked for."""
-    got = _CALLEE_SCREENS.get(names)
-    if got is None:
-
-        def got(text, start, end, hits):
-            for h in hits:
-                for w in names:
-                    if text.startswith(w, h) and before_a_call(text, h + len(w)):
-                        return True
-            return False
-
-        _CALLEE_SCREENS[names] = got
-    return got

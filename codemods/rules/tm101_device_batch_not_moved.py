@@ -10,7 +10,7 @@ from typing import Optional
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
-from ..semantic.source import before_a_call, starts_statement
+from ..semantic.source import callee_screen, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
     file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state, move_of, non_blocking_style,
@@ -65,12 +65,8 @@ def _makes_a_loader(sem: SemanticModel) -> bool:
     """Some call makes a torch ``DataLoader`` (``DataLoader(...)``, ``data.DataLoader(...)``):
     only the chunks where the word stands before a ``(`` are parsed (it is also in the
     type hints and docstrings of code that only receives loaders)."""
-    calls = sem.find_named((ast.Call,), ("DataLoader",), ("DataLoader",), screen=_loader_call_text)
+    calls = sem.find_named((ast.Call,), ("DataLoader",), ("DataLoader",), screen=callee_screen(("DataLoader",)))
     return any(N.is_loader(sem.call_qualname(c)) for c in calls)
-
-
-def _loader_call_text(text: str, start: int, end: int, hits) -> bool:
-    return any(before_a_call(text, h + len("DataLoader")) for h in hits)
 
 
 @dataclass

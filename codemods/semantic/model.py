@@ -34,7 +34,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from .nodes import child_nodes, descend
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
-from .source import Chunk, LazyParseError, ParsedSource, callees, char_col, line_starts, starts_statement
+from .source import Chunk, LazyParseError, ParsedSource, begins_statement, callees, char_col, line_starts
 from .source import words as find_words
 
 __all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError", "ValueUses"]
@@ -227,7 +227,7 @@ class SemanticModel:
         for word in keywords:
             j = text.find(word)
             while j >= 0:
-                if text[j + len(word) : j + len(word) + 1] in (" ", "\t", "\x0c", "\\", "(", "[") and _begins_statement(text, j):
+                if text[j + len(word) : j + len(word) + 1] in (" ", "\t", "\x0c", "\\", "(", "[") and begins_statement(text, j):
                     i = self.source.chunk_at(j)
                     if i >= 0:
                         found[i] = chunks[i]
@@ -1922,17 +1922,6 @@ def _find_path(t, name, prefix=()) -> Optional[tuple]:
 
 def _spans(node, order) -> bool:
     return (node.lineno, node.col_offset) <= order <= (node.end_lineno, node.end_col_offset)
-
-
-def _begins_statement(text: str, j: int) -> bool:
-    """A statement may begin at ``j``, or ``async`` standing where one may begin is all
-    that comes before ``j`` (spaces between)."""
-    if starts_statement(text, j):
-        return True
-    k = j
-    while k > 0 and text[k - 1] in " \t":
-        k -= 1
-    return k < j and text.endswith("async", 0, k) and starts_statement(text, k - 5)
 
 
 def _word_char(text: str, i: int) -> bool:

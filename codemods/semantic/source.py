@@ -29,7 +29,8 @@ import re
 from itertools import accumulate
 from typing import Iterator, Optional
 
-__all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "callees", "char_col", "line_starts", "words"]
+__all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "begins_statement", "callee_screen",
+           "callees", "char_col", "line_starts", "starts_statement", "words"]
 
 # a line that starts a top-level definition (the patterns that scan a whole file match
 # the newline before the line: a literal first character lets the regex engine skip
@@ -323,6 +324,17 @@ def starts_statement(text: str, i: int) -> bool:
     return k == 0 or text[k - 1] in "\n\r:;"
 
 
+def begins_statement(text: str, j: int) -> bool:
+    """A statement may begin at ``j`` (``starts_statement``), or ``async`` standing
+    where one may begin is all that comes before ``j`` (spaces between)."""
+    if starts_statement(text, j):
+        return True
+    k = j
+    while k > 0 and text[k - 1] in " \t":
+        k -= 1
+    return k < j and text.endswith("async", 0, k) and starts_statement(text, k - 5)
+
+
 _CALL_AFTER = re.compile(r"[\s)\\]*\(")  # what may stand between a callee and its ``(``
 _BEFORE_CALLEE = " \t\\\n\r\x0c"  # what may stand between a ``.`` (or ``def``) and the name
 _NOT_CALLED = (0, False, False)
@@ -332,6 +344,27 @@ def before_a_call(text: str, i: int) -> bool:
     """What follows offset ``i`` (the end of a name) is a ``(``, with only spaces, line
     breaks, continuations or closing brackets between: the name is written as a callee."""
     return _CALL_AFTER.match(text, i) is not None
+
+
+_CALLEE_SCREENS: dict = {}
+
+
+def callee_screen(names: tuple):
+    """A ``find_named`` screen for calls by one of ``names``: some hit of a name in the
+    chunk is written as a callee (``before_a_call``), as the callee of every call node
+    found by its name is (kept per tuple of names)."""
+    got = _CALLEE_SCREENS.get(names)
+    if got is None:
+
+        def got(text: str, start: int, end: int, hits) -> bool:
+            for h in hits:
+                for w in names:
+                    if text.startswith(w, h) and before_a_call(text, h + len(w)):
+                        return True
+            return False
+
+        _CALLEE_SCREENS[names] = got
+    return got
 
 
 def _word(ch: str) -> bool:
@@ -346,10 +379,11 @@ class Callees:
     ``.`` (a method call; spaces between), whether one is no ``def name(``/``class
     name(`` line.  Strings and comments are not told apart: a superset of the calls an
     ``ast`` finds, but for one written with a comment between the name and its ``(``
-    or ``.`` (inside brackets: ``f  # why\n (x)``), which is not seen.  Each name is looked for in the text on its own until the text has
-    been asked about ``SCAN_LIMIT`` names; then every ``(`` of it is read once (a long
-    file asks about many names: a search of the whole text per name grows with the
-    square of its length).  Both ways give the same answers."""
+    or ``.`` (inside brackets: ``f  # why\n (x)``), which is not seen.  Each name is
+    looked for in the text on its own until the text has been asked about
+    ``SCAN_LIMIT`` names; then every ``(`` of it is read once (a long file asks about
+    many names: a search of the whole text per name grows with the square of its
+    length).  Both ways give the same answers."""
 
     SCAN_LIMIT = 16
 
