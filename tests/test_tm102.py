@@ -1,6 +1,7 @@
 """TM102 tensor-created-without-device: one snippet per shape it reports, and look-alikes
 that must produce no finding at all (each of them legal on a GPU)."""
 
+import ast
 import textwrap
 
 import pytest
@@ -606,6 +607,13 @@ print(M()(torch.randn(2, 3)))
          "            2.0) + torch.rand(()) + torch.zeros([ ]) + torch.randn()\n", MOD_HEAD, False),
         # a size that is not (): at least 1-d
         ("class M(nn.Module):\n    def forward(self, x):\n        return x + torch.rand((x.size(1),))\n", MOD_HEAD, True),
+        # no ``def forward`` in the file (the word alone): a training script's helper called
+        # from main is no module's code
+        ("def noise(x):\n    return x + torch.randn(x.size(1))\n\n\ndef main(model, x):\n"
+         "    model.to('cuda')\n    return noise(x.cuda())  # the forward pass, by model.forward\n", MOD_HEAD, False),
+        # a forward written with other spacing, or defined by a same-file base
+        ("class M(nn.Module):\n    async  def \tforward(self, x):\n        return x + torch.rand(x.size(1))\n",
+         MOD_HEAD, True),
     ],
 )
 def test_whole_file_gate_agrees_with_the_rule(body, head, reported):
@@ -621,6 +629,19 @@ def test_whole_file_gate_agrees_with_the_rule(body, head, reported):
     assert gate == reported
     shipped = process_text("t.py", src, Options(fix=False))
     assert [(f.line, f.message) for f in shipped.findings if f.code == "TM102"] == [(f.line, f.message) for f in found]
+
+
+@pytest.mark.parametrize("head", ["def forward", "def  forward", "async def\tforward", "def \\\n        forward"])
+def test_factory_screen_finds_forward_however_it_is_spaced(head):
+    """A method nothing calls by name is passed by the chunk screen when its class has a
+    ``forward`` (``in_module`` holds for it), whatever the spacing of that ``def``."""
+    from torchmend.rules._tensor_device import _factory_screen, factory_words
+
+    text = (f"class M(nn.Module):\n    def reset(self):\n        self.grid = torch.zeros(3)\n\n"
+            f"    {head}(self, x):\n        return x + self.grid\n")
+    ast.parse(text)
+    assert _factory_screen(factory_words())(text, 0, len(text))
+    assert not _factory_screen(factory_words())(text.replace("forward", "forwards"), 0, len(text) + 1)
 
 
 @pytest.mark.parametrize("call, passes", [

@@ -1274,6 +1274,8 @@ class Analysis:
 # superset, as are ``find_named``'s
 _LAYER_WORDS = tuple(sorted(f"{w}(" for w in N.PARAM_LAYERS))
 _DEF_HEADER = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+# where a ``forward`` may be defined (any spacing, a line continuation): a superset
+_FORWARD_DEF = re.compile(r"def[\s\\]+forward\b")
 
 
 _DEVICE_KEYWORD = re.compile(r"(?<![\w.])(?:device|out)\s*=|\*\*")
@@ -1316,7 +1318,7 @@ def _factory_screen(words: tuple):
                 # forward runs; the methods of a class with a ``forward`` may be called from
                 # it; another function only when its name is called somewhere in the file
                 if has_forward is None:
-                    has_forward = text.find("def forward", start, end) >= 0
+                    has_forward = _FORWARD_DEF.search(text, start, end) is not None
                 ok = runs[name] = name == "forward" or has_forward or _called_elsewhere(text, name)
             if not ok:
                 continue
@@ -1412,7 +1414,12 @@ def may_make_a_cpu_tensor(text: str) -> bool:
     ``layers_built`` use: false only when no chunk of the file could pass them (each
     test on the whole text accepts at least what it accepts on a part of it: the
     nearest ``def`` above and ``def forward`` are looked for in more text), so that a
-    file none of whose factory calls can be reported is not analysed for TM102."""
+    file none of whose factory calls can be reported is not analysed for TM102.  Every
+    report needs a module class with a ``forward`` of its own or of a same-file base
+    (``Analysis.in_module``/``in_fwd``): a file that defines no ``forward`` is not
+    analysed either."""
+    if _FORWARD_DEF.search(text) is None:
+        return False  # no class of the file has a ``forward``: no code of a module runs here
     aliases = _imported_factories(text)
     if aliases is None:
         return True
