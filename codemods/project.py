@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from functools import lru_cache
 from typing import Optional
 
@@ -134,8 +135,7 @@ class ImportIndex:
         try:
             if self._read is not None:
                 return self._read(path).encode("utf-8", "surrogatepass")
-            with open(path, "rb") as f:
-                return f.read()
+            return _read_bytes(path)
         except OSError:
             return None
 
@@ -160,6 +160,25 @@ class ImportIndex:
                     continue
                 _record(idx, real, path, mod, names)
         return idx
+
+
+def _read_bytes(path: str) -> Optional[bytes]:
+    """The bytes of a regular file, None for anything else: opened without waiting
+    (a FIFO named ``x.py`` in the tree had made the scan wait for a writer forever) and
+    read only once ``fstat`` says it is a regular file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        parts = []
+        while True:
+            b = os.read(fd, max(st.st_size + 1, 1 << 16))
+            if not b:
+                return b"".join(parts)
+            parts.append(b)
+    finally:
+        os.close(fd)
 
 
 def _named_in_an_import(data: bytes, stem: bytes) -> bool:

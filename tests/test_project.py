@@ -57,6 +57,20 @@ def test_package_modules_need_the_index_in_workers(tmp_path):
     assert Project(standalone=True).is_imported(files[1]) is False
 
 
+def test_the_index_reads_regular_files_and_skips_a_fifo(tmp_path):
+    """The scan reads each file whole (one bigger than a read's first guess too, and
+    one through a link) and gives up on what is no regular file instead of waiting."""
+    files = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "x = 1\n",
+                             "pkg/b.py": "# padding\n" * 20_000 + "from pkg.a import x\n"})
+    os.symlink(tmp_path / "pkg" / "b.py", tmp_path / "pkg" / "c.py")
+    os.mkfifo(tmp_path / "pkg" / "d.py")
+    index = ImportIndex(files + [str(tmp_path / "pkg" / "c.py"), str(tmp_path / "pkg" / "d.py")])
+    assert index._text(files[2]) == open(files[2], "rb").read()
+    assert index._text(str(tmp_path / "pkg" / "d.py")) is None
+    assert sorted(os.path.basename(f) for f in index.importers("pkg.a")) == ["b.py"]  # (the link: its real path)
+    assert Project(index=index).is_imported(files[1], "x")
+
+
 def test_module_file_resolution(tmp_path):
     files = _tree(tmp_path, {"proj/train.py": "from models import Net\n", "proj/models.py": "class Net: pass\n",
                              "pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/x.py": "", "pkg/y.py": ""})

@@ -44,6 +44,21 @@ def test_fifo_in_a_tree_and_given_does_not_hang(tmp_path):
         assert "ok.py:17:5: TM201" in p.stdout + p.stderr
 
 
+def test_fifo_beside_a_module_whose_importers_are_looked_up_does_not_hang(tmp_path):
+    """TM301 asks who imports a package module: the tree's import scan reads every
+    file, and gives up on a FIFO as the reading of the file itself does."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "train.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=4)\n"
+        "for x in loader:\n    pass\n")
+    os.mkfifo(tmp_path / "pkg" / "zz.py")
+    p = subprocess.run(TM + ["check", ".", "--no-cache", "-j", "1"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "pkg/zz.py: error: a FIFO (named pipe), not a regular file: skipped" in p.stderr.splitlines()
+    assert "pkg/train.py:4:10: TM301" in p.stdout
+
+
 def test_socket_and_device_are_refused(tmp_path):
     s = socket.socket(socket.AF_UNIX)
     try:
