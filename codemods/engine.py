@@ -677,9 +677,12 @@ _CONTENT_ERRORS = (
 
 
 def content_digest(raw: bytes) -> str:
+    """128 bits of the SHA-256 of a file's bytes (the cache's key for its content).
+    Every file read is hashed: SHA-256 has instructions of its own in current x86 and
+    ARM processors, which makes it about twice as fast as BLAKE2b there."""
     import hashlib
 
-    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+    return hashlib.sha256(raw).hexdigest()[:32]
 
 
 def _stat(path: str) -> tuple[int, int]:
