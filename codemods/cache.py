@@ -419,7 +419,9 @@ class Cache:
         if len(raw) != st.st_size:
             return None
         digest = content_digest(raw)
-        if f is None or f[:3] != [st.st_size, st.st_mtime_ns, digest]:
+        # a new entry, or one read again now that its mtime is out of the racy window (a
+        # tree just checked out: hashed once more, then trusted from its stat data)
+        if f is None or f[:3] != [st.st_size, st.st_mtime_ns, digest] or f[3] < st.st_mtime_ns + RACY_NS <= read_ns:
             self.files[ap] = [st.st_size, st.st_mtime_ns, digest, read_ns]
             self.dirty = True
         return digest, st

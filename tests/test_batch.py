@@ -96,6 +96,29 @@ def test_same_size_edit_in_the_racy_window_is_detected(tree, rules):
     assert "pkg/b.py:1:1: TM902" in out.decode()  # check prints findings on stdout
 
 
+def test_a_racy_entry_hashed_again_later_is_then_trusted(tree, rules, monkeypatch):
+    """A file stored while its mtime was in the racy window is hashed on the next run;
+    once that read comes 2 s or more after the mtime, its entry says so and the run after
+    it trusts the stat data (a tree just cloned is not hashed on every run)."""
+    rules(PrintToLog)
+    opts = Options(roots=("pkg",))
+    st = os.stat("pkg/b.py")
+    ap = os.path.abspath("pkg/b.py")
+    cache = Cache(opts, ".cachedir")
+    assert cache._digest("pkg/b.py", ap, (st, st.st_mtime_ns + 10**9)) is not None  # read 1 s after the write
+    first = list(cache.files[ap])
+    reads = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda *a, **k: reads.append(a[0]) or real_open(*a, **k))
+    later = st.st_mtime_ns + 3 * 10**9
+    assert cache._digest("pkg/b.py", ap, (st, later))[0] == first[2]
+    assert reads == ["pkg/b.py"] and cache.files[ap] == first[:3] + [later]  # racy: read again, now trusted
+    assert cache._digest("pkg/b.py", ap, (st, later + 10**9))[0] == first[2]
+    assert reads == ["pkg/b.py"]  # not read again
+    cache.save()
+    assert Cache(opts, ".cachedir").files[ap] == first[:3] + [later]
+
+
 def test_apply_never_trusts_a_cache_entry_for_a_changed_file(tree, rules):
     rules(UnsafeRename)
     _old("pkg/b.py")
