@@ -117,9 +117,11 @@ def rules_for(select: frozenset[str]) -> list[Rule]:
 STAGE_PREFILTER, STAGE_AST, STAGE_PARSED = "prefilter", "ast", "parsed"
 
 
-def select_rules(text: str, rules: Iterable[Rule]) -> list[Rule]:
-    """The rules whose text gate lets ``text`` through (each word looked for once)."""
-    seen: dict[str, bool] = {}
+def select_rules(text: str, rules: Iterable[Rule], seen: Optional[dict] = None) -> list[Rule]:
+    """The rules whose text gate lets ``text`` through (each word looked for once;
+    ``seen``: the memo of those searches, which the file's :class:`Context` goes on with)."""
+    if seen is None:
+        seen = {}
 
     def has(word: str) -> bool:
         got = seen.get(word)
@@ -136,7 +138,8 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
     returns ``(ctx, findings)``, ``(None, [])`` when no rule applies.  Without
     ``shortcuts`` every rule runs and the file is parsed whole.  ``tail``: the trailing
     comment lines held back from ``text`` (sourcefile), read for suppression comments."""
-    active = select_rules(text, rules) if shortcuts else list(rules)
+    seen: dict = {}  # word -> whether the text holds it: the gate's searches, and the rules'
+    active = select_rules(text, rules, seen) if shortcuts else list(rules)
     lazy = shortcuts
     if trace is not None:
         trace["stage"] = STAGE_PREFILTER if not active else STAGE_AST
@@ -150,7 +153,7 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
         try:
             sem = SemanticModel(text, path, project, lazy=lazy,
                                 lazy_min_chars=options.lazy_min_chars if options is not None else 2000)
-            ctx = Context(path, text, sem, project, options)
+            ctx = Context(path, text, sem, project, options, seen)
             findings: list[Finding] = []
             for rule in active:
                 findings.extend(rule.check(ctx))

@@ -169,7 +169,7 @@ class Context:
     """One file as the rules see it: its path and text, the shared semantic model, the
     project index and the run's options."""
 
-    def __init__(self, path: str, text: str, sem: "SemanticModel", project=None, options=None):
+    def __init__(self, path: str, text: str, sem: "SemanticModel", project=None, options=None, seen=None):
         self.path = path
         self.text = text
         self.sem = sem
@@ -178,6 +178,15 @@ class Context:
         # the text is a notebook's code cells, run by a kernel (``__name__ == "__main__"``)
         self.notebook = bool(getattr(options, "notebook", False))
         self.cache: dict = {}  # per-file analyses shared by the rules of one pitfall
+        self._seen: dict = {} if seen is None else seen  # word -> in the text (see ``has``)
+
+    def has(self, word: str) -> bool:
+        """``word in self.text``, each word looked for once per file; the engine's text
+        gate fills the same memo, so what it looked for is not looked for again."""
+        got = self._seen.get(word)
+        if got is None:
+            got = self._seen[word] = word in self.text
+        return got
 
     def finding(
         self,

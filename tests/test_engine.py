@@ -212,3 +212,30 @@ def test_a_fix_in_one_chunk_is_made_on_that_chunk_alone(monkeypatch):
     full = process_text("t.py", src, Options(fix=True, shortcuts=False))
     assert seen and all(seen), "the chunk path was taken"
     assert fast.diff == full.diff and b"opt.zero_grad()" in fast.diff
+
+
+def test_the_rules_go_on_with_the_gates_word_searches():
+    """``Context.has`` shares the text gate's memo: a word the gate looked for is not
+    looked for again by a rule's check (each is one search of the whole text)."""
+    import collections
+
+    calls = collections.Counter()
+
+    class Counting(str):
+        def __contains__(self, word):
+            calls[word] += 1
+            return str.__contains__(self, word)
+
+    src = (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n"
+        "device = torch.device('cuda')\nmodel = torch.nn.Linear(3, 2).to(device)\n"
+        "state = torch.load('w.pt')  # load_state_dict below, num_classes=2\nmodel.load_state_dict(state)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x, y in DataLoader(ds, batch_size=4):\n"
+        "    opt.zero_grad()\n    loss = torch.nn.functional.mse_loss(model(x), y)\n    loss.backward()\n    opt.step()\n"
+    )
+    ctx, found = engine.analyse("t.py", Counting(src), engine.rules_for(frozenset()), options=Options(fix=False))
+    assert "TM101" in {f.code for f in found}  # TM101's check ran (and TM401's looked at the load)
+    for word in ("DataLoader", "device", "cuda", ".to(", "load_state_dict", "num_classes", "set_default_device"):
+        assert calls[word] <= 1, (word, calls[word])
+    assert ctx.has("DataLoader") and not ctx.has("set_default_tensor_type") and calls["set_default_tensor_type"] == 1

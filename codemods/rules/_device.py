@@ -88,11 +88,13 @@ _DEVICE_RE = re.compile(r"\.(?:to|cuda)\(|device|cuda")
 # ----------------------------------------------------------------------------- text
 
 
-def file_mentions_device(text: str) -> bool:
+def file_mentions_device(text: str, has=None) -> bool:
     """The file moves something or names a device: a script that does neither runs on
-    the CPU and cannot mix devices."""
+    the CPU and cannot mix devices (``has(word)``: a remembering ``word in text``, as
+    the text gate and ``Context.has`` give)."""
     # ``_DEVICE_RE`` spelled as substring tests (each a fast search of the whole text)
-    return "device" in text or "cuda" in text or ".to(" in text
+    has = has or text.__contains__
+    return has("device") or has("cuda") or has(".to(")
 
 
 def mentions_device(sem: SemanticModel, node) -> bool:

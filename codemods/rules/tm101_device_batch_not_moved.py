@@ -846,16 +846,17 @@ class DeviceBatchNotMoved(Rule):
         """The text gate, tighter than the needles: a DataLoader is spelled, or a
         statement starts with ``name.to(`` / ``name.cuda(`` (a possibly dropped move).
         ``check`` finds nothing in any other file."""
-        if not super().may_match(text, has) or not file_mentions_device(text):
+        has = has or text.__contains__
+        if not super().may_match(text, has) or not file_mentions_device(text, has):
             return False
-        return "DataLoader" in text or bool(_statement_moves(text))
+        return has("DataLoader") or bool(_statement_moves(text))
 
     def check(self, ctx: Context):
         sem = ctx.sem
-        if not file_mentions_device(ctx.text):
+        if not file_mentions_device(ctx.text, ctx.has):
             return
         yield from self._noop_moves(ctx)
-        if "DataLoader" not in ctx.text or "set_default_device" in ctx.text or "set_default_tensor_type" in ctx.text:
+        if not ctx.has("DataLoader") or ctx.has("set_default_device") or ctx.has("set_default_tensor_type"):
             return  # (a default device: batches may be made on it)
         if not _makes_a_loader(sem):
             return

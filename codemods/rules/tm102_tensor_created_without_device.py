@@ -114,9 +114,9 @@ class TensorCreatedWithoutDevice(Rule):
         return super().may_match(text, has) and may_make_a_cpu_tensor(text)
 
     def check(self, ctx: Context):
-        if not super().may_match(ctx.text):
+        if not super().may_match(ctx.text, ctx.has):
             return  # no device anywhere: a CPU-only script (the needles, also without shortcuts)
-        if is_test_path(ctx.path) or "set_default_device" in ctx.text:
+        if is_test_path(ctx.path) or ctx.has("set_default_device"):
             return
         an = Analysis.of(ctx)
         sem = ctx.sem

@@ -130,7 +130,7 @@ class StrictLoadAfterHeadChange(Rule):
         sem = ctx.sem
         vals = Values(sem)
         heads = Heads(sem)
-        if "num_classes" in ctx.text and "torchvision" in ctx.text:  # a torchvision builder (its qualified name decides)
+        if ctx.has("num_classes") and ctx.has("torchvision"):  # a torchvision builder (its qualified name decides)
             # a reported builder call says ``num_classes=`` and ``weights=`` or
             # ``pretrained=`` (``_builder_call``): only the chunks holding both are read
             src = sem.source
@@ -139,7 +139,7 @@ class StrictLoadAfterHeadChange(Rule):
                 f = self._builder_call(ctx, call)
                 if f is not None:
                     yield f
-        if "load_state_dict" in ctx.text:
+        if ctx.has("load_state_dict"):
             for call in sem.find(ast.Call, containing=("load_state_dict",)):
                 if sem.method_name(call) == "load_state_dict":
                     f = self._load(ctx, vals, heads, call)
