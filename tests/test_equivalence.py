@@ -434,3 +434,23 @@ def test_words_backwards_find_what_the_forward_pattern_finds(pieces, a, b):
     start, end = sorted((min(a, len(text)), min(b, len(text))))
     assert back.spans(text) == [m.span() for m in forward.finditer(text)]
     assert back.spans(text, start, end, text[::-1]) == [m.span() for m in forward.finditer(text, start, end)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(_LAYERISH), max_size=12), st.integers(0, 80), st.integers(0, 80),
+                          st.booleans()), min_size=1, max_size=6))
+def test_words_keep_only_the_answer_for_the_same_text_and_range(asks):
+    """``Words.spans`` keeps its last answer: a sequence of questions about texts (the
+    same object asked again, or an equal copy) and ranges gets, each time, what a fresh
+    ``Words`` gives."""
+    from torchmend.semantic.source import Words
+
+    ws = ("Conv2d(", "Linear(", "LazyLinear(", "Transformer(")
+    kept = Words(ws)
+    last = None
+    for pieces, a, b, again in asks:
+        text = last if again and last is not None else "".join(pieces)
+        start, end = sorted((min(a, len(text)), min(b, len(text))))
+        assert kept.spans(text, start, end) == Words(ws).spans(text, start, end)
+        assert kept.spans("".join(list(text)), start, end) == Words(ws).spans(text, start, end)  # an equal copy
+        last = text

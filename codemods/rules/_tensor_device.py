@@ -1296,11 +1296,11 @@ def _factory_screen(words: tuple):
     got = _SCREENS.get(words)
     if got is not None:
         return got
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+    pattern = find_words(words)  # the pattern ``find_named`` looks for the same words with
 
     def screen(text: str, start: int, end: int, hits=None) -> bool:
         if hits is None:
-            hits = [m.start() for m in pattern.finditer(text, start, end)]
+            hits = [a for a, _ in pattern.spans(text, start, end)]
         has_forward = None
         runs: dict = {}
         for h in hits:

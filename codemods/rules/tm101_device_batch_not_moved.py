@@ -45,9 +45,20 @@ _DEVICEY = re.compile(r"device|cuda|gpu|local_rank|\.to\(", re.I)
 _EMPTY = (frozenset(), False)
 
 
+_MOVES: list = [None, ()]  # the text last asked about and its answer (the gate's, then the check's)
+
+
 def _statement_moves(text: str) -> tuple:
     """The ``name.to(`` / ``name.cuda(`` texts that start a statement (a line, or follow
     a ``:`` or ``;``): where a dropped move can be."""
+    if _MOVES[0] is text:
+        return _MOVES[1]
+    got = _MOVES[1] = _find_statement_moves(text)
+    _MOVES[0] = text
+    return got
+
+
+def _find_statement_moves(text: str) -> tuple:
     out = set()
     for needle in (".to(", ".cuda("):
         i = text.find(needle)

@@ -467,17 +467,26 @@ class Words:
             ch in w[:-1] for w in words for ch in last)
         ordered = sorted(words, key=len, reverse=True)
         self.pattern = re.compile("|".join(re.escape(w[::-1] if self.backwards else w) for w in ordered))
+        self._last: tuple = (None, 0, 0, [])  # (text, start, end, spans) of the last call
 
     def spans(self, text: str, start: int = 0, end: Optional[int] = None, reversed_text: Optional[str] = None) -> list:
         """``(start, end)`` of each match in ``text[start:end]``, in text order
-        (``reversed_text``: ``text[::-1]``, when the caller keeps it)."""
+        (``reversed_text``: ``text[::-1]``, when the caller keeps it).  The answer for the
+        text last asked about is kept: a rule's whole-file gate and the semantic model's
+        lookup of the same words ask the same question of the same text, one after the
+        other (the list is shared: not to be changed)."""
         n = len(text)
         end = n if end is None else end
+        last = self._last
+        if last[0] is text and last[1] == start and last[2] == end:
+            return last[3]
         if not self.backwards:
-            return [m.span() for m in self.pattern.finditer(text, start, end)]
-        r = reversed_text if reversed_text is not None else text[::-1]
-        out = [(n - m.end(), n - m.start()) for m in self.pattern.finditer(r, n - end, n - start)]
-        out.reverse()
+            out = [m.span() for m in self.pattern.finditer(text, start, end)]
+        else:
+            r = reversed_text if reversed_text is not None else text[::-1]
+            out = [(n - m.end(), n - m.start()) for m in self.pattern.finditer(r, n - end, n - start)]
+            out.reverse()
+        self._last = (text, start, end, out)
         return out
 
 
