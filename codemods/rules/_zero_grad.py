@@ -214,14 +214,16 @@ class LoopFacts:
     ambiguous: bool = False  # several stepped objects, none provably an optimizer
 
 
-def method_may_be_called(text: str, name: str) -> bool:
+def method_may_be_called(text: str, name: str, has=None) -> bool:
     """``x.name`` may stand in ``text``: a call the loop facts count (``.backward()``,
     ``.step()``) is an attribute, so the text has ``.name``, or a dot and the name with
     only spaces, line continuations or comments between them.  Half the files that
-    mention ``backward`` and ``step`` (a docstring, ``step_size``) call neither."""
-    if "." + name in text:
+    mention ``backward`` and ``step`` (a docstring, ``step_size``) call neither.
+    ``has(word)``: the text gate's remembering ``word in text``."""
+    has = has or text.__contains__
+    if has("." + name):
         return True
-    if name not in text:
+    if not has(name):
         return False
     return re.search(r"\.(?:\s|\\|#[^\n]*)*" + re.escape(name), text) is not None
 

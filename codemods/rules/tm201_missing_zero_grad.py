@@ -76,7 +76,8 @@ class MissingZeroGrad(Rule):
     def may_match(cls, text: str, has=None) -> bool:
         """The needles, then what the loop facts need: ``backward`` and ``step`` called
         as methods somewhere in the file."""
-        return super().may_match(text, has) and method_may_be_called(text, "backward") and method_may_be_called(text, "step")
+        return (super().may_match(text, has) and method_may_be_called(text, "backward", has)
+                and method_may_be_called(text, "step", has))
 
     def check(self, ctx: Context):
         an = Analysis.of(ctx)

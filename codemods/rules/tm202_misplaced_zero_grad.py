@@ -74,7 +74,7 @@ class MisplacedZeroGrad(Rule):
     def may_match(cls, text: str, has=None) -> bool:
         """The needles, then a ``step`` called as a method somewhere in the file (both
         checks start from the step a zero_grad must precede)."""
-        return super().may_match(text, has) and method_may_be_called(text, "step")
+        return super().may_match(text, has) and method_may_be_called(text, "step", has)
 
     def check(self, ctx: Context):
         an = Analysis.of(ctx)
