@@ -182,12 +182,13 @@ def _worker_main(conn, opts: Options, allowed, parent_pid: int, project=None) ->
 
 def _quiet_collector() -> None:
     """The worker's collector policy (see WORKER_GC_YOUNG): what the worker inherited
-    from its parent (modules, rules, options) is frozen out of every pass, and young
-    objects are collected rarely.  The worker process is ours alone: library callers
-    of the engine keep their own collector settings."""
+    from its parent (modules, rules, options, and for the files processed again with
+    the import index, the results so far) is frozen out of every pass, without a pass
+    over it first (the parent's few cycles stay, as they would in the parent), and
+    young objects are collected rarely.  The worker process is ours alone: library
+    callers of the engine keep their own collector settings."""
     import gc
 
-    gc.collect()
     gc.freeze()
     _, g1, g2 = gc.get_threshold()
     gc.set_threshold(WORKER_GC_YOUNG, max(g1, 1000), max(g2, 1000))

@@ -61,6 +61,18 @@ class Exits(Rule):
         os._exit(3)
 
 
+class CollectorState(Rule):
+    """Reports the garbage collector's state in the process that runs the rule."""
+
+    code, name, pitfall, summary, needles = "TM915", "collector-state", "test", "gc", ("GC_HERE",)
+
+    def check(self, ctx):
+        import gc
+
+        first = ctx.sem.source.body()[0]
+        yield ctx.finding(self, first, f"frozen={gc.get_freeze_count()} young={gc.get_threshold()[0]} pid={os.getpid()}")
+
+
 @pytest.fixture
 def rules(monkeypatch):
     def use(*classes):
@@ -240,3 +252,22 @@ def test_stale_temp_files_of_a_killed_run_are_removed(tree, rules):
     run(["."], Options(), jobs=1)
     left = {n for n in os.listdir(tree) if n.startswith(".torchmend-")}
     assert left == {alive, other_host, notes}
+
+
+def test_workers_freeze_what_they_inherit_and_collect_young_objects_rarely(tree, rules):
+    """A worker freezes what it inherited (without a pass over it first) and raises the
+    young generation's threshold; the parent's own collector settings are untouched."""
+    import gc
+
+    from torchmend.runner import WORKER_GC_YOUNG
+
+    rules(CollectorState)
+    (tree / "probe.py").write_text("GC_HERE = 1\n")
+    before = (gc.get_threshold(), gc.get_freeze_count())
+    res = run(["probe.py"], Options(fix=False), jobs=1)
+    (r,) = res.results
+    (f,) = r.findings
+    got = dict(kv.split("=") for kv in f.message.split())
+    assert int(got["frozen"]) > 1000 and int(got["young"]) == WORKER_GC_YOUNG
+    assert int(got["pid"]) != os.getpid()
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
