@@ -7,8 +7,11 @@ budget becomes that file's one-line error (``path: error: parser crashed (signal
 SIGSEGV) ...``), the worker is replaced and the batch goes on.
 
 * Workers receive small chunks of paths (never the whole file list) plus the options and
-  send back one result per file, without syntax trees, so the parent always knows which
-  file a worker was on when it died or ran out of time.
+  send back the results, without syntax trees: a file the text gate ruled out (most of a
+  tree) waits to go with the next result or the end of the chunk, any other is sent at
+  once.  Before each file a worker writes its index in the chunk to memory it shares
+  with the parent, so the parent always knows which file a worker was on when it died
+  or ran out of time (the files after the last result it received are given out again).
 * Ctrl-C: workers ignore SIGINT; the parent kills them (SIGKILL, so within a second, and
   a write is an atomic rename, so no file is half written), removes the temporary files
   they may have left and raises KeyboardInterrupt (the command line exits 130).
@@ -157,7 +160,7 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
 
-def _worker_main(conn, opts: Options, allowed, parent_pid: int, project=None) -> None:
+def _worker_main(conn, opts: Options, allowed, parent_pid: int, project=None, started=None) -> None:
     import signal
     import threading
 
@@ -174,7 +177,7 @@ def _worker_main(conn, opts: Options, allowed, parent_pid: int, project=None) ->
         threading.stack_size(WORKER_STACK)
     except (ValueError, RuntimeError):
         pass
-    t = threading.Thread(target=_serve, args=(conn, opts, allowed, parent_pid, project), name="torchmend-worker")
+    t = threading.Thread(target=_serve, args=(conn, opts, allowed, parent_pid, project, started), name="torchmend-worker")
     t.start()
     t.join()
     os._exit(0)
@@ -201,7 +204,13 @@ def _collect_between_files() -> None:
         gc.collect()
 
 
-def _serve(conn, opts: Options, allowed, parent_pid: int, project=None) -> None:
+def _ruled_out(r: FileResult) -> bool:
+    """A result that only says the text gate ruled the file out (no finding, error or
+    question for the parent): it can wait to be sent with the next one."""
+    return r.stage == STAGE_PREFILTER and not r.findings and r.error is None and r.skipped is None and not r.warnings
+
+
+def _serve(conn, opts: Options, allowed, parent_pid: int, project=None, started=None) -> None:
     project = project if project is not None else Project(roots=opts.roots)
     _quiet_collector()
     while True:
@@ -211,33 +220,66 @@ def _serve(conn, opts: Options, allowed, parent_pid: int, project=None) -> None:
             os._exit(1)
         if chunk is None:
             return
-        for path in chunk:
+        pending: list[FileResult] = []
+        for i, path in enumerate(chunk):
             if os.getppid() != parent_pid:
                 os._exit(1)
+            if started is not None:
+                started.value = i  # (what the parent reads when this process dies or overruns)
             r = process_one(path, opts, project, allowed)
-            try:
-                conn.send(r)
-            except (OSError, EOFError):
-                os._exit(1)
+            pending.append(r)
+            if not _ruled_out(r) or i == len(chunk) - 1:
+                try:
+                    conn.send(pending)
+                except (OSError, EOFError):
+                    os._exit(1)
+                pending = []
             _collect_between_files()
 
 
 class _Worker:
     def __init__(self, mp, opts: Options, allowed, project=None):
         self.conn, child = mp.Pipe()
-        self.proc = mp.Process(target=_worker_main, args=(child, opts, allowed, os.getpid(), project), daemon=True)
+        # the index in its chunk of the file the worker is on (shared memory it writes)
+        self.started = mp.RawValue("i", 0)
+        self.proc = mp.Process(target=_worker_main, args=(child, opts, allowed, os.getpid(), project, self.started),
+                               daemon=True)
         self.proc.start()
         child.close()
         self.chunk: Optional[list[str]] = None
-        self.i = 0
-        self.t = time.monotonic()
+        self.i = 0  # results received for the chunk
+        self.on = 0  # the index last seen in ``started``
+        self.t = time.monotonic()  # when the worker was last seen to start a file or send
+
+    def at(self) -> int:
+        """The index of the file the worker is on (never before the results received)."""
+        return max(self.i, min(self.started.value, len(self.chunk) - 1)) if self.chunk else self.i
 
     @property
     def current(self) -> Optional[str]:
-        return self.chunk[self.i] if self.chunk is not None and self.i < len(self.chunk) else None
+        if self.chunk is None or self.i >= len(self.chunk):
+            return None
+        return self.chunk[self.at()]
+
+    def rest(self) -> list[str]:
+        """The files of the chunk to give out again once the worker is gone: those it had
+        done but not yet sent, and those after the one it was on."""
+        if self.chunk is None:
+            return []
+        k = self.at()
+        return self.chunk[self.i : k] + self.chunk[k + 1 :]
+
+    def over(self, now: float, budget: float) -> bool:
+        """The file the worker is on has taken more than ``budget`` seconds (a file
+        started since the last look starts the clock again)."""
+        k = self.started.value
+        if k != self.on:
+            self.on, self.t = k, now
+        return now - self.t > budget
 
     def assign(self, chunk: list[str]) -> None:
         self.chunk, self.i, self.t = chunk, 0, time.monotonic()
+        self.started.value = self.on = 0  # (the worker is waiting: it writes again before each file)
         self.conn.send(chunk)
 
     def kill(self) -> None:
@@ -317,7 +359,7 @@ def run_isolated(
         """``w`` is dead (reaped): report its file, give back the rest of its chunk."""
         w.cleanup()
         take([result])
-        rest = w.chunk[w.i + 1:] if w.chunk is not None else []
+        rest = w.rest()
         if rest:
             queue.appendleft(rest)
         workers.remove(w)
@@ -352,12 +394,12 @@ def run_isolated(
                         first = w.conn in ready
                         while w.chunk is not None and (first or (w.proc.sentinel in ready and w.conn.poll())):
                             first = False
-                            r = w.conn.recv()
-                            w.i += 1
+                            batch = w.conn.recv()
+                            w.i += len(batch)
                             w.t = now
                             if w.i >= len(w.chunk):
                                 w.chunk = None
-                            take([r])
+                            take(batch)
                     except (EOFError, OSError):
                         dead = True
                     dead = dead or (w.proc.sentinel in ready and not w.proc.is_alive())
@@ -374,7 +416,7 @@ def run_isolated(
                     code = w.proc.exitcode
                     det = code is not None and code < 0 and -code in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE)
                     replace(w, _crash_result(path, crashed(code), opts, det))
-                elif timeout is not None and w.chunk is not None and now - w.t > timeout:
+                elif w.chunk is not None and timeout is not None and w.over(now, timeout):
                     path = w.current
                     unwatch(w)
                     w.kill()

@@ -271,3 +271,42 @@ def test_workers_freeze_what_they_inherit_and_collect_young_objects_rarely(tree,
     assert int(got["frozen"]) > 1000 and int(got["young"]) == WORKER_GC_YOUNG
     assert int(got["pid"]) != os.getpid()
     assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+
+@pytest.mark.parametrize("marker, cls, expect", [
+    ("CRASH_HERE", Segfaults, "parser crashed (signal 11, SIGSEGV)"),
+    ("EXIT_HERE", Exits, "the worker process exited with status 3"),
+])
+def test_a_crash_after_files_the_gate_ruled_out_names_the_file_and_keeps_theirs(tmp_path, monkeypatch, rules, marker, cls, expect):
+    """The results of files the text gate rules out wait in the worker for the next
+    result; when the worker dies on the file after them, the parent still names that
+    file (the index the worker wrote before it) and gives the others out again."""
+    monkeypatch.chdir(tmp_path)
+    rules(PrintToLog, cls)
+    for i in range(150):
+        (tmp_path / f"a{i:03d}.py").write_text(f"x = {i}\n")  # ruled out by both gates
+    (tmp_path / "a050_bad.py").write_text(f"# {marker}\n")  # inside a chunk of them (jobs=1: 38, then 28 files)
+    (tmp_path / "z_print.py").write_text("print(1)\n")
+    rr = run(["."], Options(fix=False), jobs=1)
+    assert [r.path for r in rr.results] == sorted(r.path for r in rr.results) and len(rr.results) == 152
+    errs = dict(rr.errors)
+    assert list(errs) == ["a050_bad.py"] and errs["a050_bad.py"].startswith(expect), errs
+    ruled_out = [r for r in rr.results if r.path.endswith(tuple(f"a{i:03d}.py" for i in range(150)))]
+    assert len(ruled_out) == 150 and all(r.stage == "prefilter" and r.error is None for r in ruled_out)
+    assert [f.code for r in rr.results for f in r.findings] == ["TM901"]  # z_print.py, after the crash
+
+
+def test_the_time_budget_is_per_file_when_results_wait(tmp_path, monkeypatch, rules):
+    """A worker sends nothing while it goes through files the gate rules out; the time
+    budget still counts from the start of each file, and a slow one after them is the
+    one stopped."""
+    monkeypatch.chdir(tmp_path)
+    rules(PrintToLog, Sleeps)
+    for i in range(150):
+        (tmp_path / f"a{i:03d}.py").write_text(f"x = {i}\n")
+    (tmp_path / "a050_slow.py").write_text("# SLEEP_HERE\n")
+    (tmp_path / "z_print.py").write_text("print(1)\n")
+    rr = run(["."], Options(fix=False), jobs=1, timeout=4.0)
+    errs = dict(rr.errors)
+    assert list(errs) == ["a050_slow.py"] and "over the 4 s time budget" in errs["a050_slow.py"], errs
+    assert len(rr.results) == 152 and [f.code for r in rr.results for f in r.findings] == ["TM901"]
