@@ -259,6 +259,7 @@ class Settings:
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self._dirs: dict[str, Optional[Config]] = {}
         self._files: dict[str, FileSettings] = {}
+        self._by_dir: dict[str, FileSettings] = {}  # a path's dirname, as given -> settings
         self._excludes: dict[int, Excludes] = {}
         self._layered: dict[int, frozenset] = {}
         self._settings: dict[FileSettings, FileSettings] = {}  # one object per distinct value
@@ -296,8 +297,14 @@ class Settings:
         got = self._files.get(path)
         if got is not None:
             return got
-        # a file's configuration is its directory's (looked up without a stat of the file)
-        d = os.path.dirname(os.path.abspath(path))
+        # a file's configuration is its directory's (looked up without a stat of the file);
+        # without per-file ignores every file of a directory has the same settings
+        rel_dir = os.path.dirname(path)
+        got = self._by_dir.get(rel_dir)
+        if got is not None:
+            self._files[path] = got
+            return got
+        d = os.path.abspath(rel_dir)
         cfg = self.fixed or (self._dirs[d] if d in self._dirs else find_config(d, self._dirs)) or self.default
         cli = self.cli
         base = self._layered.get(id(cfg))
@@ -317,6 +324,8 @@ class Settings:
         unsafe = cli.unsafe_fixes if cli.unsafe_fixes is not None else bool(cfg.unsafe_fixes)
         got = FileSettings(frozenset(codes), unsafe)
         got = self._files[path] = self._settings.setdefault(got, got)
+        if not cfg.per_file_ignores:
+            self._by_dir[rel_dir] = got
         return got
 
     # files ----------------------------------------------------------------------------

@@ -172,3 +172,20 @@ def test_a_broken_nested_configuration_is_one_line_exit_2(tmp_path):
     r = tm("check", ".", "--no-cache", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2 and err.count("\n") == 1 and "unknown key 'selct'" in err and "internal error" not in err, err
+
+
+def test_one_settings_answers_each_file_as_a_fresh_one_does(tmp_path, monkeypatch):
+    """Settings remembers a directory's answer for its other files (when no per-file
+    ignores apply there): relative and absolute spellings, nested configurations and
+    per-file ignores get what a fresh Settings gives each file alone."""
+    write(tmp_path, "pyproject.toml", '[tool.torchmend]\nselect = ["TM2", "TM5"]\n')
+    write(tmp_path, "a/torchmend.toml", 'select = ["TM1"]\n')
+    write(tmp_path, "b/pyproject.toml", '[tool.torchmend]\n[tool.torchmend.per-file-ignores]\n"x.py" = ["TM2"]\n')
+    monkeypatch.chdir(tmp_path)
+    rels = ["t.py", "u.py", "a/t.py", "a/u.py", "a/deep/t.py", "b/x.py", "b/y.py", "b/c/x.py", "./a/t.py", "a/../t.py"]
+    paths = rels + [str(tmp_path / r) for r in rels] + rels[::-1]
+    shared = resolve(CliOptions(ignore=["TM502"]))
+    got = [shared.for_file(p) for p in paths]
+    assert got == [resolve(CliOptions(ignore=["TM502"])).for_file(p) for p in paths]
+    assert got[0].select == {"TM201", "TM202", "TM501"} and got[2].select == {"TM101", "TM102"}
+    assert got[5].select == ALL - {"TM201", "TM202", "TM502"} and got[6].select == ALL - {"TM502"}
