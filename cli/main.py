@@ -180,7 +180,7 @@ class _Ctx:
         bar = _progress(self.quiet)
         try:
             rr = run(list(paths), self.base, jobs=self.jobs, progress=bar, cache=cache, only=only,
-                     executor=executor, files=disc.files, options_for=self.options_for)
+                     executor=executor, discovery=disc, options_for=self.options_for)
         except (KeyboardInterrupt, Interrupted):
             if bar:
                 bar.close()

@@ -20,6 +20,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from .sourcefile import TEMP_PREFIX, TEMP_SUFFIX
+
 DEFAULT_EXCLUDES = (
     ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".env", ".direnv", ".tox", ".nox", ".eggs",
     "build", "dist", "__pycache__", "site-packages", "node_modules", ".mypy_cache", ".pytest_cache",
@@ -36,6 +38,11 @@ class Discovery:
     files: list[str] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, one-line message)
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (path, one-line message)
+    # the directories whose entries the walk read (as shown), and those of them holding
+    # a name torchmend gives its temporary files (the runner looks for leftovers there
+    # only, not with a second listing of every directory)
+    listed: set[str] = field(default_factory=set)
+    with_temp: set[str] = field(default_factory=set)
 
 
 class Excludes:
@@ -349,6 +356,7 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
             msg = f"cannot read directory: {e.strerror or e}, skipped"
             (out.errors if dirpath == top else out.warnings).append((dirpath, msg))
             continue
+        out.listed.add(dirpath)
         use_git = gitignore_for(abs_dir)
         if use_git and repo is None:
             s = _gitignore(dirpath)
@@ -369,6 +377,8 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
             except OSError:
                 continue
             if not is_dir and not name.endswith(SOURCE_SUFFIXES):
+                if name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX):
+                    out.with_temp.add(dirpath)
                 continue
             full = abs_pre + name
             if excl.match(full, is_dir):

@@ -35,7 +35,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-from .discovery import discover
+from .discovery import Discovery, discover
 from .engine import STAGE_AST, STAGE_PARSED, STAGE_PREFILTER, FileResult, Options, content_digest, process_file
 from .project import ImportIndex, Project
 
@@ -493,6 +493,7 @@ def run(
     jobs: Optional[int] = None,
     executor: Optional[Executor] = None,
     files: Optional[list[str]] = None,
+    discovery: Optional[Discovery] = None,
     progress: Optional[Callable[[int, int], None]] = None,
     cache=None,
     only: Optional[set[str]] = None,
@@ -500,7 +501,8 @@ def run(
     isolate: bool = True,
     timeout: Optional[float] = FILE_TIMEOUT,
 ) -> RunResult:
-    """Run the engine over ``paths`` (or exactly ``files``).
+    """Run the engine over ``paths`` (or exactly ``files``, or the files of ``discovery``,
+    the caller's own :func:`discover` of ``paths``).
 
     ``cache``: a :class:`codemods.cache.Cache`; files it vouches for are not read again,
     new cacheable results are stored (the caller saves it).  ``only``: real paths to keep
@@ -518,9 +520,12 @@ def run(
     t0 = time.perf_counter()
     seen_ns = time.time_ns()
     out = RunResult()
-    if files is None:
+    disc = discovery
+    if files is None and disc is None:
         disc = discover(paths, exclude)
-        files, out.discovery_errors = disc.files, disc.errors
+        out.discovery_errors = disc.errors
+    if files is None:
+        files = disc.files
     tree = None
     if cache is not None:
         from .cache import stat_files, tree_fingerprint
@@ -548,7 +553,7 @@ def run(
         out.cached = len(results)
         if progress and results:
             progress(len(results), len(files))
-    _remove_stale_temp_files(todo)
+    _remove_stale_temp_files(todo, disc)
 
     def cache_put(r: FileResult) -> None:
         cache.put(r, seen_ns, tree, None if options_for is None else options_for(r.path))
@@ -611,9 +616,13 @@ def run(
     return out
 
 
-def _remove_stale_temp_files(paths: list[str]) -> None:
-    """Temporary files a killed run left beside the files about to be processed."""
+def _remove_stale_temp_files(paths: list[str], disc: Optional[Discovery] = None) -> None:
+    """Temporary files a killed run left beside the files about to be processed (in the
+    directories whose listing ``disc`` saw, only where it saw such a name)."""
     from .sourcefile import remove_stale_temp_files
 
     for d in {os.path.dirname(p) for p in paths}:
+        shown = d or "."
+        if disc is not None and shown in disc.listed and shown not in disc.with_temp:
+            continue
         remove_stale_temp_files(d)

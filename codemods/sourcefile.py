@@ -118,10 +118,13 @@ def os_error(e: OSError, doing: str = "cannot read") -> str:
 
 
 # --------------------------------------------------------------------------- reading
+TEMP_PREFIX, TEMP_SUFFIX = ".torchmend-", ".tmp"  # what every temporary file's name holds
+
+
 def _tmp_name() -> str:
     import secrets
 
-    return f".torchmend-{HOST_TAG}-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    return f"{TEMP_PREFIX}{HOST_TAG}-{os.getpid()}-{secrets.token_hex(4)}{TEMP_SUFFIX}"
 
 
 def _host_tag() -> str:
@@ -442,7 +445,7 @@ def remove_stale_temp_files(directory: str, max_age_s: float = 86400.0) -> list[
     now = time.time()
     with it:
         for e in it:
-            if not e.name.startswith(".torchmend-") or not e.name.endswith(".tmp"):
+            if not e.name.startswith(TEMP_PREFIX) or not e.name.endswith(TEMP_SUFFIX):
                 continue
             m = TMP_PATTERN.match(e.name)
             if m is None and not LEGACY_TMP_PATTERN.match(e.name):

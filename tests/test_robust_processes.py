@@ -254,6 +254,36 @@ def test_stale_temp_files_of_a_killed_run_are_removed(tree, rules):
     assert left == {alive, other_host, notes}
 
 
+@pytest.mark.parametrize("given", ["paths", "discovery"])
+def test_leftovers_are_looked_for_where_the_walk_saw_such_a_name(tmp_path, monkeypatch, rules, given):
+    """The walk notes the directories holding a temporary file's name; only those are
+    listed again to remove leftovers (a file given by name: its directory is)."""
+    from torchmend import sourcefile
+    from torchmend.discovery import discover
+
+    rules(PrintToLog)
+    monkeypatch.chdir(tmp_path)
+    for d in ("sub", "sub/deep", "other"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "a.py").write_text("print(1)\n")
+    dead = f".torchmend-{HOST_TAG}-{_dead_pid()}-deadbeef.tmp"
+    (tmp_path / "sub" / "deep" / dead).write_text("partial")
+    (tmp_path / "lone").mkdir()
+    (tmp_path / "lone" / "x.py").write_text("print(2)\n")
+    (tmp_path / "lone" / dead).write_text("partial")
+    listed = []
+    real = sourcefile.remove_stale_temp_files
+    monkeypatch.setattr(sourcefile, "remove_stale_temp_files", lambda d, *a: listed.append(d) or real(d, *a))
+    paths = [".", "lone/x.py"] if given == "paths" else ["sub", "other", "lone/x.py"]
+    if given == "paths":
+        rr = run(paths, Options(fix=False), jobs=1)
+    else:
+        rr = run(paths, Options(fix=False), jobs=1, discovery=discover(paths))
+    assert sorted(listed) == ["lone", "sub/deep"]
+    assert not (tmp_path / "sub" / "deep" / dead).exists() and not (tmp_path / "lone" / dead).exists()
+    assert len([f for r in rr.results for f in r.findings]) == 4  # (lone/x.py once)
+
+
 def test_workers_freeze_what_they_inherit_and_collect_young_objects_rarely(tree, rules):
     """A worker freezes what it inherited (without a pass over it first) and raises the
     young generation's threshold; the parent's own collector settings are untouched."""
