@@ -661,6 +661,33 @@ def test_factory_screen_reads_dimensions_as_the_rule_does(call, passes):
     assert _factory_screen(factory_words())(text, 0, len(text)) is passes
 
 
+@pytest.mark.parametrize("head, reported", [
+    ("import numpy as np\n", False), ("import numpy as np  # arrays\nif True:\n    import numpy as np\n", False),
+    ("import numpy\nnp = numpy\n", False),  # (``np`` assigned: screened in, the rule reads numpy.zeros)
+    # np is torch: reported, and the screen lets it through; np may be torch (two
+    # bindings, a star import): the screen lets it through, the rule decides
+    ("import torch as np\n", True), ("import numpy as np\nnp = torch\n", None),
+    ("import numpy as np\nfrom torch import *\n", None), ("try:\n    import numpy as np\nexcept ImportError:\n    np = torch\n", None),
+])
+def test_a_numpy_array_in_forward_is_screened_out_only_when_np_is_numpy(head, reported):
+    """``np.zeros(n)`` in ``forward`` makes no tensor when ``np`` can only be numpy (bound
+    by ``import numpy as np`` alone): the screen skips it; any other binding of ``np``
+    leaves it to the rule, which reports it when ``np`` is torch."""
+    from torchmend.rules._tensor_device import _factory_screen, factory_words, may_make_a_cpu_tensor
+
+    body = "class M(nn.Module):\n    def forward(self, x):\n        return x + np.zeros(x.size(1))  # device\n"
+    src = "import torch\nimport torch.nn as nn\n" + head + "\n\n" + body
+    ref = process_text("t.py", src, Options(fix=False, shortcuts=False, select=frozenset({"TM102"})))
+    if reported is not None:
+        assert bool(ref.findings) is reported
+    screened = _factory_screen(factory_words())(src, 0, len(src))
+    assert may_make_a_cpu_tensor(src) is screened
+    assert screened is (head not in ("import numpy as np\n", "import numpy as np  # arrays\nif True:\n    import numpy as np\n"))
+    assert screened or not ref.findings
+    shipped = process_text("t.py", src, Options(fix=False, select=frozenset({"TM102"})))
+    assert [(f.line, f.message) for f in shipped.findings] == [(f.line, f.message) for f in ref.findings]
+
+
 def test_imported_factories_reads_aliases_and_gives_up_on_backslashes():
     from torchmend.rules._tensor_device import _imported_factories
 

@@ -1337,6 +1337,8 @@ def _factory_screen(words: tuple):
             s = h
             while s > start and (text[s - 1].isalnum() or text[s - 1] in "._"):
                 s -= 1
+            if text[h] == "." and text[s:h] in _NUMPY_IMPORT and _numpy_only(text, text[s:h]):
+                continue  # ``np.zeros(...)``: a numpy array (its qualified name is no torch factory)
             if _inside_registration(text, start, s):
                 continue
             return True
@@ -1344,6 +1346,40 @@ def _factory_screen(words: tuple):
 
     _SCREENS[words] = screen
     return screen
+
+
+# the one line that may bind ``np`` / ``numpy`` where ``_numpy_only`` holds
+_NUMPY_IMPORT = {
+    "np": re.compile(r"[ \t]*import[ \t]+numpy[ \t]+as[ \t]+np[ \t]*(?:#[^\n]*)?$", re.M),
+    "numpy": re.compile(r"[ \t]*import[ \t]+numpy[ \t]*(?:#[^\n]*)?$", re.M),
+}
+_NUMPY_NAME = {n: re.compile(r"(?<![\w.])%s(?!\w)" % n) for n in _NUMPY_IMPORT}
+_NUMPY_ONLY: list = [None, {}]  # the text last asked about, and its answers by name
+
+
+def _numpy_only(text: str, name: str) -> bool:
+    """``name`` (``np`` or ``numpy``) can only be the numpy module in ``text``: every
+    occurrence of it as a word of its own stands before a ``.`` or on an ``import numpy
+    as np`` (``import numpy``) line of its own, and nothing is imported with ``*``.  An
+    assignment, a parameter, another import, ``global``, a loop or ``with`` target all
+    write the name before something else, so no other binding exists, and the model's
+    qualified name of ``np.zeros(...)`` is numpy's, never a torch factory's."""
+    if _NUMPY_ONLY[0] is not text:
+        _NUMPY_ONLY[:] = [text, {}]
+    memo = _NUMPY_ONLY[1]
+    got = memo.get(name)
+    if got is None:
+        got = "import *" not in text and "import  *" not in text
+        line = _NUMPY_IMPORT[name]
+        for m in _NUMPY_NAME[name].finditer(text) if got else ():
+            if text.startswith(".", m.end()):
+                continue
+            ls = text.rfind("\n", 0, m.start()) + 1
+            if line.match(text, ls) is None:
+                got = False
+                break
+        memo[name] = got
+    return got
 
 
 # factories whose one size argument decides their dimensions (``Analysis.zero_dim``)
