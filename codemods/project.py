@@ -156,8 +156,8 @@ class ImportIndex:
             text = data.decode("utf-8", "replace")
             real = os.path.realpath(path)
             for mod, names in _import_statements(text):
-                if stem not in (mod or "") and stem not in names:
-                    continue
+                if stem not in (mod or "") and not any(stem in n for n in names):
+                    continue  # (``import pkg.mod``: the stem inside a dotted name counts)
                 _record(idx, real, path, mod, names)
         return idx
 

@@ -150,3 +150,15 @@ def test_import_prefilter_keeps_every_file_the_scan_records(lines):
                 recorded = True
         if recorded:
             assert project._named_in_an_import(data, stem.encode()), (stem, text)
+
+
+def test_an_import_of_the_dotted_name_counts_as_importing_the_module(tmp_path):
+    """``import pkg.c`` (also among other names, or with ``as``) imports ``pkg.c``: the
+    scan's first test of a statement looks for the module's last name inside each
+    imported name, not only for names equal to it."""
+    files = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/c.py": "", "pkg/d.py": "",
+                             "one.py": "import pkg.c\n", "two.py": "import os, pkg.d as dd\n"})
+    index = ImportIndex(files)
+    assert sorted(os.path.basename(f) for f in index.importers("pkg.c")) == ["one.py"]
+    assert sorted(os.path.basename(f) for f in index.importers("pkg.d")) == ["two.py"]
+    assert Project(index=index).is_imported(files[1]) and Project(index=index).is_imported(files[2])
