@@ -15,7 +15,10 @@
 The import index is one per run, answered on demand from a textual scan of the import
 statements of the files that mention the module's name (no parse).  Worker processes do
 not have it: a rule that asks raises :class:`NeedsProject`, the file's result says so,
-and the runner processes those few files again in the parent, with the one index
+the parent reads the importers of the modules it asked about and gives the file out
+again, in the same run, with that part of the index (:meth:`ImportIndex.partial`; a
+module it still lacks raises again).  Runs without worker processes of their own (in
+this process, an executor) process those files again at the end with the one index
 (``runner.run``).
 """
 
@@ -130,6 +133,25 @@ class ImportIndex:
         self.files = list(files)
         self._read = read
         self._by_stem: dict[str, dict[str, dict[str, set[str]]]] = {}
+        self._partial = False
+
+    def answers(self, modules) -> dict:
+        """What ``importers`` found for the last names of ``modules`` (each read now if
+        not yet): the part of the index a :meth:`partial` one is made of."""
+        for m in modules:
+            self.importers(m)
+        return {s: self._by_stem[s] for s in {m.rsplit(".", 1)[-1] for m in modules}}
+
+    @classmethod
+    def partial(cls, answers: dict) -> "ImportIndex":
+        """An index that knows only ``answers`` (from :meth:`answers` in the parent): a
+        worker process answers with it the files that asked for those modules, and a
+        module it does not know raises :class:`NeedsProject` again (never read as
+        imported by no file)."""
+        index = cls([])
+        index._by_stem = dict(answers)
+        index._partial = True
+        return index
 
     def _text(self, path: str) -> Optional[bytes]:
         try:
@@ -143,6 +165,8 @@ class ImportIndex:
         stem = module.rsplit(".", 1)[-1]
         idx = self._by_stem.get(stem)
         if idx is None:
+            if self._partial:
+                raise NeedsProject((module,))
             idx = self._by_stem[stem] = self._scan(stem)
         return idx.get(module, {})
 

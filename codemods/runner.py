@@ -220,13 +220,17 @@ def _serve(conn, opts: Options, allowed, parent_pid: int, project=None, started=
             os._exit(1)
         if chunk is None:
             return
+        here = project
+        if isinstance(chunk, tuple):  # files given again with the importers they asked for
+            chunk, answers = chunk
+            here = Project(roots=opts.roots, index=ImportIndex.partial(answers))
         pending: list[FileResult] = []
         for i, path in enumerate(chunk):
             if os.getppid() != parent_pid:
                 os._exit(1)
             if started is not None:
                 started.value = i  # (what the parent reads when this process dies or overruns)
-            r = process_one(path, opts, project, allowed)
+            r = process_one(path, opts, here, allowed)
             pending.append(r)
             if not _ruled_out(r) or i == len(chunk) - 1:
                 try:
@@ -277,8 +281,9 @@ class _Worker:
             self.on, self.t = k, now
         return now - self.t > budget
 
-    def assign(self, chunk: list[str]) -> None:
-        self.chunk, self.i, self.t = chunk, 0, time.monotonic()
+    def assign(self, chunk) -> None:
+        """Send ``chunk``: paths, or ``(paths, answers)`` (:meth:`ImportIndex.partial`)."""
+        self.chunk, self.i, self.t = (chunk[0] if isinstance(chunk, tuple) else chunk), 0, time.monotonic()
         self.started.value = self.on = 0  # (the worker is waiting: it writes again before each file)
         self.conn.send(chunk)
 
@@ -328,11 +333,16 @@ def run_isolated(
     allowed: Optional[tuple[str, ...]] = None,
     timeout: Optional[float] = FILE_TIMEOUT,
     project=None,
+    again: Optional[Callable[[FileResult], Optional[dict]]] = None,
 ) -> None:
     """Process ``todo`` in ``jobs`` worker processes, each result passed to ``take`` as it
     comes; a file whose worker dies or overruns ``timeout`` gets an error result.
     ``project``: the Project the workers use (default: a fresh one per worker for
-    ``opts.roots``); forked workers inherit it as it is, e.g. with an index built here."""
+    ``opts.roots``); forked workers inherit it as it is, e.g. with an index built here.
+    ``again(result)``, for a result that needs the import index: the importers of the
+    modules it asked for (``ImportIndex.answers``); the file is then given out once more
+    with them, in the same run, and that result is the one taken (None: the result is
+    taken as it is)."""
     import selectors
     import signal
 
@@ -354,6 +364,13 @@ def run_isolated(
             watched.discard(w)
             sel.unregister(w.conn)
             sel.unregister(w.proc.sentinel)
+
+    def _again(r: FileResult) -> bool:
+        answers = again(r)
+        if answers is None:
+            return False
+        queue.appendleft(([r.path], answers))
+        return True
 
     def replace(w: _Worker, result: FileResult) -> None:
         """``w`` is dead (reaped): report its file, give back the rest of its chunk."""
@@ -399,6 +416,8 @@ def run_isolated(
                             w.t = now
                             if w.i >= len(w.chunk):
                                 w.chunk = None
+                            if again is not None:
+                                batch = [r for r in batch if not r.needs_project or not _again(r)]
                             take(batch)
                     except (EOFError, OSError):
                         dead = True
@@ -514,8 +533,10 @@ def run(
     KeyboardInterrupt propagates after the workers are stopped.  ``options_for(path)``:
     each file's own Options (per-file settings); files are grouped by them and each
     group runs with its Options (default: ``opts`` for all).  Files a rule could not
-    finish without the import index are processed once more at the end, with one index
-    for the whole tree (project.py).
+    finish without the import index are given out again as soon as the parent has read
+    the importers they asked for (worker processes, see ``run_isolated``), or processed
+    once more at the end, with one index for the whole tree (in-process and executor
+    runs, and a file that asked too often; project.py).
     """
     t0 = time.perf_counter()
     seen_ns = time.time_ns()
@@ -576,6 +597,20 @@ def run(
         if progress:
             progress(len(results), len(files))
 
+    asked: dict[str, set] = {}  # path -> the modules its rules asked about so far
+
+    def answer(r: FileResult) -> Optional[dict]:
+        """The importers a worker's file asked for, to give it out again with them (see
+        run_isolated); after many asks it waits for the second pass instead."""
+        nonlocal index
+        mods = asked.setdefault(r.path, set())
+        mods.update(r.needs_modules)
+        if not r.needs_modules or len(mods) > MAX_ASKS:
+            return None
+        if index is None:
+            index = ImportIndex(all_files)
+        return index.answers(mods)
+
     def groups(paths: list[str]):
         by: dict = {}  # Options -> (Options, files)
         for p in paths:
@@ -588,7 +623,8 @@ def run(
             if executor is not None and project is None:
                 _run_on_executor(executor, group, o, jobs, sink, allowed)
             elif isolate:
-                run_isolated(group, o, jobs, sink, allowed, timeout, project=project)
+                run_isolated(group, o, jobs, sink, allowed, timeout, project=project,
+                             again=answer if project is None else None)
             else:
                 pr = project or Project(roots=o.roots)
                 for p in group:
@@ -614,6 +650,11 @@ def run(
     out.results = results
     out.elapsed = time.perf_counter() - t0
     return out
+
+
+# the modules one file may ask the importers of while the run goes on; past that it is
+# processed again after the others, with the whole index
+MAX_ASKS = 16
 
 
 def _remove_stale_temp_files(paths: list[str], disc: Optional[Discovery] = None) -> None:

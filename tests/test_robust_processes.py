@@ -73,6 +73,24 @@ class CollectorState(Rule):
         yield ctx.finding(self, first, f"frozen={gc.get_freeze_count()} young={gc.get_threshold()[0]} pid={os.getpid()}")
 
 
+class AsksImporters(Rule):
+    """For each module named on an ``# ASK`` line, whether another file of the tree
+    imports it (one question after another: a worker without the index raises at each
+    new one); reported on the file's name ``x``."""
+
+    code, name, pitfall, summary, needles = "TM916", "asks-importers", "test", "ask", ("# ASK",)
+
+    def check(self, ctx):
+        import ast
+
+        (node,) = ctx.sem.find(ast.Name, containing=("x",))
+        here = os.path.dirname(os.path.abspath(ctx.path))
+        for line in ctx.text.splitlines():
+            if line.startswith("# ASK "):
+                for mod in line.split()[2:]:
+                    yield ctx.finding(self, node, f"{mod} {ctx.project.is_imported(os.path.join(here, mod + '.py'))}")
+
+
 @pytest.fixture
 def rules(monkeypatch):
     def use(*classes):
@@ -340,3 +358,48 @@ def test_the_time_budget_is_per_file_when_results_wait(tmp_path, monkeypatch, ru
     errs = dict(rr.errors)
     assert list(errs) == ["a050_slow.py"] and "over the 4 s time budget" in errs["a050_slow.py"], errs
     assert len(rr.results) == 152 and [f.code for r in rr.results for f in r.findings] == ["TM901"]
+
+
+def test_a_file_that_asks_for_importers_is_given_out_again_in_the_same_run(tmp_path, monkeypatch, rules):
+    """A worker's file that needs the import index is given out again, with the
+    importers the parent read for it, as many times as it asks about a new module (an
+    index made of those answers alone raises for any other), all in the one pool of
+    workers; the findings are those of a run in this process on the whole index."""
+    from torchmend import runner as R
+
+    monkeypatch.chdir(tmp_path)
+    rules(AsksImporters, PrintToLog)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for m in ("a", "b", "c"):
+        (pkg / f"{m}.py").write_text("y = 1\n")
+    (pkg / "user.py").write_text("from pkg.b import y\nprint(y)\n")
+    (pkg / "asker.py").write_text("# ASK a b c\nx = 1\n")
+    for i in range(40):
+        (tmp_path / f"f{i:02d}.py").write_text(f"print({i})\n")
+    pools = []
+    real = R.run_isolated
+    monkeypatch.setattr(R, "run_isolated", lambda todo, *a, **k: pools.append(len(todo)) or real(todo, *a, **k))
+    got = run(["."], Options(fix=False), jobs=2)
+    assert pools == [len(got.results)] == [46]  # (no second pass)
+    ref = run(["."], Options(fix=False), jobs=2, isolate=False)
+    assert [(r.path, [f.message for f in r.findings], r.needs_project) for r in got.results] == [
+        (r.path, [f.message for f in r.findings], r.needs_project) for r in ref.results]
+    (asker,) = [r for r in got.results if r.path.endswith("asker.py")]
+    assert [f.message for f in asker.findings] == ["a False", "b True", "c False"] and asker.tree_dependent, asker
+
+
+def test_a_partial_index_answers_what_it_was_given_and_raises_for_the_rest(tmp_path):
+    from torchmend.project import ImportIndex, NeedsProject
+
+    (tmp_path / "pkg").mkdir()
+    for name, text in {"__init__.py": "", "a.py": "", "b.py": "from pkg import a\nimport pkg.c\n", "c.py": ""}.items():
+        (tmp_path / "pkg" / name).write_text(text)
+    full = ImportIndex(sorted(str(p) for p in (tmp_path / "pkg").iterdir()))
+    part = ImportIndex.partial(full.answers(["pkg.a", "x.c"]))
+    assert part.importers("pkg.a") == full.importers("pkg.a") and part.importers("pkg.c") == full.importers("pkg.c")
+    assert part.importers("pkg.c") and part.importers("pkg.a")
+    with pytest.raises(NeedsProject) as e:
+        part.importers("pkg.b")
+    assert e.value.modules == ("pkg.b",)
