@@ -11,7 +11,7 @@ SIGSEGV) ...``), the worker is replaced and the batch goes on.
   tree) waits to go with the next result or the end of the chunk, any other is sent at
   once.  Before each file a worker writes its index in the chunk to memory it shares
   with the parent, so the parent always knows which file a worker was on when it died
-  or ran out of time (the files after the last result it received are given out again).
+  or ran out of time (the others it had not sent results for are given out again).
 * Ctrl-C: workers ignore SIGINT; the parent kills them (SIGKILL, so within a second, and
   a write is an atomic rename, so no file is half written), removes the temporary files
   they may have left and raises KeyboardInterrupt (the command line exits 130).
