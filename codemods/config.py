@@ -206,9 +206,9 @@ def load_config(start: str = ".") -> Config:
 
 # --------------------------------------------------------------------------- rules
 def _all_codes() -> frozenset:
-    from .registry import all_rules
+    from .registry import codes
 
-    return frozenset(r.code for r in all_rules())
+    return frozenset(codes())
 
 
 def _check_selectors(sels) -> None:
@@ -220,11 +220,13 @@ def _check_selectors(sels) -> None:
 def _specificity(sel: str) -> int:
     """How specific a selector is: ALL < a pitfall (its code prefix) < longer prefixes <
     a full code or a rule name."""
-    from .registry import all_rules
+    from .registry import all_rules, codes, is_code_like
 
     s = sel.strip()
     if s.upper() == "ALL":
         return 0
+    if is_code_like(s):  # (no rule's name or pitfall looks like a code)
+        return 100 if s.upper() in codes() else len(s)
     for r in all_rules():
         if r.name == s or r.code == s.upper():
             return 100

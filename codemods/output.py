@@ -175,9 +175,9 @@ def edits_from_diff(data: bytes) -> list[Edit]:
 def diagnostics(results: Iterable, which: str = "unfixed") -> list[Diagnostic]:
     """Diagnostics of engine ``FileResult``s: the findings left for a human
     (``which="unfixed"``) or all of them (``"all"``)."""
-    from .registry import all_rules
+    from .registry import names as rule_names
 
-    names = {r.code: r.name for r in all_rules()}
+    names = rule_names()
     out = []
     for r in results:
         diffs = {(s.finding.cell, s.finding.line, s.finding.col, s.finding.code): s.diff for s in r.suggestions}
@@ -531,9 +531,9 @@ def statistics(diags: Sequence[Diagnostic], style: Style, as_json: bool = False)
 
 def show_fixes(results: Iterable, style: Style) -> str:
     """Ruff's ``--show-fixes``: the fixes applied, per file and rule."""
-    from .registry import all_rules
+    from .registry import names as rule_names
 
-    names = {r.code: r.name for r in all_rules()}
+    names = rule_names()
     per = [(r.path, r.applied) for r in results if r.applied]
     total = sum(sum(a.values()) for _, a in per)
     if not total:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from functools import lru_cache
 
 from .rule import Rule
@@ -30,6 +31,37 @@ def all_rules() -> tuple[type[Rule], ...]:
     return tuple(sorted(found, key=lambda r: r.code))
 
 
+_MODULE_CODE = re.compile(r"(tm\d+)_")
+_CODE_LIKE = re.compile(r"TM\d*", re.I)  # a code or a code prefix: never a rule name or pitfall (tested)
+
+
+def is_code_like(selector: str) -> bool:
+    """``TM201``, ``tm2``, ``TM``: a code or a code prefix, which no rule's name or
+    pitfall can be (tested), so the codes alone resolve it."""
+    return _CODE_LIKE.fullmatch(selector.strip()) is not None
+
+
+@lru_cache(maxsize=None)
+def names() -> dict[str, str]:
+    """Each rule's code and name, read from its module's name (``tm201_missing_zero_grad``:
+    ``TM201``, ``missing-zero-grad``) without importing it: what the settings of a run
+    and its output need, which a run served from the cache needs nothing else of the
+    rules for.  The test suite checks that each module is named after its rule so."""
+    from . import rules as package
+
+    found = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        m = _MODULE_CODE.match(info.name)
+        if m is not None and not info.ispkg:
+            found[m.group(1).upper()] = info.name[m.end():].replace("_", "-")
+    return dict(sorted(found.items()))
+
+
+def codes() -> tuple[str, ...]:
+    """The rules' codes, sorted (from :func:`names`: no rule imported)."""
+    return tuple(names())
+
+
 @lru_cache(maxsize=None)
 def pitfalls() -> tuple[str, ...]:
     """The pitfall packages that define rules, sorted."""
@@ -40,6 +72,17 @@ def resolve(selectors: list[str] | tuple[str, ...]) -> set[str]:
     """Codes named by selectors: a code (TM201), a code prefix (TM2), a rule name
     (missing-zero-grad), a pitfall (zero_grad) or ALL.  Unknown selectors raise
     ValueError."""
+    if all(is_code_like(s) or s.strip().upper() in ("ALL", "") for s in selectors):
+        got: set[str] = set()  # codes and code prefixes: the codes alone answer (no rule imported)
+        for sel in selectors:
+            s = sel.strip().upper()
+            if not s:
+                continue
+            hit = {c for c in codes() if s == "ALL" or c.startswith(s)}
+            if not hit:
+                raise ValueError(f"unknown rule selector {sel!r} (see `torchmend rules`)")
+            got |= hit
+        return got
     rules = all_rules()
     out: set[str] = set()
     for sel in selectors:

@@ -350,6 +350,9 @@ def run_isolated(
 
     if not todo:
         return
+    from .registry import all_rules
+
+    all_rules()  # imported here once: the forked workers share the modules (settings need only the codes)
     mp = _mp_context()
     queue = deque(_chunks(todo, jobs))
     workers = [_Worker(mp, opts, allowed, project) for _ in range(min(jobs, len(queue)))]

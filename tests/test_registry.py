@@ -104,3 +104,59 @@ def test_method_may_be_called(text, called):
     assert method_may_be_called(text, "backward") == called
     if called:
         ast.parse(text)
+
+
+def test_each_module_is_named_after_its_rule_and_the_names_need_no_import():
+    """``rules/tm201_missing_zero_grad.py`` defines TM201 missing-zero-grad and nothing
+    else: the settings and the output take codes and names from the modules' names
+    (``registry.names``), so a run served from the cache imports no rule."""
+    from torchmend.registry import codes, is_code_like, names
+
+    for r in RULES:
+        assert r.__module__ == f"torchmend.rules.{r.code.lower()}_{r.name.replace('-', '_')}"
+        assert not is_code_like(r.name) and not is_code_like(r.pitfall)  # what the fast resolve relies on
+    assert names() == {r.code: r.name for r in RULES} and codes() == tuple(r.code for r in RULES)
+    assert len({r.__module__ for r in RULES}) == len(RULES)
+    code = (
+        "import sys\n"
+        "from torchmend.config import CliOptions, resolve\n"
+        "from torchmend.output import diagnostics\n"
+        "from torchmend.engine import FileResult, Finding\n"
+        "from torchmend.rule import Severity\n"
+        "s = resolve(CliOptions(select=['TM2', 'tm101'], ignore=['TM202']))\n"
+        "f = Finding(code='TM201', message='m', line=1, col=1, severity=Severity.BUG)\n"
+        "d = diagnostics([FileResult(path='x.py', findings=[f])])\n"
+        "print(sorted(s.for_file('x.py').select), d[0].name, [m for m in sys.modules if m.startswith('torchmend.rules.')])\n"
+    )
+    import subprocess
+    import sys
+
+    from tests.corpus_cases import ROOT
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    assert out.split("\n")[0] == "['TM101', 'TM201'] missing-zero-grad []"
+
+
+@pytest.mark.parametrize("sels", [["ALL"], ["TM2"], ["tm5", "TM101"], [" TM "], ["TM2", ""], ["TM9"], ["tm10"],
+                                  ["zero_grad"], ["TM2", "missing-zero-grad"], ["ALL", "device"]])
+def test_selectors_resolve_alike_through_the_codes_and_through_the_rules(sels):
+    """Codes and code prefixes are resolved from the codes alone; the answer (or the
+    error) is the one of the rules' own fields."""
+    def slow(sels):
+        out = set()
+        for sel in sels:
+            s = sel.strip()
+            if not s:
+                continue
+            hit = {r.code for r in RULES if s.upper() == "ALL" or r.code.startswith(s.upper()) or r.name == s
+                   or r.pitfall == s.replace("-", "_")}
+            if not hit:
+                return "error"
+            out |= hit
+        return out
+
+    try:
+        got = resolve(sels)
+    except ValueError:
+        got = "error"
+    assert got == slow(sels)
