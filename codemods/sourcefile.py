@@ -129,10 +129,9 @@ def _tmp_name() -> str:
 
 def _host_tag() -> str:
     import hashlib
-    import socket
 
-    try:
-        host = socket.gethostname()
+    try:  # the host name, as socket.gethostname() gives it (without importing socket on POSIX)
+        host = os.uname().nodename if hasattr(os, "uname") else __import__("socket").gethostname()
     except OSError:
         host = ""
     return hashlib.blake2b(host.encode("utf-8", "surrogateescape"), digest_size=3).hexdigest()
