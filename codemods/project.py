@@ -195,12 +195,14 @@ def _read_bytes(path: str) -> Optional[bytes]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        parts = []
+        parts, total = [], 0
         while True:
-            b = os.read(fd, max(st.st_size + 1, 1 << 16))
-            if not b:
-                return b"".join(parts)
+            b = os.read(fd, max(st.st_size + 1 - total, 1 << 16))
             parts.append(b)
+            total += len(b)
+            # its end, or all fstat counted (no second call only to hear that it ended)
+            if not b or total >= st.st_size:
+                return b"".join(parts)
     finally:
         os.close(fd)
 

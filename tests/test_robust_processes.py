@@ -403,3 +403,21 @@ def test_a_partial_index_answers_what_it_was_given_and_raises_for_the_rest(tmp_p
     with pytest.raises(NeedsProject) as e:
         part.importers("pkg.b")
     assert e.value.modules == ("pkg.b",)
+
+
+def test_a_gate_rejected_result_travels_as_a_tuple_and_comes_back_equal():
+    """Workers send a gate-rejected result as a short tuple only when the parent rebuilds
+    it equal to the original, field by field; any other result goes as it is."""
+    from torchmend.engine import FileResult, STAGE_PREFILTER
+    from torchmend.runner import _compact, _expand
+
+    plain = FileResult(path="a.py", stage=STAGE_PREFILTER, digest="ab" * 16, size=10, mtime_ns=7, cacheable=True)
+    assert type(_compact(plain)) is tuple and _expand(_compact(plain)) == plain
+    others = [
+        FileResult(path="b.py", stage=STAGE_PREFILTER, digest="cd" * 16, size=3, mtime_ns=1, cacheable=True, tree_dependent=True),
+        FileResult(path="c.py", stage=STAGE_PREFILTER, deps=(("d.py", 1, 2),)),
+        FileResult(path="e.py", stage=STAGE_PREFILTER, warnings=[(1, "unknown rule code")]),
+        FileResult(path="f.py", stage="ast", digest="ef" * 16, size=3, mtime_ns=1, cacheable=True),
+    ]
+    for r in others:
+        assert _compact(r) is r and _expand(_compact(r)) is r
