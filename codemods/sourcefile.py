@@ -231,6 +231,25 @@ def _ascii_compatible(encoding: str) -> bool:
         return False
 
 
+def declared_encoding(raw: bytes, shortcut: bool = True) -> str:
+    """The encoding the first two lines declare (``tokenize.detect_encoding``; UTF-8 when
+    none, or when those lines do not decode: the decoding below names the byte).  With
+    ``shortcut``, lines without the word ``coding`` (where every declaration stands) are
+    not handed to tokenize: the answer is the same (tests/test_equivalence.py)."""
+    if shortcut:
+        i = raw.find(b"\n")
+        j = raw.find(b"\n", i + 1) if i >= 0 else -1
+        if b"coding" not in (raw[:j] if j >= 0 else raw):
+            return "utf-8"
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as e:
+        if "invalid or missing" not in str(e.msg):
+            raise SourceError(f"bad encoding declaration: {e.msg}") from None
+        encoding = "utf-8"  # undecodable bytes in the first lines: reported below
+    return "utf-8" if encoding == "utf-8-sig" else encoding
+
+
 def decode_source(path: str, raw: bytes, mode: int = 0o100644) -> Source:
     bom = raw.startswith(codecs.BOM_UTF8)
     body = raw[len(codecs.BOM_UTF8):] if bom else raw
@@ -239,14 +258,7 @@ def decode_source(path: str, raw: bytes, mode: int = 0o100644) -> Source:
     nul = body.find(b"\0")
     if nul >= 0:
         raise SourceError(f"binary file (NUL byte at offset {nul + (3 if bom else 0)}), skipped")
-    try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-    except SyntaxError as e:
-        if "invalid or missing" not in str(e.msg):
-            raise SourceError(f"bad encoding declaration: {e.msg}") from None
-        encoding = "utf-8"  # undecodable bytes in the first lines: reported below
-    if encoding == "utf-8-sig":
-        encoding = "utf-8"
+    encoding = declared_encoding(raw)
     try:
         codecs.lookup(encoding)
     except LookupError:

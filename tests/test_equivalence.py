@@ -454,3 +454,26 @@ def test_words_keep_only_the_answer_for_the_same_text_and_range(asks):
         assert kept.spans(text, start, end) == Words(ws).spans(text, start, end)
         assert kept.spans("".join(list(text)), start, end) == Words(ws).spans(text, start, end)  # an equal copy
         last = text
+
+
+_ENCODING_PIECES = [b"# -*- coding: latin-1 -*-", b"# coding=utf-8", b"#coding:cp1252", b"# vim: set fileencoding=koi8-r :",
+                    b"# coding: utf-16", b"# coding: nosuch", b"x = 1", b"#!/usr/bin/env python", b"", b"  ", b"\xef\xbb\xbf",
+                    b"\xff\xfe", b"caf\xc3\xa9", b"caf\xe9", b"# codin", b"coding", b"\r", b"\\", b"'''"]
+
+
+@given(st.lists(st.sampled_from(_ENCODING_PIECES), max_size=8), st.sampled_from([b"\n", b"\r\n", b"\r", b""]))
+@settings(max_examples=400, deadline=None)
+def test_the_encoding_shortcut_answers_as_tokenize(pieces, nl):
+    """Without the word ``coding`` in the first two lines the reader does not call
+    tokenize.detect_encoding: the encoding (or the refusal) is the one it gives."""
+    from torchmend.sourcefile import SourceError, declared_encoding
+
+    raw = nl.join(pieces) + nl
+
+    def answer(shortcut):
+        try:
+            return declared_encoding(raw, shortcut)
+        except SourceError as e:
+            return ("error", str(e))
+
+    assert answer(True) == answer(False)
