@@ -43,45 +43,70 @@ class NeedsProject(Exception):
         self.modules = tuple(modules)
 
 
-# an import statement from the start of its line; applied only at lines containing "import"
+# an import statement from the start of a statement; applied only where "import" stands
 _IMPORT = re.compile(r"[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)?|[^\n#;]*)|import[ \t]+([^\n#;]+))")
+# where a statement may begin inside a line: after a ";" or a compound statement's ":"
+# (``try: import x``); in a string or a comment too, which can only add names
+_STATEMENT_BREAK = re.compile(r"[;:]")
+_CONTINUATION = re.compile(r"\\\r?\n")
 
 
 def _import_statements(text: str):
-    """(from-module or None, [names]) for each import statement (textual)."""
+    """(from-module or None, [names]) for each import statement (textual): at the start
+    of a line, after a ``;`` or a ``:`` on it, continued with backslashes or inside the
+    brackets of ``from m import (...)``.  A superset of the statements (every file
+    that imports a module is an importer: the rules then only report)."""
     pos = 0
-    seen = -1
     while True:
         i = text.find("import", pos)
         if i < 0:
             return
         start = text.rfind("\n", 0, i) + 1
-        end = text.find("\n", i)
-        pos = len(text) if end < 0 else end + 1
-        if start == seen:
-            continue
-        seen = start
-        m = _IMPORT.match(text, start)
-        if not m:
-            continue
-        if m.group(3) is not None:
-            for part in m.group(3).split(","):
-                name = part.strip().split()[0] if part.strip() else ""
-                if name and re.fullmatch(r"[\w.]+", name):
-                    yield None, [name]
-        else:
-            names = m.group(2).strip().strip("()")
-            if m.group(2).startswith("(") and not m.group(2).rstrip().endswith(")"):
-                close = text.find(")", m.end())
-                if close > 0:
-                    names = text[m.start(2) + 1 : close]
-                    pos = text.find("\n", close) + 1 or len(text)
-            out = []
-            for part in names.replace("\\", " ").split(","):
-                p = part.strip().split()
-                if p and re.fullmatch(r"[\w*]+", p[0]):
-                    out.append(p[0])
-            yield m.group(1), out
+        stop = text.find("\n", i)
+        while stop > 0 and (text[stop - 1] == "\\" or text[stop - 2 : stop] == "\\\r"):
+            stop = text.find("\n", stop + 1)  # a backslash continues the line
+        stop = len(text) if stop < 0 else stop
+        pos = stop + 1
+        line = text[start:stop]
+        if "\\" in line:
+            line = _CONTINUATION.sub(" ", line)
+        seg = 0
+        for k in [m.start() for m in _STATEMENT_BREAK.finditer(line)] + [len(line)]:
+            if "import" in line[seg:k]:
+                m = _IMPORT.match(line, seg)
+                if m is not None and m.start() < k:
+                    stmts, after = _statements(m, line, text, stop)
+                    yield from stmts
+                    pos = max(pos, after)
+            seg = k + 1
+
+
+def _statements(m, line: str, text: str, stop: int):
+    """The statements ``m`` matched in ``line`` (which ends at ``stop`` in ``text``): one
+    per module of ``import a, b``; and where the scan goes on (past the brackets of a
+    ``from m import (...)`` list continued on later lines; 0: after the line)."""
+    if m.group(3) is not None:
+        out = []
+        for part in m.group(3).split(","):
+            name = part.strip().split()[0] if part.strip() else ""
+            if name and re.fullmatch(r"[\w.]+", name):
+                out.append((None, [name]))
+        return out, 0
+    names = m.group(2).strip().strip("()")
+    after = 0
+    if m.group(2).startswith("(") and ")" not in m.group(2):
+        close = text.find(")", stop)
+        if close > 0:
+            names = m.group(2)[1:] + text[stop:close]
+            after = text.find("\n", close) + 1 or len(text)
+    out = []
+    if "#" in names:
+        names = re.sub(r"#[^\n]*", "", names)  # comments between the names of a bracketed list
+    for part in names.replace("\\", " ").split(","):
+        p = part.strip().split()
+        if p and re.fullmatch(r"[\w*]+", p[0]):
+            out.append(p[0])
+    return [(m.group(1), out)], after
 
 
 @lru_cache(maxsize=4096)
@@ -223,6 +248,12 @@ def _named_in_an_import(data: bytes, stem: bytes) -> bool:
             le = data.find(b"\n", i)
             if data.find(b"import", ls, le if le >= 0 else len(data)) >= 0:
                 return True
+            p = ls  # the lines above that a backslash continues onto this one
+            while data[p - 2 : p] == b"\\\n" or data[p - 3 : p] == b"\\\r\n":
+                q = data.rfind(b"\n", 0, p - 1) + 1
+                if data.find(b"import", q, p) >= 0:
+                    return True
+                p = q
             j = data.rfind(b"import", 0, ls)
             if j >= 0:
                 k = data.find(b"(", j, ls)

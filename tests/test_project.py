@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import os
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from torchmend import project
@@ -162,3 +163,23 @@ def test_an_import_of_the_dotted_name_counts_as_importing_the_module(tmp_path):
     assert sorted(os.path.basename(f) for f in index.importers("pkg.c")) == ["one.py"]
     assert sorted(os.path.basename(f) for f in index.importers("pkg.d")) == ["two.py"]
     assert Project(index=index).is_imported(files[1]) and Project(index=index).is_imported(files[2])
+
+
+@pytest.mark.parametrize("importer", [
+    "try: import pkg.c\nexcept ImportError: pass\n",
+    "x = 1; import pkg.c\n",
+    "if True: import pkg.c as cc\n",
+    "from pkg import \\\n    c\n",
+    "from pkg import a, \\\r\n    c\r\n",
+    "import os, \\\n    pkg.c\n",
+    "from pkg import (  # the modules: all of them\n    a,  # first\n    c,\n)\n",
+])
+def test_import_statements_after_a_colon_or_semicolon_or_continued_are_read(tmp_path, importer):
+    """The scan reads an import where a statement may begin inside a line (``try:``,
+    ``;``), continued with backslashes, and in a bracketed list with comments: a file
+    written so imports the module (a missed importer would let a rule fix a module as
+    if nothing imported it)."""
+    files = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "", "pkg/c.py": "", "user.py": importer})
+    index = ImportIndex(files)
+    assert [os.path.basename(f) for f in index.importers("pkg.c")] == ["user.py"]
+    assert Project(index=index).is_imported(files[2])
