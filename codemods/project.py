@@ -200,6 +200,8 @@ class ImportIndex:
         key = stem.encode("utf-8")
         for path in self.files:
             data = self._text(path)
+            if data is not None and path.endswith(".ipynb") and key in data:
+                data = _notebook_code(data)  # a kernel runs its code cells: their imports import
             if data is None or b"import" not in data or not _named_in_an_import(data, key):
                 continue
             text = data.decode("utf-8", "replace")
@@ -209,6 +211,29 @@ class ImportIndex:
                     continue  # (``import pkg.mod``: the stem inside a dotted name counts)
                 _record(idx, real, path, mod, names)
         return idx
+
+
+def _notebook_code(data: bytes) -> Optional[bytes]:
+    """The code cells of a notebook's JSON, one after another, as the scan reads a
+    script; None when it is no notebook."""
+    import json
+
+    try:
+        nb = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return None
+    out = []
+    for c in cells:
+        if isinstance(c, dict) and c.get("cell_type") == "code":
+            src = c.get("source", "")
+            if isinstance(src, list):
+                src = "".join(x for x in src if isinstance(x, str))
+            if isinstance(src, str):
+                out.append(src)
+    return "\n".join(out).encode("utf-8", "surrogatepass")
 
 
 def _read_bytes(path: str) -> Optional[bytes]:
@@ -358,7 +383,8 @@ class Project:
                 names_here = sorted(os.listdir(here))
             except OSError:
                 names_here = []
-            index = self._neighbours[here] = ImportIndex([os.path.join(here, n) for n in names_here if n.endswith(".py")])
+            index = self._neighbours[here] = ImportIndex(
+                [os.path.join(here, n) for n in names_here if n.endswith((".py", ".ipynb"))])
         return index
 
     def neighbour_files(self, path: str) -> list[str]:
@@ -367,7 +393,8 @@ class Project:
         if self.standalone or not path or not os.path.isfile(path):
             return []
         real = os.path.realpath(path)
-        return [f for f in self._neighbour_index(os.path.dirname(real)).files if os.path.realpath(f) != real]
+        return [f for f in self._neighbour_index(os.path.dirname(real)).files
+                if f.endswith(".py") and os.path.realpath(f) != real]
 
     def module_file(self, dotted: str, importer: str) -> Optional[str]:
         """The file ``import dotted`` reaches from ``importer``: a module next to it, or

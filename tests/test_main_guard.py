@@ -255,6 +255,35 @@ def test_lookalikes_are_silent(src):
 
 
 # ---------------------------------------------------------------------- report only
+@pytest.mark.parametrize("where", ["beside", "elsewhere"])
+def test_a_notebook_that_imports_the_script_makes_it_report_only(tmp_path, where):
+    """A notebook's code cells import like a script's lines: a notebook beside the script
+    (``import data``) or anywhere in the tree (``from tools import data``) keeps TM301
+    from rewriting it; the same tree with the import in a markdown cell gets the fix."""
+    import json
+
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "data.py").write_text(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n")
+    line = "import data\n" if where == "beside" else "from tools import data\n"
+    nb_dir = tmp_path / "tools" if where == "beside" else tmp_path
+
+    def notebook(kind):
+        cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# notes\n"]},
+                 {"cell_type": kind, "metadata": {}, "source": ["x = 1\n", line], "outputs": [], "execution_count": None}]
+        if kind != "code":
+            for c in cells:
+                c.pop("outputs", None), c.pop("execution_count", None)
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+    opts = Options(select=frozenset({"TM301"}))
+    (nb_dir / "explore.ipynb").write_text(notebook("code"))
+    (r,) = [x for x in runner.run([str(tmp_path)], opts, jobs=1).results if x.path.endswith("data.py")]
+    assert r.error is None and not r.changed and "imports this module" in r.findings[0].message
+    (nb_dir / "explore.ipynb").write_text(notebook("markdown"))
+    (r,) = [x for x in runner.run([str(tmp_path)], opts, jobs=1).results if x.path.endswith("data.py")]
+    assert r.changed
+
+
 def test_imported_elsewhere_is_report_only(tmp_path):
     (tmp_path / "data.py").write_text(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor b in loader:\n    pass\n")
     (tmp_path / "train.py").write_text("from data import ds\nprint(ds)\n")
