@@ -56,13 +56,14 @@ class DataLoaderWithoutMainGuard(Rule):
     Dataset.  It is safe when the loader is provably iterated; unsafe when it is only
     handed to a callee that cannot be followed (another module's `train(loader)`,
     `trainer.fit(loader)`), which may iterate it.  It is report-only when another file
-    of the project imports the script, when a definition needs code that would move
-    (a default, a decorator, a base class), when what the workers run (the Dataset's
-    methods, `collate_fn`, `worker_init_fn` and what they call) reads a name the moved
-    code defines, when the loader gets a lambda or a local function (spawn cannot pickle
-    it, guard or not), when the tail uses `global`, `exec` or a star import, when an
-    import would move above a `sys.path`/`os.environ` change, when the file already has
-    a guard, and when a library call (not a DataLoader) receives `num_workers`.
+    of the project imports the script (a notebook's code cells too), when a definition
+    needs code that would move (a default, a decorator, a base class), when what the
+    workers run (the Dataset's methods, `collate_fn`, `worker_init_fn` and what they
+    call) reads a name the moved code defines, when the loader gets a lambda or a local
+    function (spawn cannot pickle it, guard or not), when the tail uses `global`, `exec`
+    or a star import, when an import would move above a `sys.path`/`os.environ` change,
+    when the file already has a guard, and when a library call (not a DataLoader)
+    receives `num_workers`.
 
     ## In a notebook
     A kernel runs the cells with `__name__ == "__main__"`, so a guard changes nothing.
