@@ -85,6 +85,10 @@ LINES = [
     "import os", "import a.b as c, d", "from . import x", "from pkg.mod import (A, B,", "    C)", "",
     "x = 1  # import not_this", "from x import *", "s = 'import quoted'", "def f():", "import q.r",
     "from ..up import z as w", "from m import (n)", "if c:\n    import nested",
+    # a statement after a ":" or ";" on its line, continued with backslashes, a bracketed
+    # list with comments
+    "try: import t1\nexcept ImportError: pass", "x = 2; import t2", "from pkg import \\\n    t3",
+    "import t4, \\\n    t5", "from m import (  # note: c\n    t6,  # one\n)", "if c: from q import t7",
 ]
 
 
@@ -143,7 +147,8 @@ def test_import_prefilter_keeps_every_file_the_scan_records(lines):
     module of that stem passes it."""
     text = "\n".join(lines) + "\n"
     data = text.encode()
-    for stem in ("main", "x", "mod", "pkg", "up", "a", "c", "m", "nested", "not_this", "quoted", "b"):
+    for stem in ("main", "x", "mod", "pkg", "up", "a", "c", "m", "nested", "not_this", "quoted", "b",
+                 "t1", "t2", "t3", "t5", "t6", "t7", "q"):
         recorded = False
         for mod, names in project._import_statements(text):
             parts = (mod or "").lstrip(".").split(".")
