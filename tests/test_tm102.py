@@ -667,7 +667,9 @@ def test_factory_screen_reads_dimensions_as_the_rule_does(call, passes):
     # np is torch: reported, and the screen lets it through; np may be torch (two
     # bindings, a star import): the screen lets it through, the rule decides
     ("import torch as np\n", True), ("import numpy as np\nnp = torch\n", None),
-    ("import numpy as np\nfrom torch import *\n", None), ("try:\n    import numpy as np\nexcept ImportError:\n    np = torch\n", None),
+    ("import numpy as np\nfrom torch import *\n", None), ("import numpy as np\nfrom torch import*\n", None),
+    ("import numpy as np\nfrom torch import\t*\n", None), ("import numpy as np\nfrom torch import \\\n    *\n", None),
+    ("try:\n    import numpy as np\nexcept ImportError:\n    np = torch\n", None),
 ])
 def test_a_numpy_array_in_forward_is_screened_out_only_when_np_is_numpy(head, reported):
     """``np.zeros(n)`` in ``forward`` makes no tensor when ``np`` can only be numpy (bound

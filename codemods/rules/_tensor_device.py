@@ -1355,6 +1355,8 @@ _NUMPY_IMPORT = {
 }
 _NUMPY_NAME = {n: re.compile(r"(?<![\w.])%s(?!\w)" % n) for n in _NUMPY_IMPORT}
 _NUMPY_ONLY: list = [None, {}]  # the text last asked about, and its answers by name
+# a star import however it is spaced (``import*``, a tab, a continuation: all valid)
+_STAR_IMPORT = re.compile(r"import[\s\\]*\*")
 
 
 def _numpy_only(text: str, name: str) -> bool:
@@ -1369,7 +1371,7 @@ def _numpy_only(text: str, name: str) -> bool:
     memo = _NUMPY_ONLY[1]
     got = memo.get(name)
     if got is None:
-        got = "import *" not in text and "import  *" not in text
+        got = _STAR_IMPORT.search(text) is None
         line = _NUMPY_IMPORT[name]
         for m in _NUMPY_NAME[name].finditer(text) if got else ():
             if text.startswith(".", m.end()):
