@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from .gitdiff import git_unquote
-from .sourcefile import HOST_TAG, _tmp_name, file_kind
+from .sourcefile import HOST_TAG, TEMP_PREFIX, _tmp_name, file_kind
 
 _INDEX = re.compile(r"^index ([0-9a-f]{4,40})\.\.([0-9a-f]{4,40})(?: [0-7]{6})?\s*$")
 JOURNAL = ".torchmend-patch-journal.json"
@@ -109,7 +109,7 @@ def _protected(parts: list[str]) -> Optional[str]:
             return "repository metadata (.git/, .gitmodules and the like: git runs code from them)"
         if p in TOOL_STATE:
             return f"tool state ({part}/)"
-        if p.startswith(".torchmend-"):
+        if p.startswith(TEMP_PREFIX):
             return "a torchmend temporary file"
     return None
 

@@ -563,9 +563,8 @@ def run(
     disc = discovery
     if files is None and disc is None:
         disc = discover(paths, exclude)
-        out.discovery_errors = disc.errors
     if files is None:
-        files = disc.files
+        files, out.discovery_errors = disc.files, disc.errors
     tree = None
     if cache is not None:
         from .cache import stat_files, tree_fingerprint

@@ -421,3 +421,16 @@ def test_a_gate_rejected_result_travels_as_a_tuple_and_comes_back_equal():
     ]
     for r in others:
         assert _compact(r) is r and _expand(_compact(r)) is r
+
+
+def test_a_given_discovery_reports_its_errors_as_one_run_of_its_own_does(tmp_path, monkeypatch, rules):
+    from torchmend.discovery import discover
+
+    rules(PrintToLog)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("print(1)\n")
+    paths = ["a.py", "missing.py"]
+    own = run(paths, Options(fix=False), jobs=1)
+    given = run(paths, Options(fix=False), jobs=1, discovery=discover(paths))
+    assert given.discovery_errors == own.discovery_errors == [("missing.py", "no such file or directory")]
+    assert [r.path for r in given.results] == [r.path for r in own.results] == ["a.py"]
