@@ -73,29 +73,19 @@ def resolve(selectors: list[str] | tuple[str, ...]) -> set[str]:
     (missing-zero-grad), a pitfall (zero_grad) or ALL.  Unknown selectors raise
     ValueError."""
     if all(is_code_like(s) or s.strip().upper() in ("ALL", "") for s in selectors):
-        got: set[str] = set()  # codes and code prefixes: the codes alone answer (no rule imported)
-        for sel in selectors:
-            s = sel.strip().upper()
-            if not s:
-                continue
-            hit = {c for c in codes() if s == "ALL" or c.startswith(s)}
-            if not hit:
-                raise ValueError(f"unknown rule selector {sel!r} (see `torchmend rules`)")
-            got |= hit
-        return got
-    rules = all_rules()
+        # codes and code prefixes: the codes alone answer (no rule imported)
+        rules = [(c, None, None) for c in codes()]
+    else:
+        rules = [(r.code, r.name, r.pitfall) for r in all_rules()]
     out: set[str] = set()
     for sel in selectors:
         s = sel.strip()
         if not s:
             continue
         hit = {
-            r.code
-            for r in rules
-            if s.upper() == "ALL"
-            or r.code.startswith(s.upper())
-            or r.name == s
-            or r.pitfall == s.replace("-", "_")
+            code
+            for code, name, pitfall in rules
+            if s.upper() == "ALL" or code.startswith(s.upper()) or name == s or pitfall == s.replace("-", "_")
         }
         if not hit:
             raise ValueError(f"unknown rule selector {sel!r} (see `torchmend rules`)")
