@@ -331,6 +331,51 @@ def test_file_calls_are_the_call_sites_found_by_lookup(seed):
         assert {"plain", "__init__", "step"} <= found and "uncalled" not in found and "helper" not in found
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_find_named_answers_again_as_a_fresh_model(seed):
+    """``find_named`` keeps its answers (a name many classes share is looked for once):
+    asked again, and after a caller changed the list it got, it gives what a model that
+    was never asked gives; with a screen (a caller's own test) nothing is kept."""
+    from torchmend.semantic.model import SemanticModel
+
+    shared = "".join(
+        f"class M{i}(nn.Module):\n    def _init_weights(self, m):\n        return self._init_weights\n\n"
+        f"    def forward(self, x):\n        return self.forward(x) + torch.zeros(3)\n\n\n"
+        for i in range(4)
+    )
+    text = _gen_text(seed) + "\n\n" + shared
+    asks = [((ast.Attribute,), ("_init_weights",), None), ((ast.Attribute,), ("forward",), None),
+            ((ast.Call,), ("zeros",), (".zeros(",)), ((ast.Name,), ("self", "x"), None),
+            ((ast.FunctionDef, ast.Attribute), ("forward",), None)]
+
+    def spans(nodes):
+        return [(type(n).__name__, n.lineno, n.col_offset) for n in nodes]
+
+    for lazy in (0, 10**9):
+        sem = SemanticModel(text, lazy_min_chars=lazy)
+        for types, names, words in asks * 3:
+            got = sem.find_named(types, names, words)
+            want = SemanticModel(text, lazy_min_chars=lazy).find_named(types, names, words)
+            assert spans(got) == spans(want) and got, (types, names)
+            got.clear()  # the caller's list: the next answer is whole
+        seen: list = []
+        for _ in range(2):
+            sem.find_named((ast.Call,), ("zeros",), (".zeros(",), screen=lambda *a: seen.append(a[1]) or True)
+        assert seen and seen[: len(seen) // 2] == seen[len(seen) // 2 :]  # the screen is asked each time
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_chunk_of_line_is_the_chunk_whose_lines_hold_it(seed):
+    """``chunk_of_line`` (a bisection) gives the chunk a scan of every chunk finds."""
+    text = _gen_text(seed)
+    for lazy in (0, 10**9):
+        src = ParsedSource(text, min_chars=lazy)
+        n = text.count("\n") + 2
+        for line in range(0, n + 1):
+            want = next((c for c in src.chunks if c.start_line <= line <= c.end_line), None)
+            assert src.chunk_of_line(line) is want, line
+
+
 _CALLEE_PIECES = ["f", "g", "ff", "x_f", "f2", "é", "self.", ".", " ", "\t", "\n", "\\\n", "(", ")", "def ", "class ",
                   "undef ", "xclass ", "def", ".f", "#", "'", "\u00a0", ","]
 

@@ -153,6 +153,7 @@ class SemanticModel:
         self._resolved: dict = {}
         self._origins: dict = {}
         self._sites: dict = {}
+        self._named: dict = {}  # find_named's answers (types, names, words) -> nodes
         self._reversed_text: Optional[str] = None  # text[::-1], for find_named's backward word patterns
         self._classes: dict = {}
         self._attr_cache: dict = {}
@@ -328,28 +329,28 @@ class SemanticModel:
             return None
         key = (line, node.col_offset, node.end_lineno or line, node.end_col_offset or 0)
         parent = self._parent
-        for c in self.source.chunks:
-            if c.stmts is not None and c.start_line <= line <= c.end_line:
-                stack = [(self.module, st) for st in c.stmts]
-                while stack:
-                    p, n = stack.pop()
-                    if n not in parent:
-                        parent[n] = p
-                    if n is node:
-                        return p
-                    ln = getattr(n, "lineno", None)
-                    if ln is not None:
-                        start = (ln, n.col_offset)
-                        decos = getattr(n, "decorator_list", None)
-                        if decos:  # decorators stand above the ``def`` line, outside its span
-                            start = min(start, (decos[0].lineno, decos[0].col_offset))
-                        if not (start <= key[:2] and key[2:] <= (n.end_lineno or ln, n.end_col_offset or 0)):
-                            continue  # its span does not hold the node
-                    stack.extend((n, x) for x in child_nodes(n))
-                if c not in self._by_type:  # not reached through the spans: index the chunk
-                    self._adopt_chunk(c)
-                return parent.get(node)
-        return None
+        c = self.source.chunk_of_line(line)  # the one chunk whose lines hold the node's
+        if c is None or c.stmts is None:
+            return None
+        stack = [(self.module, st) for st in c.stmts]
+        while stack:
+            p, n = stack.pop()
+            if n not in parent:
+                parent[n] = p
+            if n is node:
+                return p
+            ln = getattr(n, "lineno", None)
+            if ln is not None:
+                start = (ln, n.col_offset)
+                decos = getattr(n, "decorator_list", None)
+                if decos:  # decorators stand above the ``def`` line, outside its span
+                    start = min(start, (decos[0].lineno, decos[0].col_offset))
+                if not (start <= key[:2] and key[2:] <= (n.end_lineno or ln, n.end_col_offset or 0)):
+                    continue  # its span does not hold the node
+            stack.extend((n, x) for x in child_nodes(n))
+        if c not in self._by_type:  # not reached through the spans: index the chunk
+            self._adopt_chunk(c)
+        return parent.get(node)
 
     def ancestors(self, node) -> Iterator:
         p = self.parent(node)
@@ -608,8 +609,8 @@ class SemanticModel:
         top = root
         while self.parent(top) is not self.module and self.parent(top) is not None:
             top = self.parent(top)
-        chunk = next((c for c in self.source.parsed() if c.stmts and any(st is top for st in c.stmts)), None)
-        if chunk is None:
+        chunk = self.source.chunk_of_line(getattr(top, "lineno", 0))  # (chunks are whole lines, in order)
+        if chunk is None or not chunk.stmts or not any(st is top for st in chunk.stmts):
             return sorted((n for n in ast.walk(root) if isinstance(n, ast.Name)), key=lambda n: (n.lineno, n.col_offset))
         by_name = self._names_in.get(root)
         if by_name is None:
@@ -1647,6 +1648,15 @@ class SemanticModel:
         words = tuple(words) if words is not None else tuple(names)
         if not words:
             return []
+        # the same question asks for the same nodes (the chunks and their nodes never
+        # change): a name many classes share (``forward``, ``_init_weights``) is looked
+        # for once per file, not once per method of that name; a screen is a caller's
+        # own test, so its answers are not kept
+        key = (types, names, words) if screen is None else None
+        if key is not None:
+            got = self._named.get(key)
+            if got is not None:
+                return list(got)
         out = []
         text = self.text
         chosen = []
@@ -1718,6 +1728,9 @@ class SemanticModel:
 
             out.extend(n for n in self._pruned(stmts, enter) if type(n) in types and _node_name(n) in names)
         out.sort(key=lambda n: (n.lineno, n.col_offset))
+        if key is not None:
+            self._named[key] = out
+            return list(out)
         return out
 
     def file_call_sites(self, fdef) -> CallSites:

@@ -103,6 +103,7 @@ class ParsedSource:
         self.text = text
         self._word_chunks: dict = {}
         self._chunk_starts: Optional[list[int]] = None
+        self._chunk_lines: Optional[list[int]] = None  # each chunk's first line (chunk_of_line)
         self.lazy = lazy
         self.chunks: list[Chunk] = self._cut(text, min_chars) if lazy else []
         if not self.chunks:
@@ -205,6 +206,13 @@ class ParsedSource:
             self._chunk_starts = [c.start for c in self.chunks]
         i = bisect.bisect_right(self._chunk_starts, offset) - 1
         return i if i >= 0 and offset < self.chunks[i].end else -1
+
+    def chunk_of_line(self, line: int) -> Optional[Chunk]:
+        """The chunk whose lines hold ``line`` (1-based); None when none does."""
+        if self._chunk_lines is None:
+            self._chunk_lines = [c.start_line for c in self.chunks]
+        i = bisect.bisect_right(self._chunk_lines, line) - 1
+        return self.chunks[i] if i >= 0 and line <= self.chunks[i].end_line else None
 
     def holding(self, word: str) -> list[int]:
         """Indices of the chunks whose text contains ``word`` (remembered per word: the
