@@ -477,3 +477,39 @@ def test_pretrained_builder_in_a_long_file_among_other_uses_of_num_classes():
     assert len(sem.source.chunks) > 3
     list(StrictLoadAfterHeadChange().check(Context("t.py", src, sem)))
     assert [c.name for c in sem.source.chunks if c.kind == "def" and c.stmts is not None] == ["build"]
+
+
+# ---------------------------------------------------------------------- a removed head
+# (facebookresearch/dino hubconf.py and eval scripts: backbone checkpoints, no head)
+@pytest.mark.parametrize("strict", ["", ", strict=True", ", strict=False"])
+@pytest.mark.parametrize(
+    "build",
+    ["model = vits.__dict__['vit_small'](patch_size=16, num_classes=0)",
+     "NC = 0\nmodel = vits.__dict__['vit_small'](patch_size=16, num_classes=NC)",
+     "model = resnet50(pretrained=False)\nmodel.fc = torch.nn.Identity()",
+     "model = resnet50(pretrained=False)\nmodel.fc = nn.Identity(2048)",
+     "model = resnet50(pretrained=False)\nmodel.head = None",
+     "model = resnet50(pretrained=False)\nmodel.classifier = nn.Sequential()"],
+)
+def test_removed_head_is_silent(build, strict):
+    """A head with no parameters cannot mismatch a checkpoint's shapes: not reported."""
+    silent("import torch\nimport torch.nn as nn\nimport vits\nfrom torchvision.models import resnet50\n"
+           f"{build}\nsd = torch.hub.load_state_dict_from_url(url='https://dl.fbaipublicfiles.com/dino/dino_resnet50_pretrain.pth')\n"
+           f"model.load_state_dict(sd{strict})\n")
+
+
+@pytest.mark.parametrize(
+    "build",
+    ["model = vits.__dict__['vit_small'](patch_size=16, num_classes=5)",
+     "model = resnet50(pretrained=False)\nmodel.fc = nn.Linear(2048, 5)",
+     "model = resnet50(pretrained=False)\nmodel.classifier = nn.Sequential(nn.Linear(2048, 5))",
+     # a same-file class called Identity is no parameter-free torch module
+     "class Identity(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.w = nn.Linear(2048, 5)\n\n\n"
+     "model = resnet50(pretrained=False)\nmodel.fc = Identity()"],
+)
+def test_head_with_parameters_beside_a_removed_one_is_reported(build):
+    """The same code with a head that has parameters is still a finding."""
+    f, _ = one("import torch\nimport torch.nn as nn\nimport vits\nfrom torchvision.models import resnet50\n"
+               f"{build}\nsd = torch.hub.load_state_dict_from_url(url='https://dl.fbaipublicfiles.com/dino/dino_resnet50_pretrain.pth')\n"
+               "model.load_state_dict(sd)\n", Safety.SAFE)
+    assert "load the matching weights only" in f.message

@@ -382,6 +382,26 @@ class HeadChange:
     node: ast.AST
     text: str
     local: bool
+    # the new head holds no parameters (``nn.Identity()``, ``None``, ``num_classes=0``):
+    # no shape of the checkpoint can mismatch it
+    removed: bool = False
+
+
+# modules that hold no parameters, assigned as a head: the head is removed
+_EMPTY_MODULES = frozenset({"torch.nn.Identity", "torch.nn.modules.linear.Identity"})
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.modules.container.Sequential"})
+
+
+def removes_head(sem: SemanticModel, value) -> bool:
+    """``value``, assigned to a head attribute, holds no parameters: ``None``,
+    ``nn.Identity(...)`` (its arguments are ignored), an empty ``nn.Sequential()``
+    (by qualified name: a same-file class called ``Identity`` may have weights)."""
+    if isinstance(value, ast.Constant):
+        return value.value is None
+    if not isinstance(value, ast.Call):
+        return False
+    q = sem.qualnames(value.func)
+    return bool(q & _EMPTY_MODULES) or (bool(q & _CONTAINERS) and not value.args and not value.keywords)
 
 
 def is_head_target(sem: SemanticModel, target, recv: str) -> bool:
@@ -444,7 +464,8 @@ class Heads:
             return None
         local = self.local_assignment(recv_code, at)
         if local is not None:
-            return HeadChange(local, f"`{sem.segment(local.targets[0])}` was replaced (line {local.lineno})", True)
+            return HeadChange(local, f"`{sem.segment(local.targets[0])}` was replaced (line {local.lineno})", True,
+                              removes_head(sem, local.value))
         return self.elsewhere(recv, at)
 
     def local_assignment(self, recv_code: str, at) -> Optional[ast.Assign]:
@@ -504,7 +525,8 @@ class Heads:
             if code is not None:
                 a = self.local_assignment(code, r)
                 if a is not None:
-                    return HeadChange(a, f"`{fn.name}()` replaced `{sem.segment(a.targets[0])}` (line {a.lineno})", False)
+                    return HeadChange(a, f"`{fn.name}()` replaced `{sem.segment(a.targets[0])}` (line {a.lineno})", False,
+                                      removes_head(sem, a.value))
             if isinstance(r, ast.Name):
                 got = self.elsewhere(r, r, depth + 1)
                 if got is not None:
@@ -523,7 +545,10 @@ class Heads:
             known = all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in sem.origins(kw.value))
             if known and vals and default is not None and all(v == default for v in vals):
                 continue
-            return HeadChange(call, f"`{sem.segment(call.func)}` was built with {kw.arg}={sem.segment(kw.value)}", False)
+            # ``num_classes=0`` builds no head (timm, DINO, DeiT, MAE: ``nn.Identity()``)
+            removed = known and bool(vals) and all(v == 0 and not isinstance(v, bool) for v in vals)
+            return HeadChange(call, f"`{sem.segment(call.func)}` was built with {kw.arg}={sem.segment(kw.value)}", False,
+                              removed)
         if isinstance(cls, ast.ClassDef):
             init = sem.method(cls, "__init__")
             if init is not None and sem.parent(init) is cls:
@@ -531,7 +556,8 @@ class Heads:
                     t = a.targets[0]
                     if sem.enclosing_function(a) is init and isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) \
                             and t.value.id == "self" and t.attr in HEADS and self._inherited(cls, t.attr):
-                        return HeadChange(a, f"`{cls.name}.__init__` replaced the inherited `self.{t.attr}` (line {a.lineno})", False)
+                        return HeadChange(a, f"`{cls.name}.__init__` replaced the inherited `self.{t.attr}` (line {a.lineno})", False,
+                                          removes_head(sem, a.value))
         return None
 
     def _inherited(self, cls: ast.ClassDef, attr: str) -> bool:
