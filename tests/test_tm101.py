@@ -662,3 +662,44 @@ def test_loader_made_in_a_function_after_chunks_that_only_name_the_class(make):
     only_named = head + "\n\ndevice = torch.device('cuda')\nfor x, y in helper0(None):\n    x.to(device)\n"
     res = process_text("t.py", only_named, Options(select=frozenset({"TM101"})))
     assert res.error is None and [x.code for x in res.findings if "batch" in x.message] == []
+
+
+# ----------------------------------------------------------------------------- Tensor.type moves
+# (eriklindernoren/PyTorch-GAN: ``Tensor = torch.cuda.FloatTensor if cuda else
+# torch.FloatTensor`` ... ``real_imgs = Variable(imgs.type(Tensor))`` in 30 scripts)
+GAN_HEAD = HEAD + "cuda = torch.cuda.is_available()\nmodel = nn.Linear(4, 2)\nif cuda:\n    model.cuda()\n"
+
+
+@pytest.mark.parametrize(
+    "tensor, moved",
+    [("Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor", True),
+     ("Tensor = torch.cuda.FloatTensor", True),
+     ("Tensor = 'torch.cuda.FloatTensor'", True),
+     ("Tensor = get_type()", True),  # cannot be read: it may be a CUDA type
+     ("Tensor = torch.FloatTensor", False),
+     ("Tensor = 'torch.FloatTensor'", False),
+     ("Tensor = torch.float32", False)],
+)
+def test_type_with_a_cuda_tensor_type_moves_the_batch(tensor, moved):
+    f, _, _ = run(
+        f"""
+        {tensor}
+        for x, y in loader:
+            x = Variable(x.type(Tensor))
+            loss = F.cross_entropy(model(x), y.type(torch.LongTensor if not cuda else torch.cuda.LongTensor))
+        """,
+        head=GAN_HEAD + "from torch.autograd import Variable\n",
+    )
+    assert codes(f) == ([] if moved else ["TM101"]), [x.message for x in f]
+
+
+def test_type_moves():
+    sem = SemanticModel(
+        "import torch\nT = torch.cuda.FloatTensor if c else torch.FloatTensor\n"
+        "a.type(T)\na.type(torch.cuda.HalfTensor)\na.type('torch.cuda.FloatTensor')\na.type(b.type())\na.type(*t)\n"
+        "a.type(torch.float16)\na.type(torch.FloatTensor)\na.type('torch.LongTensor')\na.type(b.dtype)\na.type()\n"
+        "a.type(dtype=torch.half)\na.to(T)\n"
+    )
+    calls = sorted((c for c in sem.find(ast.Call) if c.lineno > 2 and isinstance(c.func, ast.Attribute)
+                    and isinstance(c.func.value, ast.Name) and c.func.value.id == "a"), key=lambda c: c.lineno)
+    assert [D.type_moves(sem, c) for c in calls] == [True] * 5 + [False] * 7

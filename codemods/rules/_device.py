@@ -47,7 +47,7 @@ __all__ = [
     "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move", "ModelState", "Loop",
     "device_origins", "is_known_device", "is_cpu_device", "move_of", "is_module_class", "model_state", "device_text_at",
     "loader_of", "loop_batch", "taken_batch", "framework_in_file", "file_mentions_device", "mentions_device", "visible_at",
-    "guard_of", "non_blocking_style", "is_torch_call",
+    "guard_of", "non_blocking_style", "is_torch_call", "type_moves",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -209,6 +209,41 @@ def move_of(sem: SemanticModel, call) -> Optional[Move]:
     if dev is None:
         return None  # .to(dtype=...), .to(memory_format=...)
     return Move(call, "to", dev)
+
+
+def type_moves(sem: SemanticModel, call) -> bool:
+    """``x.type(T)`` may put ``x`` on another device: ``T`` is not certainly a dtype or a
+    CPU tensor type.  ``torch.cuda.FloatTensor``, ``"torch.cuda.FloatTensor"``, a name
+    bound to one (``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``),
+    another tensor's ``.type()`` or a value that cannot be read may move it;
+    ``torch.float16``, ``torch.FloatTensor``, ``"torch.LongTensor"`` and ``y.dtype`` only
+    cast it.  ``x.type()`` (no argument) returns a string."""
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != "type":
+        return False
+    arg = call.args[0] if call.args else sem.keyword(call, "dtype")
+    if arg is None:
+        return False
+    if isinstance(arg, ast.Starred):
+        return True
+    return not _cast_only(sem, arg)
+
+
+def _cast_only(sem: SemanticModel, e) -> bool:
+    if isinstance(e, ast.Attribute) and e.attr == "dtype":
+        return True
+    origins = sem.origins(e)
+    for o in origins:
+        if o.kind is OriginKind.IMPORT:
+            q = o.qualname or ""
+            if not (q.startswith("torch.") and q.count(".") == 1 and (q[6:] in _DTYPE_WORDS or q.endswith("Tensor"))):
+                return False
+        elif o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) and isinstance(o.node.value, str):
+            v = o.node.value
+            if not (v.startswith("torch.") and v.count(".") == 1 and (v[6:] in _DTYPE_WORDS or v.endswith("Tensor"))):
+                return False
+        elif not (o.kind is OriginKind.VALUE and isinstance(o.node, ast.Attribute) and o.node.attr == "dtype"):
+            return False
+    return bool(origins)
 
 
 def guard_of(sem: SemanticModel, stmt, use) -> Optional[tuple]:

@@ -14,7 +14,7 @@ from ..semantic.source import callee_screen, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
     file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state, move_of, non_blocking_style,
-    taken_batch,
+    taken_batch, type_moves,
     visible_at,
 )
 
@@ -458,7 +458,7 @@ class _Flow:
         stmt = sem.parent(c)
         as_stmt = isinstance(stmt, ast.Expr) and stmt.value is c
         # a device move of a batch value
-        if meth in MOVE_METHODS and (meth != "to" or move_of(sem, c) is not None):
+        if (meth in MOVE_METHODS and (meth != "to" or move_of(sem, c) is not None)) or (meth == "type" and type_moves(sem, c)):
             rv = self.val(recv)
             self._args(c)
             if rv[0] and as_stmt:
@@ -776,8 +776,11 @@ class DeviceBatchNotMoved(Rule):
     be one.  Same-file helpers the loop calls are read with their parameters bound to
     the loop's values; loaders, models and devices are followed through names, globals
     read in functions, parameters bound at their call sites, `self` attributes,
-    containers (`loaders[phase]`) and builder functions.  Also finds `t.to(device)` on
-    a tensor whose result is dropped: `Tensor.to` is not in-place.
+    containers (`loaders[phase]`) and builder functions.  A batch element is moved by
+    `x.to(device)`, `x.cuda()`, or `x.type(T)` when `T` may be a CUDA tensor type
+    (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`); a dtype or a CPU
+    tensor type only casts it.  Also finds `t.to(device)` on a tensor whose result is
+    dropped: `Tensor.to` is not in-place.
 
     ## Why is this bad?
     The first forward pass fails with `RuntimeError: Expected all tensors to be on the
