@@ -382,6 +382,25 @@ def test_notebook_context_reports_only_datasets_defined_in_the_notebook():
     silent(HEAD + "class D(torch.utils.data.Dataset):\n    pass\n\nfor b in DataLoader(D(), num_workers=0):\n    pass\n", notebook=True)
 
 
+def test_notebook_names_a_local_function_as_local():
+    """A function defined inside the one that builds the loaders (rasbt/deeplearning-models'
+    ``get_smile`` target_transform) cannot be pickled from any module: named as local,
+    with Python's qualified name, not as the enclosing function defined in the notebook."""
+    make = ("def make(n):\n    def get_smile(attr):\n        return attr[31]\n\n"
+            "    data = torchvision.datasets.CelebA(root='.', target_transform=get_smile)\n"
+            "    return DataLoader(data, num_workers=n)\n\n")
+    b = reported(HEAD + "import torchvision\n" + make + "for b in make(4):\n    pass\n", "defined inside `make`", notebook=True)
+    assert "Can't pickle local object 'make.<locals>.get_smile'" in b.message and "top level of a .py module" in b.message
+    assert "defined in this notebook" not in b.message
+    method = ("class Data:\n    def setup(self):\n        def get_smile(attr):\n            return attr[31]\n\n"
+              "        self.ds = torchvision.datasets.CelebA(root='.', target_transform=get_smile)\n\n"
+              "    def loader(self):\n        return DataLoader(self.ds, num_workers=2)\n\n")
+    src = HEAD + "import torchvision\n" + method + "d = Data()\nd.setup()\nfor b in d.loader():\n    pass\n"
+    r, _ = run(src, notebook=True)
+    got = [f.message for f in bugs(r)]
+    assert all("'Data.setup.<locals>.get_smile'" in m for m in got), got
+
+
 # ---------------------------------------------------------------------- info advice
 def test_persistent_workers_advice_only_for_literal_counts_in_epoch_loops():
     r, _ = run(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor e in range(3):\n    for b in loader:\n        pass\n")

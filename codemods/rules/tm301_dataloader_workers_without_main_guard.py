@@ -72,7 +72,10 @@ class DataLoaderWithoutMainGuard(Rule):
     the kernel's `__main__` (`Can't get attribute 'MyDataset' on <module '__main__'>`).
     TM301 reports that, for a loader with workers the notebook iterates, and only when
     such an object is defined in the notebook itself; the fix is yours: move the class
-    to a `.py` module and import it, or use `num_workers=0` on spawn platforms.
+    to a `.py` module and import it, or use `num_workers=0` on spawn platforms.  A
+    function or class defined inside another function (a `target_transform` made in
+    the function that builds the loaders) cannot be pickled from anywhere: it is named
+    as such, to be moved to the top level of a module.
     """
 
     code = "TM301"
@@ -179,13 +182,30 @@ class DataLoaderWithoutMainGuard(Rule):
             workers = sem.segment(ld.workers)
             lam = next((n for n in found if isinstance(n, ast.Lambda)), None)
             labels = []
+            local = None  # (function or class, what holds it): defined inside a function
             for n in found:
                 if isinstance(n, ast.Lambda):
+                    continue
+                holder = sem.enclosing_function(n)
+                if holder is not None:
+                    local = local or (n, holder)
                     continue
                 top = sem.top_statement(n)
                 label = getattr(top, "name", None) or getattr(n, "name", "?")
                 if label not in labels:
                     labels.append(label)
+            if local is not None:
+                # (a module does not help: a local object cannot be pickled from anywhere)
+                n, holder = local
+                yield ctx.finding(
+                    self, ld.call,
+                    f"DataLoader `{ld.name}` with num_workers={sem.segment(ld.workers)}: its workers need `{n.name}`, "
+                    f"defined inside `{getattr(holder, 'name', 'a lambda')}`, which spawn (macOS, Windows; forkserver, "
+                    f"Linux from Python 3.14) cannot pickle (`Can't pickle local object '{_qualname(sem, n)}'`); "
+                    "define it at the top level of a .py module and import it, or use num_workers=0 on spawn "
+                    "platforms (not fixed)",
+                )
+                continue
             if labels:
                 names = ", ".join(f"`{x}`" for x in labels[:3]) + (" ..." if len(labels) > 3 else "")
                 what = (f"its workers need {names}, defined in this notebook: under spawn (macOS, Windows; "
@@ -235,6 +255,19 @@ class DataLoaderWithoutMainGuard(Rule):
             f"`persistent_workers=True` keeps them alive{extra}",
             severity=Severity.INFO,
         )
+
+
+def _qualname(sem, node) -> str:
+    """Python's ``__qualname__`` of a function or class (``Data.setup.<locals>.f``)."""
+    parts = [node.name]
+    for a in sem.ancestors(node):
+        if isinstance(a, _DEFS):
+            parts.append(f"{a.name}.<locals>")
+        elif isinstance(a, ast.Lambda):
+            parts.append("<lambda>.<locals>")
+        elif isinstance(a, ast.ClassDef):
+            parts.append(a.name)
+    return ".".join(reversed(parts))
 
 
 def _notebook_objects(sem, expr, found: list, depth: int) -> None:
