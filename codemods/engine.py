@@ -615,6 +615,26 @@ def _to_cells(nb, f: Finding) -> Finding:
     return f
 
 
+def _in_cell(nb, msg: str) -> str:
+    """``msg`` about the virtual module of ``nb``, its syntax error placed in the cell
+    (``syntax error in cell 12 at 3:5: invalid syntax``): the virtual module's lines mean
+    nothing to the user."""
+    if not msg.startswith("syntax error"):
+        return msg
+    from .sourcefile import syntax_error_reason
+
+    try:
+        compile(nb.text, "<notebook>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)  # (no file name: see syntax_error)
+    except SyntaxError as e:
+        if e.lineno:
+            cell, line = nb.locate(e.lineno)
+            if cell:
+                return f"syntax error in cell {cell} at {line}:{e.offset or 1}: {syntax_error_reason(e)}"
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return msg
+
+
 def process_notebook(src: Source, opts: Options, project: Project | None = None, trace: dict | None = None) -> FileResult:
     """:func:`process_source` for a Jupyter notebook: the rules run on the virtual module
     of its code cells (``Options.notebook``), findings name the cell (``Finding.cell``,
@@ -638,6 +658,8 @@ def process_notebook(src: Source, opts: Options, project: Project | None = None,
         res.stage = trace.get("stage", "")
         res.parsed = True
         return res
+    except SourceError as e:  # (after FixError, one of them)
+        raise SourceError(_in_cell(nb, str(e)), e.raw, e.st) from None
     res.stage = trace.get("stage", "")
     res.parsed = ctx is not None
     res.applied = applied

@@ -133,6 +133,33 @@ def test_invalid_notebooks_are_one_line_errors(tmp_path):
     assert "syntax.ipynb: error: not valid nbformat: invalid JSON at line 1 column 12" in p.stderr
 
 
+def test_a_syntax_error_names_its_cell_line_and_column(tmp_path):
+    """A cell that does not parse (an exercise notebook's ``criterion = # TODO``) is one
+    error line naming the cell (numbered as an editor shows them) and the line and
+    column in it, not the lines of the joined code cells: the column is the text's own
+    even where the notebook file's line of that number holds other characters."""
+    data = notebook([md("# Ex\n\nü ü ü"), code(SETUP, 1), md("## TODO"),
+                     code(["x = 1\n", "criterion = # TODO define the loss\n"], 2)])
+    (tmp_path / "ex.ipynb").write_bytes(data)
+    r = process_file(str(tmp_path / "ex.ipynb"), Options(fix=False))
+    assert r.error == "syntax error in cell 4 at 2:13: invalid syntax", r.error
+    p = tm("check", "--no-cache", "ex.ipynb", cwd=tmp_path)
+    assert p.returncode == 2 and "ex.ipynb: error: syntax error in cell 4 at 2:13: invalid syntax" in p.stderr
+
+
+def test_syntax_error_column_is_that_of_the_decoded_text(tmp_path):
+    """A file in a legacy encoding: the column counts the characters of the decoded
+    text (the compiler, given the file's name, would re-read the line as UTF-8)."""
+    src = "# -*- coding: latin-1 -*-\nfrom torch.utils.data import DataLoader\nfor b in DataLoader(ds, num_workers=2):\n    s = 'ééééé' +\n"
+    (tmp_path / "legacy.py").write_bytes(src.encode("latin-1"))
+    r = process_file(str(tmp_path / "legacy.py"), Options(fix=False))
+    try:
+        compile(src, "<text>", "exec")
+    except SyntaxError as e:
+        want = f"syntax error at {e.lineno}:{e.offset}: invalid syntax"
+    assert r.error == want, (r.error, want)
+
+
 def test_non_python_notebook_is_left_alone(tmp_path):
     (tmp_path / "r.ipynb").write_bytes(notebook([code(LOOP)], language_info={"name": "R"}))
     r = process_file(str(tmp_path / "r.ipynb"), Options())
