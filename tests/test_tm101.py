@@ -703,3 +703,62 @@ def test_type_moves():
     calls = sorted((c for c in sem.find(ast.Call) if c.lineno > 2 and isinstance(c.func, ast.Attribute)
                     and isinstance(c.func.value, ast.Name) and c.func.value.id == "a"), key=lambda c: c.lineno)
     assert [D.type_moves(sem, c) for c in calls] == [True] * 5 + [False] * 7
+
+
+# ----------------------------------------------------------------------------- host-side arguments
+# (bentrevett/pytorch-sentiment-analysis: ``prediction = model(ids, length)`` with the lengths
+# left on the CPU for ``pack_padded_sequence``, which raises on a CUDA lengths tensor)
+RNN = """
+class RNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embedding = nn.Embedding(10, 4)
+        self.lstm = nn.LSTM(4, 4, batch_first=True)
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, ids, length):
+        embedded = self.embedding(ids)
+        packed = nn.utils.rnn.pack_padded_sequence(embedded, {use}batch_first=True, enforce_sorted=False)
+        _, (hidden, _) = self.lstm(packed)
+        return self.fc(hidden[-1])
+
+
+model = RNN()
+model = model.to(device)
+
+
+def train(dataloader, model):
+    for batch in dataloader:
+        ids = batch["ids"].to(device)
+        length = batch["length"]
+        label = batch["label"].to(device)
+        loss = criterion(model(ids, {arg}), label)
+        loss.backward()
+
+
+train(loader, model)
+"""
+
+
+@pytest.mark.parametrize("use", ["length, ", "length.cpu(), ", "lengths=length.tolist(), ", "len(length) * [3], "])
+@pytest.mark.parametrize("arg", ["length", "length=length"])
+def test_lengths_the_forward_keeps_on_the_host_are_not_moved(use, arg):
+    f, _, _ = run(RNN.format(use=use, arg=arg))
+    assert f == [], [x.message for x in f]
+
+
+def test_lengths_the_forward_uses_on_the_device_are_still_moved():
+    src = RNN.replace("        return self.fc(hidden[-1])",
+                      "        mask = torch.arange(8, device=ids.device)[None] < length[:, None]\n"
+                      "        return self.fc(hidden[-1]) * mask[:, :2]")
+    f, out, _ = run(src.format(use="length.cpu(), ", arg="length"))
+    assert codes(f) == ["TM101"]
+
+
+def test_a_batch_holding_host_lengths_is_not_moved_whole():
+    """``ids`` left on the CPU beside the lengths in one dict batch: moving the dict would
+    move the lengths too (pack_padded_sequence then raises): reported, not fixed."""
+    src = RNN.replace('ids = batch["ids"].to(device)', 'ids = batch["ids"]')
+    f, out, src = run(src.format(use="length, ", arg="length"), unsafe=True)
+    assert codes(f) == ["TM101"] and f[0].fix is None and out == src
+    assert "on the CPU on purpose" in f[0].message and "move the batch to" not in f[0].message

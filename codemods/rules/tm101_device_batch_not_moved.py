@@ -115,6 +115,8 @@ class _Flow:
     call_site: Optional[ast.Call] = None  # in a helper: the loop's call that runs it
     stack: tuple = ()
     via: str = ""  # in a helper: its name (for messages)
+    # batch elements a model must get on the CPU (``_host_args``): (elements, model text)
+    host: list = field(default_factory=list)
 
     # ------------------------------------------------------------------ setup
     def start(self) -> None:
@@ -482,7 +484,11 @@ class _Flow:
                 self.meet(args, c)
                 return _result(args)
             self.models.append((st, sem.segment(callee), c))
-            cpu = frozenset().union(*(s for s, _ in args))
+            host = self._host_args(callee, c)
+            cpu = frozenset().union(*(s for i, (s, _) in enumerate(args) if i not in host))
+            kept = frozenset().union(*(s for i, (s, _) in enumerate(args) if i in host))
+            if kept:
+                self.host.append((kept, sem.segment(callee)))
             if cpu:
                 self.need(cpu, c, sem.segment(callee))
             return frozenset(), True
@@ -564,6 +570,46 @@ class _Flow:
                 st = ModelState(st.moves, st.unmoved, "its forward() moves its inputs")
         self.cache[key] = st
         return st
+
+    def _host_args(self, callee, call: ast.Call) -> set:
+        """The positions in ``_args(call)`` (positional arguments, then keywords) of the
+        arguments that the model's ``forward`` uses only on the host (``_host_params``):
+        a CPU tensor there is right.  Only when every way ``callee`` is made is a
+        same-file module class whose ``forward`` takes the same positional parameters;
+        empty otherwise."""
+        key = ("host", self.sem.segment(callee), id(self.sem.scope_of(callee)))
+        got = self.cache.get(key)
+        if got is None:
+            got = self.cache[key] = self._host_forward(callee)
+        host, positional = got
+        out: set = set()
+        if not host:
+            return out
+        for i, a in enumerate(call.args):
+            if isinstance(a, ast.Starred):
+                return out  # the positions after it are unknown
+            if i < len(positional) and positional[i] in host:
+                out.add(i)
+        for j, k in enumerate(call.keywords):
+            if k.arg in host:
+                out.add(len(call.args) + j)
+        return out
+
+    def _host_forward(self, callee) -> tuple:
+        """(host-only parameters, positional parameter names after ``self``) of the
+        ``forward`` of the same-file module classes ``callee`` is made from."""
+        sem = self.sem
+        answers = []
+        classes = _module_classes(sem, callee, 0)
+        for cls in classes or ():
+            fwd = sem.method(cls, "forward")
+            if fwd is None or fwd.args.vararg is not None:
+                return frozenset(), ()
+            names = tuple(a.arg for a in (*fwd.args.posonlyargs, *fwd.args.args))[1:]
+            answers.append((_host_params(sem, fwd), names))
+        if not answers or any(names != answers[0][1] for _, names in answers):
+            return frozenset(), ()
+        return frozenset.intersection(*(h for h, _ in answers)), answers[0][1]
 
     def _moves_own_inputs(self, callee) -> bool:
         """A same-file module class that moves what its methods receive (``x =
@@ -670,6 +716,7 @@ class _Flow:
             return _EMPTY
         self.needs.extend(sub.needs)
         self.models.extend(sub.models)
+        self.host.extend(sub.host)
         return _merge(sub.returns) if sub.returns else _EMPTY
 
     def unknown_after(self, c, cpu, devs, as_stmt):
@@ -743,6 +790,66 @@ def _class_moves_arguments(sem: SemanticModel, cls: ast.ClassDef) -> bool:
     return False
 
 
+def _module_classes(sem: SemanticModel, expr, depth: int) -> Optional[list]:
+    """The same-file classes every value of ``expr`` is an instance of, through moves
+    and mode switches (``model = Net(); model = model.to(device)``); None when some
+    value is anything else or cannot be read."""
+    out = []
+    for o in sem.origins(expr):
+        n = o.node
+        if o.kind is not OriginKind.VALUE or not isinstance(n, ast.Call):
+            return None
+        if isinstance(n.func, ast.Attribute) and n.func.attr in MOVE_METHODS | SELF_METHODS:
+            if depth > 4:
+                return None
+            got = _module_classes(sem, n.func.value, depth + 1)  # ``Net().to(device)``, ``model.eval()``
+            if got is None:
+                return None
+            out.extend(got)
+            continue
+        cls = sem.callee(n)
+        if not isinstance(cls, ast.ClassDef):
+            return None
+        out.append(cls)
+    return out or None
+
+
+def _host_params(sem: SemanticModel, fwd) -> frozenset:
+    """The parameters of a module's ``forward`` that it uses only on the host: every read
+    is the ``lengths`` of ``pack_padded_sequence`` (a CPU tensor by its contract: a CUDA
+    one raises), the receiver of ``.cpu()``, ``.tolist()``, ``.item()``, ``.size()`` or
+    the like, a ``.shape``, or the argument of ``len()``.  A batch element passed there
+    on the CPU is not a bug, and moving it would break ``pack_padded_sequence``."""
+    scope = sem.scope_for(fwd)
+    out = set()
+    for a in (*fwd.args.posonlyargs, *fwd.args.args, *fwd.args.kwonlyargs):
+        bs = [b for b in scope.get(a.arg) if b.kind is BindingKind.PARAMETER]
+        if len(bs) != 1:
+            continue
+        reads = sem.reads_of(bs[0])
+        if reads and all(_host_use(sem, r) for r in reads):
+            out.add(a.arg)
+    return frozenset(out)
+
+
+def _host_use(sem: SemanticModel, r: ast.Name) -> bool:
+    p = sem.parent(r)
+    if isinstance(p, ast.Attribute) and p.value is r:
+        if p.attr in HOST_ATTRS:
+            return True
+        gp = sem.parent(p)
+        return p.attr in HOST_METHODS and isinstance(gp, ast.Call) and gp.func is p
+    if isinstance(p, ast.Call) and r in p.args:
+        q = sem.call_qualname(p)
+        if q in _PACK:
+            return len(p.args) > 1 and p.args[1] is r
+        return q == "builtins.len"
+    if isinstance(p, ast.keyword) and p.arg == "lengths":
+        call = sem.parent(p)
+        return isinstance(call, ast.Call) and sem.call_qualname(call) in _PACK
+    return False
+
+
 def _moves_anything(sem: SemanticModel, fn) -> bool:
     return any(isinstance(n, ast.Call) and (sem.method_name(n) in MOVE_METHODS) for n in ast.walk(fn)) or bool(
         re.search(r"device|cuda", sem.segment(fn))
@@ -762,6 +869,7 @@ class _Plan:
     guard: str = ""
     why: str = ""
     where: str = "a device"
+    hint: bool = True  # end a report-only message with where to move the batch
 
 
 class DeviceBatchNotMoved(Rule):
@@ -779,8 +887,12 @@ class DeviceBatchNotMoved(Rule):
     containers (`loaders[phase]`) and builder functions.  A batch element is moved by
     `x.to(device)`, `x.cuda()`, or `x.type(T)` when `T` may be a CUDA tensor type
     (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`); a dtype or a CPU
-    tensor type only casts it.  Also finds `t.to(device)` on a tensor whose result is
-    dropped: `Tensor.to` is not in-place.
+    tensor type only casts it.  An argument that a same-file model's `forward` only uses
+    on the host (the lengths of `pack_padded_sequence`, which must be a CPU tensor,
+    `.cpu()`, `.tolist()`, `.item()`, `len()`) is right on the CPU: it is not reported,
+    and when it sits in a batch that would be moved whole the finding is report-only.
+    Also finds `t.to(device)` on a tensor whose result is dropped: `Tensor.to` is not
+    in-place.
 
     ## Why is this bad?
     The first forward pass fails with `RuntimeError: Expected all tensors to be on the
@@ -904,6 +1016,14 @@ class DeviceBatchNotMoved(Rule):
             if text not in names:
                 names.append(text)
         mname = names[0]
+        needed = frozenset().union(*(n.srcs for n in flow.needs))
+        for kept, model in flow.host:
+            if kept & needed:
+                # moving that element would move what the model keeps on the CPU too
+                # (a dict batch moved whole, its lengths for ``pack_padded_sequence``)
+                return _Plan(why=f"`{model}` gets part of `{', '.join(sorted(kept & needed))}` on the CPU on purpose "
+                                 "(pack_padded_sequence lengths, host-side values): move only what needs the device",
+                             hint=False)
         if any(m.builder for m in moves):
             return _Plan(why=f"`{mname}` is built and moved by a helper")
         styles = {m.style for m in moves}
@@ -987,7 +1107,8 @@ class DeviceBatchNotMoved(Rule):
                    f" the model is on {plan.where}")
         if not plan.style:
             why = plan.why or "the device is not known here"
-            return ctx.finding(self, sink.node, f"{msg}; {why} (move the batch to `next({mname}.parameters()).device`)")
+            hint = f" (move the batch to `next({mname}.parameters()).device`)" if plan.hint else ""
+            return ctx.finding(self, sink.node, f"{msg}; {why}{hint}")
         move = needed + maybe
         unsafe = bool(maybe)
         extra = ""
