@@ -762,3 +762,24 @@ def test_a_batch_holding_host_lengths_is_not_moved_whole():
     f, out, src = run(src.format(use="length, ", arg="length"), unsafe=True)
     assert codes(f) == ["TM101"] and f[0].fix is None and out == src
     assert "on the CPU on purpose" in f[0].message and "move the batch to" not in f[0].message
+
+
+# ----------------------------------------------------------------------------- branches where the model is not moved
+# (omerbsezer/Fast-Pytorch: ``if CUDA: correct += (p.cpu() == labels.cpu()).sum()
+# else: correct += (p == labels).sum()`` with the model moved under ``if CUDA:``)
+FLAG_HEAD = HEAD + "CUDA = torch.cuda.is_available()\nnet = nn.Linear(4, 2)\n"
+
+
+@pytest.mark.parametrize(
+    "move, branch, reported",
+    [("if CUDA:\n    net = net.cuda()\n", "if CUDA:\n        c = (p.cpu() == y.cpu()).sum()\n    else:\n        c = (p == y).sum()\n", False),
+     ("if CUDA:\n    net.cuda()\n", "if not CUDA:\n        c = (p == y).sum()\n", False),
+     # another flag: the else branch may run with the model on the GPU
+     ("if CUDA:\n    net = net.cuda()\n", "if DEBUG:\n        c = 0\n    else:\n        c = (p == y).sum()\n", True),
+     # moved whatever the flag: its outputs are on the GPU in both branches
+     ("net = net.cuda()\n", "if CUDA:\n        c = 0\n    else:\n        c = (p == y).sum()\n", True)],
+)
+def test_a_comparison_where_the_model_is_not_moved(move, branch, reported):
+    f, _, _ = run(f"{move}for x, y in loader:\n    if CUDA:\n        x = x.cuda()\n    _, p = torch.max(net(x).data, 1)\n    {branch}",
+                  head=FLAG_HEAD + "DEBUG = False\n")
+    assert codes(f) == (["TM101"] if reported else []), [x.message for x in f]

@@ -430,8 +430,35 @@ class _Flow:
     def meet(self, parts, node, model: Optional[str] = None, certain: bool = True, why: str = "") -> None:
         """CPU batch values and device values in one operation: the batch values must move."""
         cpu = frozenset().union(*(s for s, _ in parts))
-        if cpu and any(d for _, d in parts):
+        if cpu and any(d for _, d in parts) and not self._where_unmoved(node):
             self.need(cpu, node, model, certain, why)
+
+    def _where_unmoved(self, node) -> bool:
+        """``node`` runs only where the models met so far are not moved: every move of
+        theirs runs under ``if flag:`` and ``node`` sits in the ``else`` of an ``if flag:``
+        (or under ``if not flag:``) in the loop: there their outputs are CPU tensors
+        (``if CUDA: correct += (p.cpu() == y.cpu()).sum() else: correct += (p == y).sum()``)."""
+        tests = set()
+        for st, _, _ in self.models:
+            for m in st.moves:
+                if not m.guard:
+                    return False
+                tests.update(self.sem.segment(t) for t in m.guard)
+        if not tests:
+            return False
+        sem = self.sem
+        child = node
+        for a in sem.ancestors(node):
+            if a is self.loop.node or isinstance(a, (*_DEFS, ast.ClassDef, ast.Module, ast.Lambda)):
+                break
+            if isinstance(a, ast.If):
+                if any(x is child for x in a.orelse) and sem.segment(a.test) in tests:
+                    return True
+                if (any(x is child for x in a.body) and isinstance(a.test, ast.UnaryOp)
+                        and isinstance(a.test.op, ast.Not) and sem.segment(a.test.operand) in tests):
+                    return True
+            child = a
+        return False
 
     def may_move(self, why: str) -> None:
         """Something may move the batch from here on: the loop is left alone, unless the
