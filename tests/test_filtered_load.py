@@ -513,3 +513,28 @@ def test_head_with_parameters_beside_a_removed_one_is_reported(build):
                f"{build}\nsd = torch.hub.load_state_dict_from_url(url='https://dl.fbaipublicfiles.com/dino/dino_resnet50_pretrain.pth')\n"
                "model.load_state_dict(sd)\n", Safety.SAFE)
     assert "load the matching weights only" in f.message
+
+
+# ---------------------------------------------------------------------- a hub entry point
+# (facebookresearch/detr hubconf.py: ``def detr_resnet50(pretrained=False, num_classes=91)``)
+HUB = """\
+import torch
+
+
+def detr_resnet50(pretrained=False, num_classes=91):
+    model = DETR(backbone, transformer, num_classes=num_classes, num_queries=100)
+    if pretrained:
+        checkpoint = torch.hub.load_state_dict_from_url(url="https://dl.fbaipublicfiles.com/detr/detr-r50-e632da11.pth")
+        model.load_state_dict(checkpoint["model"])
+    return model
+"""
+
+
+def test_head_sized_by_the_entry_points_parameter_is_silent():
+    """The number of classes is the caller's: the checkpoint fits the default."""
+    silent(HUB)
+
+
+def test_head_sized_by_a_parameter_the_file_passes_is_reported():
+    f, _ = one(HUB + "\n\nmodel = detr_resnet50(pretrained=True, num_classes=5)\n", Safety.SAFE)
+    assert "num_classes=num_classes" in f.message

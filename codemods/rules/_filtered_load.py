@@ -539,6 +539,10 @@ class Heads:
         for kw in call.keywords:
             if kw.arg not in CLASS_KWARGS:
                 continue
+            if any(o.kind is OriginKind.PARAMETER for o in sem.origins(kw.value)):
+                # the caller's choice (``def detr_resnet50(pretrained=False, num_classes=91)``):
+                # a hub entry point sized by its parameter loads the checkpoint its default fits
+                continue
             default = self._default(call, cls, kw.arg)
             vals = [o.node.value for o in sem.origins(kw.value)
                     if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]

@@ -61,7 +61,9 @@ class StrictLoadAfterHeadChange(Rule):
     says the checkpoint is a pretrained one; nor is a head removed (`model.fc =
     nn.Identity()`, `= None`, `num_classes=0`): it has no parameters, so no shape can
     mismatch, and the backbone checkpoints loaded into such models (DINO, MAE) hold no
-    head either.
+    head either; nor a number of classes that is the enclosing function's parameter with
+    no caller in the file passing another (a hub entry point, `def detr_resnet50(
+    pretrained=False, num_classes=91)`: the checkpoint fits its default).
 
     ## Example
     ```python
