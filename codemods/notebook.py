@@ -155,11 +155,43 @@ def _at_statement_start(prefix: str) -> bool:
     return True
 
 
+# line magics and aliases IPython runs without their ``%`` in a one-line cell (automagic:
+# ``pip install torch``, ``cd data``), where the line is not Python
+_AUTOMAGIC = frozenset({
+    "pip", "conda", "mamba", "micromamba", "cd", "ls", "ll", "pwd", "env", "set_env", "time", "timeit", "matplotlib",
+    "load_ext", "reload_ext", "unload_ext", "run", "who", "whos", "history", "cat", "cp", "mv", "rm", "mkdir", "rmdir",
+    "clear", "less", "man", "lsmagic", "magic", "pdb", "prun", "debug", "config", "reset", "store", "xmode", "alias",
+    "bookmark", "dhist", "pushd", "popd", "dirs", "sx", "system", "sc", "pinfo", "pinfo2", "psource", "pycat",
+})
+_FIRST_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _automagic(source: str) -> bool:
+    """``source`` is a one-line cell that IPython runs as a line magic without its ``%``
+    (it transforms a cell that way only when it is one line), and not Python."""
+    if source.count("\n") > (1 if source.endswith("\n") else 0):
+        return False
+    line = source.strip()
+    m = _FIRST_WORD.match(line)
+    if m is None or m.group() not in _AUTOMAGIC or line[m.end():m.end() + 1] not in ("", " ", "\t"):
+        return False
+    try:
+        compile(line, "<cell>", "exec", 0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+    except (SyntaxError, ValueError):
+        return True
+    return False  # Python (``ls``, ``time = 3``): read as such
+
+
 def mask(source: str, tag: str, first_id: int) -> tuple[str, list[tuple[str, str]]]:
     """``source`` with its IPython lines replaced by ``pass  # <tag>m<id>`` (the
     statement's indentation), and (that indentation, the original line without its line
     end) for each, in id order."""
     lines = source.splitlines(keepends=True)
+    if len(lines) == 1 and _automagic(source):
+        ln = lines[0]
+        body = ln.rstrip("\r\n")
+        indent = ln[: len(ln) - len(ln.lstrip(" \t"))]
+        return f"{indent}pass  # {tag}m{first_id}{ln[len(body):]}", [(indent, body)]
     if not any(_candidate(ln) for ln in lines):
         return source, []
     out: list[str] = []
@@ -222,6 +254,8 @@ class Notebook:
         except UnicodeDecodeError as e:
             raise SourceError(f"not valid nbformat: not UTF-8 JSON (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
         self.prefix = raw[:3] if bom else b""
+        if not self.json.strip():
+            raise SourceError("not valid nbformat: the file is empty")
         self.nb = self._read(self.json)
         try:
             self.spans = source_spans(self.json)
@@ -276,8 +310,16 @@ class Notebook:
         if major != 4:
             raise SourceError(f"not valid nbformat: nbformat {major} notebooks are not supported (convert it with "
                               "`jupyter nbconvert --to notebook --nbformat 4`)")
+        import warnings
+
         try:
-            nbformat.validate(nb)
+            # nbformat warns (on stderr, a traceback-like line) about cells without an id, which
+            # nbformat 4.5 notebooks written by older tools lack: nothing the user asked about
+            with warnings.catch_warnings():
+                missing_id = getattr(nbformat.validator, "MissingIDFieldWarning", None)
+                if missing_id is not None:
+                    warnings.simplefilter("ignore", missing_id)
+                nbformat.validate(nb)
         except Exception as e:
             raise SourceError(f"not valid nbformat: {_first_line(e)}") from None
         lang = (nb.get("metadata", {}).get("language_info") or {}).get("name")

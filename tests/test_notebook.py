@@ -160,6 +160,34 @@ def test_syntax_error_column_is_that_of_the_decoded_text(tmp_path):
     assert r.error == want, (r.error, want)
 
 
+def test_automagic_one_line_cells_are_magics(tmp_path):
+    """IPython runs a one-line cell ``pip install torch`` as ``%pip`` (automagic; only for
+    one-line cells): not a syntax error, and the other cells are analysed.  Two lines are
+    not transformed by IPython either: a syntax error there too; a line that is Python
+    (``ls = 3``) stays Python."""
+    loop = code(SETUP + ["\n", "for b in DataLoader(TensorDataset(torch.zeros(4)), num_workers=2):\n", "    pass\n"], 3)
+    ok = notebook([code(["pip install -q torch torchvision"], 1), code(["ls = 3\n"], 2),
+                   code(["conda install -y faiss-cpu\n"], 4), code(["cd /content\n"], 5), loop])
+    (tmp_path / "ok.ipynb").write_bytes(ok)
+    r = process_file(str(tmp_path / "ok.ipynb"), Options(fix=False))
+    assert r.error is None, r.error
+    # pip and conda; not ``ls = 3`` nor ``cd /content``, which parse as Python (a division)
+    assert Notebook(ok).text.count("pass  # torchmend-cell-") == 2
+    two = notebook([code(["pip install torch\n", "loader = DataLoader(ds, num_workers=2)\n"], 1)])
+    (tmp_path / "two.ipynb").write_bytes(two)
+    assert process_file(str(tmp_path / "two.ipynb"), Options(fix=False)).error.startswith("syntax error in cell 1 at 1:")
+
+
+def test_empty_notebook_and_missing_cell_ids(tmp_path):
+    (tmp_path / "empty.ipynb").write_bytes(b"")
+    assert process_file(str(tmp_path / "empty.ipynb"), Options(fix=False)).error == "not valid nbformat: the file is empty"
+    nb = json.loads(notebook([code(SETUP, 1)]))
+    nb["nbformat_minor"] = 5  # ids required from 4.5: nbformat warns about their absence
+    (tmp_path / "noids.ipynb").write_text(json.dumps(nb))
+    p = tm("check", "--no-cache", "noids.ipynb", cwd=tmp_path)
+    assert p.returncode in (0, 1) and "Warning" not in p.stderr and ": error:" not in p.stderr, p.stderr
+
+
 def test_non_python_notebook_is_left_alone(tmp_path):
     (tmp_path / "r.ipynb").write_bytes(notebook([code(LOOP)], language_info={"name": "R"}))
     r = process_file(str(tmp_path / "r.ipynb"), Options())
