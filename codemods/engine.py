@@ -617,21 +617,21 @@ def _to_cells(nb, f: Finding) -> Finding:
 
 def _in_cell(nb, msg: str) -> str:
     """``msg`` about the virtual module of ``nb``, its syntax error placed in the cell
-    (``syntax error in cell 12 at 3:5: invalid syntax``): the virtual module's lines mean
-    nothing to the user."""
+    that has it (``syntax error in cell 12 at 3:5: invalid syntax``), as a kernel, which
+    compiles each cell alone, would report it: the virtual module's lines mean nothing to
+    the user, and a string a cell leaves open would be reported in the next one."""
     if not msg.startswith("syntax error"):
         return msg
     from .sourcefile import syntax_error_reason
 
-    try:
-        compile(nb.text, "<notebook>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)  # (no file name: see syntax_error)
-    except SyntaxError as e:
-        if e.lineno:
-            cell, line = nb.locate(e.lineno)
-            if cell:
-                return f"syntax error in cell {cell} at {line}:{e.offset or 1}: {syntax_error_reason(e)}"
-    except (ValueError, RecursionError, MemoryError):
-        pass
+    for cell, body in nb.masked_cells():
+        try:
+            compile(body, "<cell>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)  # (no file name: see syntax_error)
+        except SyntaxError as e:
+            if e.lineno:
+                return f"syntax error in cell {cell} at {e.lineno}:{e.offset or 1}: {syntax_error_reason(e)}"
+        except (ValueError, RecursionError, MemoryError):
+            return msg
     return msg
 
 

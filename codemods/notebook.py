@@ -374,6 +374,14 @@ class Notebook:
             out[c.index] = body
         return out
 
+    def masked_cells(self):
+        """(cell number as an editor shows it, source with its IPython lines masked) of
+        each code cell, as the analysis reads it."""
+        ms = list(self._marker.finditer(self.text))
+        for k, (c, m) in enumerate(zip(self.cells, ms)):
+            end = ms[k + 1].start() if k + 1 < len(ms) else len(self.text)
+            yield c.index + 1, self.text[m.end():end]
+
     def changed_cells(self, text: str) -> dict[int, str]:
         """Only the cells whose source ``text`` changes."""
         return {i: s for i, s in self.split(text).items() if s != self._source(i)}

@@ -147,6 +147,19 @@ def test_a_syntax_error_names_its_cell_line_and_column(tmp_path):
     assert p.returncode == 2 and "ex.ipynb: error: syntax error in cell 4 at 2:13: invalid syntax" in p.stderr
 
 
+def test_a_string_left_open_is_reported_in_its_own_cell(tmp_path):
+    """A kernel compiles each cell alone: the cell that leaves a triple-quoted string open
+    is the one with the error (huggingface/notebooks' video_classification), not the next
+    cell, where the joined code cells would first fail."""
+    data = notebook([code(["!pip install torch\n"], 1), code(SETUP, 2),
+                     code(["def f(x):\n", '    """Half a docstring.""\n', "    return x\n"], 3),
+                     code(["def g(x):\n", '    """A docstring."""\n', "    return x\n"], 4)])
+    (tmp_path / "open.ipynb").write_bytes(data)
+    r = process_file(str(tmp_path / "open.ipynb"), Options(fix=False))
+    assert r.error.startswith("syntax error in cell 3 at 2:5: unterminated triple-quoted string literal"), r.error
+    assert "(detected at line 3)" in r.error
+
+
 def test_syntax_error_column_is_that_of_the_decoded_text(tmp_path):
     """A file in a legacy encoding: the column counts the characters of the decoded
     text (the compiler, given the file's name, would re-read the line as UTF-8)."""
