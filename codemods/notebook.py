@@ -21,6 +21,7 @@ sources, before anything is written.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import hashlib
 import io
@@ -176,7 +177,7 @@ def _automagic(source: str) -> bool:
     if m is None or m.group() not in _AUTOMAGIC or line[m.end():m.end() + 1] not in ("", " ", "\t"):
         return False
     try:
-        compile(line, "<cell>", "exec", 0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+        compile(line, "<cell>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError):
         return True
     return False  # Python (``ls``, ``time = 3``): read as such
