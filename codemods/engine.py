@@ -167,7 +167,7 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
             lazy = False  # a cut was wrong (or the file is invalid): parse it whole
         except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
             # the stdlib parser refused it (or a rule's recursion did): say why
-            msg = syntax_error(text, path)
+            msg = syntax_error(text)
             if msg is None and isinstance(e, (RecursionError, MemoryError)):
                 msg = "too deeply nested to analyse (recursion limit reached)"
             if msg is None:
@@ -622,16 +622,10 @@ def _in_cell(nb, msg: str) -> str:
     the user, and a string a cell leaves open would be reported in the next one."""
     if not msg.startswith("syntax error"):
         return msg
-    from .sourcefile import syntax_error_reason
-
     for cell, body in nb.masked_cells():
-        try:
-            compile(body, "<cell>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)  # (no file name: see syntax_error)
-        except SyntaxError as e:
-            if e.lineno:
-                return f"syntax error in cell {cell} at {e.lineno}:{e.offset or 1}: {syntax_error_reason(e)}"
-        except (ValueError, RecursionError, MemoryError):
-            return msg
+        got = syntax_error(body, cell)
+        if got is not None:
+            return got if got.startswith("syntax error") else msg
     return msg
 
 

@@ -168,10 +168,8 @@ _FIRST_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 def _automagic(source: str) -> bool:
-    """``source`` is a one-line cell that IPython runs as a line magic without its ``%``
-    (it transforms a cell that way only when it is one line), and not Python."""
-    if source.count("\n") > (1 if source.endswith("\n") else 0):
-        return False
+    """``source``, a one-line cell, is one that IPython runs as a line magic without its
+    ``%`` (it transforms a cell that way only when it is one line), and not Python."""
     line = source.strip()
     m = _FIRST_WORD.match(line)
     if m is None or m.group() not in _AUTOMAGIC or line[m.end():m.end() + 1] not in ("", " ", "\t"):
@@ -361,9 +359,7 @@ class Notebook:
             raise SourceError("internal error: a fix crossed a notebook cell boundary; nothing written")
         out: dict[int, str] = {}
         seen: set = set()
-        for k, (c, m) in enumerate(zip(self.cells, ms)):
-            end = ms[k + 1].start() if k + 1 < len(ms) else len(text)
-            body = text[m.end():end]
+        for c, body in self._bodies(text, ms):
             if c.magics:
                 before = len(seen)
                 body = _unmask(body, self.tag, c.magics, c.first_magic, seen)
@@ -375,13 +371,17 @@ class Notebook:
             out[c.index] = body
         return out
 
+    def _bodies(self, text: str, ms: list):
+        """(cell, its text in ``text``) for each code cell, ``ms`` the cell markers."""
+        for k, (c, m) in enumerate(zip(self.cells, ms)):
+            end = ms[k + 1].start() if k + 1 < len(ms) else len(text)
+            yield c, text[m.end():end]
+
     def masked_cells(self):
         """(cell number as an editor shows it, source with its IPython lines masked) of
         each code cell, as the analysis reads it."""
-        ms = list(self._marker.finditer(self.text))
-        for k, (c, m) in enumerate(zip(self.cells, ms)):
-            end = ms[k + 1].start() if k + 1 < len(ms) else len(self.text)
-            yield c.index + 1, self.text[m.end():end]
+        for c, body in self._bodies(self.text, list(self._marker.finditer(self.text))):
+            yield c.index + 1, body
 
     def changed_cells(self, text: str) -> dict[int, str]:
         """Only the cells whose source ``text`` changes."""

@@ -301,22 +301,18 @@ def _split_tail(text: str) -> tuple[str, str]:
     return core + nl, tail
 
 
-def syntax_error_reason(e: SyntaxError) -> str:
-    """The compiler's message of ``e``, one line."""
-    return (e.msg or "invalid syntax").splitlines()[0]
-
-
-def syntax_error(text: str, path: str = "<file>") -> Optional[str]:
+def syntax_error(text: str, cell: Optional[int] = None) -> Optional[str]:
     """The stdlib compiler's one-line verdict on ``text`` (``syntax error at 2:7: '('
-    was never closed``), or None when it parses.  Line and column are the compiler's
-    (1-based).  ``path`` is not handed to the compiler: given a file's name, it reads
-    that file's line for the error and converts the column with it, which is another
-    text than ``text`` for a notebook's code cells or a file in a legacy encoding."""
+    was never closed``; ``syntax error in cell 3 at 2:7: ...`` for a notebook's ``cell``),
+    or None when it parses.  Line and column are the compiler's (1-based).  No file name
+    is handed to the compiler: given one, it reads that file's line for the error and
+    converts the column with it, which is another text than ``text`` for a notebook's
+    code cells or a file in a legacy encoding."""
     try:
         compile(text, "<torchmend>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as e:
-        where = f" at {e.lineno}:{e.offset or 1}" if e.lineno else ""
-        return f"syntax error{where}: {syntax_error_reason(e)}"
+        where = (f" in cell {cell}" if cell else "") + (f" at {e.lineno}:{e.offset or 1}" if e.lineno else "")
+        return f"syntax error{where}: {(e.msg or 'invalid syntax').splitlines()[0]}"
     except (RecursionError, MemoryError):
         return "too deeply nested for Python's own parser (it would not run either), skipped"
     except ValueError as e:
