@@ -234,16 +234,19 @@ def _cast_only(sem: SemanticModel, e) -> bool:
     origins = sem.origins(e)
     for o in origins:
         if o.kind is OriginKind.IMPORT:
-            q = o.qualname or ""
-            if not (q.startswith("torch.") and q.count(".") == 1 and (q[6:] in _DTYPE_WORDS or q.endswith("Tensor"))):
-                return False
+            name = o.qualname or ""
         elif o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) and isinstance(o.node.value, str):
-            v = o.node.value
-            if not (v.startswith("torch.") and v.count(".") == 1 and (v[6:] in _DTYPE_WORDS or v.endswith("Tensor"))):
-                return False
-        elif not (o.kind is OriginKind.VALUE and isinstance(o.node, ast.Attribute) and o.node.attr == "dtype"):
+            name = o.node.value
+        else:
+            return False
+        if not _cast_name(name):
             return False
     return bool(origins)
+
+
+def _cast_name(name: str) -> bool:
+    """``torch.float16``, ``torch.FloatTensor``: a dtype or a CPU tensor type, by name."""
+    return name.startswith("torch.") and name.count(".") == 1 and (name[6:] in _DTYPE_WORDS or name.endswith("Tensor"))
 
 
 def guard_of(sem: SemanticModel, stmt, use) -> Optional[tuple]:

@@ -539,14 +539,14 @@ class Heads:
         for kw in call.keywords:
             if kw.arg not in CLASS_KWARGS:
                 continue
-            if any(o.kind is OriginKind.PARAMETER for o in sem.origins(kw.value)):
+            origins = sem.origins(kw.value)
+            if any(o.kind is OriginKind.PARAMETER for o in origins):
                 # the caller's choice (``def detr_resnet50(pretrained=False, num_classes=91)``):
                 # a hub entry point sized by its parameter loads the checkpoint its default fits
                 continue
             default = self._default(call, cls, kw.arg)
-            vals = [o.node.value for o in sem.origins(kw.value)
-                    if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
-            known = all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in sem.origins(kw.value))
+            vals = [o.node.value for o in origins if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
+            known = all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in origins)
             if known and vals and default is not None and all(v == default for v in vals):
                 continue
             # ``num_classes=0`` builds no head (timm, DINO, DeiT, MAE: ``nn.Identity()``)
