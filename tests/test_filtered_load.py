@@ -538,3 +538,43 @@ def test_head_sized_by_the_entry_points_parameter_is_silent():
 def test_head_sized_by_a_parameter_the_file_passes_is_reported():
     f, _ = one(HUB + "\n\nmodel = detr_resnet50(pretrained=True, num_classes=5)\n", Safety.SAFE)
     assert "num_classes=num_classes" in f.message
+
+
+# (Project-MONAI/tutorials, RANZCR: ``self.head = nn.Linear(...)`` made in ``__init__`` of
+# an ``nn.Module``, then ``self.load_state_dict(torch.load(cfg.pretrained_weights)["model"])``:
+# the checkpoint is one of this very class, whose head was never anything else)
+OWN_INIT = """\
+import torch
+import torch.nn as nn
+
+
+class {name}({base}):
+    def __init__(self, cfg):
+        super().__init__()
+        self.backbone = make_backbone(cfg)
+{before}        {target} = nn.Linear(512, cfg.num_classes)
+        if cfg.pretrained_weights is not None:
+            self.load_state_dict(torch.load(cfg.pretrained_weights, map_location="cpu")["model"], strict=True)
+"""
+
+
+def test_a_head_defined_by_the_class_that_loads_is_silent():
+    silent(OWN_INIT.format(name="Net", base="nn.Module", before="", target="self.head"))
+
+
+@pytest.mark.parametrize(
+    "base, before, target",
+    [  # a model class whose head its own __init__ made first: replaced
+        ("nn.Module", "        self.head = nn.Linear(512, 1000)\n", "self.head"),
+        # part of a layer made before
+        ("nn.Module", "        self.classifier = nn.Sequential(nn.Linear(512, 1000))\n", "self.classifier[0]"),
+        # a library model class: its __init__ made a head with its own class count
+        ("torchvision.models.ResNet", "", "self.fc"),
+    ],
+)
+def test_a_head_the_class_replaces_is_reported(base, before, target):
+    src = OWN_INIT.format(name="Net", base=base, before=before, target=target)
+    if "torchvision" in base:
+        src = "import torchvision\n" + src
+    r, _ = run(src)
+    assert [f.code for f in r.findings] == ["TM401"], r.findings

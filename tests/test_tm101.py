@@ -777,9 +777,34 @@ FLAG_HEAD = HEAD + "CUDA = torch.cuda.is_available()\nnet = nn.Linear(4, 2)\n"
      # another flag: the else branch may run with the model on the GPU
      ("if CUDA:\n    net = net.cuda()\n", "if DEBUG:\n        c = 0\n    else:\n        c = (p == y).sum()\n", True),
      # moved whatever the flag: its outputs are on the GPU in both branches
-     ("net = net.cuda()\n", "if CUDA:\n        c = 0\n    else:\n        c = (p == y).sum()\n", True)],
+     ("net = net.cuda()\n", "if DEBUG:\n        c = 0\n    else:\n        c = (p == y).sum()\n", True),
+     # ... unless the flag is CUDA's availability: without CUDA ``.cuda()`` raises first
+     ("net = net.cuda()\n", "if CUDA:\n        c = 0\n    else:\n        c = (p == y).sum()\n", False)],
 )
 def test_a_comparison_where_the_model_is_not_moved(move, branch, reported):
     f, _, _ = run(f"{move}for x, y in loader:\n    if CUDA:\n        x = x.cuda()\n    _, p = torch.max(net(x).data, 1)\n    {branch}",
                   head=FLAG_HEAD + "DEBUG = False\n")
+    assert codes(f) == (["TM101"] if reported else []), [x.message for x in f]
+
+
+# (ritchieng/deep-learning-wizard: the model moved to ``"cuda" if available else "cpu"``
+# unconditionally, ``if torch.cuda.is_available(): correct += (p.cpu() == y.cpu()).sum()
+# else: correct += (p == y).sum()``: the else branch runs only where the device is the CPU)
+@pytest.mark.parametrize(
+    "head, branch, reported",
+    [(HEAD, "if torch.cuda.is_available():\n        c = (p.cpu() == y.cpu()).sum()\n    else:\n        c = (p == y).sum()\n", False),
+     (HEAD, "if not torch.cuda.is_available():\n        c = (p == y).sum()\n", False),
+     (HEAD + "CUDA = torch.cuda.is_available()\n", "if CUDA:\n        c = 0\n    else:\n        c = (p == y).sum()\n", False),
+     # the body of the test, not its else: the model is on the GPU there
+     (HEAD, "if torch.cuda.is_available():\n        c = (p == y).sum()\n", True),
+     # a device that may be MPS where CUDA is missing: the else branch may still mix devices
+     (HEAD.replace('"cuda" if torch.cuda.is_available() else "cpu"',
+                   '"cuda" if torch.cuda.is_available() else "mps" if torch.backends.mps.is_available() else "cpu"'),
+      "if torch.cuda.is_available():\n        c = 0\n    else:\n        c = (p == y).sum()\n", True),
+     # another test: the model is on ``device`` in both branches
+     (HEAD + "VERBOSE = True\n", "if VERBOSE:\n        c = 0\n    else:\n        c = (p == y).sum()\n", True)],
+)
+def test_a_comparison_where_cuda_is_not_available(head, branch, reported):
+    f, _, _ = run(f"net = nn.Linear(4, 2).to(device)\nfor x, y in loader:\n    x = x.to(device)\n"
+                  f"    _, p = torch.max(net(x).data, 1)\n    {branch}", head=head)
     assert codes(f) == (["TM101"] if reported else []), [x.message for x in f]

@@ -164,6 +164,45 @@ def is_cpu_device(sem: SemanticModel, expr) -> bool:
     return True
 
 
+def _cuda_or_cpu_value(sem: SemanticModel, n) -> bool:
+    if isinstance(n, ast.Call):  # ``torch.device(<known>[, index])`` (known_device_value)
+        if not n.args:
+            return False  # the current accelerator: MPS, XPU, ... as well as CUDA
+        inner = device_origins(sem, n.args[0])
+        return bool(inner) and all(_cuda_or_cpu_value(sem, m) for m in inner)
+    if isinstance(n, ast.Constant):
+        v = n.value
+        return isinstance(v, int) or (isinstance(v, str) and (v == "cpu" or v == "cuda" or v.startswith("cuda:")))
+    return False
+
+
+def cpu_without_cuda(sem: SemanticModel, move: "Move") -> bool:
+    """Where CUDA is not available, the module ``move`` moved is on the CPU (or the move
+    raised): ``.cuda()``, or ``.to(d)`` with every value of ``d`` ``"cpu"``, ``"cuda"``,
+    ``"cuda:N"`` or a device index (``"cuda" if torch.cuda.is_available() else "cpu"``);
+    not a device that may be MPS or XPU, nor an unknown one."""
+    if move.style == "cuda":
+        return True
+    got = device_origins(sem, move.device) if move.device is not None else None
+    return bool(got) and all(_cuda_or_cpu_value(sem, n) for n in got)
+
+
+def without_cuda(sem: SemanticModel, test, orelse: bool) -> bool:
+    """The branch of ``if test:`` (its ``else`` when ``orelse``) runs only where CUDA is
+    not available: ``test`` is ``torch.cuda.is_available()`` (or a name bound only to
+    it), or ``not`` that for the body."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, orelse = test.operand, not orelse
+    if not orelse:
+        return False
+    origins = sem.origins(test)
+    return bool(origins) and all(
+        o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and not o.node.args
+        and sem.call_qualname(o.node) == "torch.cuda.is_available"
+        for o in origins
+    )
+
+
 def _binding_device_origins(sem: SemanticModel, bindings) -> Optional[frozenset]:
     out = []
     for b in bindings:

@@ -463,6 +463,8 @@ class Heads:
         if recv_code is None:
             return None
         local = self.local_assignment(recv_code, at)
+        if local is not None and recv_code == "self" and self._defines(local):
+            return None
         if local is not None:
             return HeadChange(local, f"`{sem.segment(local.targets[0])}` was replaced (line {local.lineno})", True,
                               removes_head(sem, local.value))
@@ -488,6 +490,29 @@ class Heads:
         if head is None or (rebound is not None and rebound > (head.lineno, head.col_offset)):
             return None
         return head
+
+    def _defines(self, assign: ast.Assign) -> bool:
+        """``self.head = ...`` in a method of a class deriving from ``nn.Module`` alone,
+        with no earlier assignment to it in that method: the head is defined there, not
+        replaced (nothing but this class can have made another; ``self.load_state_dict``
+        after it loads a checkpoint of this very class)."""
+        sem = self.sem
+        t = assign.targets[0]
+        if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"):
+            return False  # ``self.classifier[6] = ...``, ``self.heads.head = ...``: part of a layer made before
+        fn = sem.enclosing_function(assign)
+        cls = sem.parent(fn) if fn is not None else None
+        if not isinstance(cls, ast.ClassDef) or not cls.bases:
+            return False
+        for b in cls.bases:
+            if sem.class_def(b) is not None or not sem.qualnames(b) or not sem.qualnames(b) <= N.MODULE_BASES:
+                return False
+        text = sem.segment(t)
+        return not any(
+            a is not assign and (a.lineno, a.col_offset) < (assign.lineno, assign.col_offset)
+            and sem.enclosing_function(a) is fn and sem.segment(a.targets[0]) == text
+            for a in self.assigns()
+        )
 
     def _rebinds(self, recv_code: str) -> list:
         last = recv_code.rsplit(".", 1)[-1]

@@ -12,10 +12,9 @@ from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import callee_screen, starts_statement
 from ._device import (
-    HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, device_text_at,
-    file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state, move_of, non_blocking_style,
-    taken_batch, type_moves,
-    visible_at,
+    HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
+    cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state,
+    move_of, non_blocking_style, taken_batch, type_moves, visible_at, without_cuda,
 )
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -437,24 +436,33 @@ class _Flow:
         """``node`` runs only where the models met so far are not moved: every move of
         theirs runs under ``if flag:`` and ``node`` sits in the ``else`` of an ``if flag:``
         (or under ``if not flag:``) in the loop: there their outputs are CPU tensors
-        (``if CUDA: correct += (p.cpu() == y.cpu()).sum() else: correct += (p == y).sum()``)."""
-        tests = set()
-        for st, _, _ in self.models:
-            for m in st.moves:
-                if not m.guard:
-                    return False
-                tests.update(self.sem.segment(t) for t in m.guard)
-        if not tests:
-            return False
+        (``if CUDA: correct += (p.cpu() == y.cpu()).sum() else: correct += (p == y).sum()``);
+        or every move is to CUDA or the CPU (``.cuda()``, ``"cuda" if
+        torch.cuda.is_available() else "cpu"``) and ``node`` sits in the ``else`` of ``if
+        torch.cuda.is_available():``, where the models are on the CPU."""
         sem = self.sem
+        tests = set()
+        guarded = True
+        moves = [m for st, _, _ in self.models for m in st.moves]
+        for m in moves:
+            if not m.guard:
+                guarded = False
+                break
+            tests.update(sem.segment(t) for t in m.guard)
+        cuda_or_cpu = bool(moves) and all(cpu_without_cuda(sem, m) for m in moves)
+        if not (guarded and tests) and not cuda_or_cpu:
+            return False
         child = node
         for a in sem.ancestors(node):
             if a is self.loop.node or isinstance(a, (*_DEFS, ast.ClassDef, ast.Module, ast.Lambda)):
                 break
             if isinstance(a, ast.If):
-                if any(x is child for x in a.orelse) and sem.segment(a.test) in tests:
+                in_else = any(x is child for x in a.orelse)
+                if cuda_or_cpu and without_cuda(sem, a.test, in_else):
                     return True
-                if (any(x is child for x in a.body) and isinstance(a.test, ast.UnaryOp)
+                if guarded and in_else and sem.segment(a.test) in tests:
+                    return True
+                if (guarded and any(x is child for x in a.body) and isinstance(a.test, ast.UnaryOp)
                         and isinstance(a.test.op, ast.Not) and sem.segment(a.test.operand) in tests):
                     return True
             child = a
