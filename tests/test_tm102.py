@@ -744,3 +744,50 @@ def test_factory_screen_skips_a_tensor_moved_at_once(call, passes):
         assert not ref.findings
     elif "float16" in call or "dtype)" in call:
         assert [f.code for f in ref.findings] == ["TM102"]
+
+
+# (pytorch/pytorch#52186: ``self.lstm = nn.LSTM(...).double()``: the layer is still an
+# LSTM, whose hidden state ``h0`` must be on the input's device)
+@pytest.mark.parametrize("build", ["nn.LSTM(4, 8, 2, batch_first=True).double()",
+                                   "nn.LSTM(4, 8, 2, batch_first=True).to(device).float()"])
+def test_an_rnn_converted_when_built_is_still_an_rnn(build):
+    f, out, _ = run(f"""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = {build}
+
+            def forward(self, x):
+                h0 = torch.zeros(2, x.size(0), 8).double()
+                c0 = torch.zeros(2, x.size(0), 8).double()
+                out, _ = self.lstm(x, (h0, c0))
+                return out
+        """)
+    assert [x.line for x in f] == [13, 14], [x.message for x in f]
+    assert "hidden state of `self.lstm`" in f[0].message
+    assert "torch.zeros(2, x.size(0), 8, device=x.device).double()" in out
+
+
+# (yhenon/pytorch-retinanet losses.py: ``if torch.cuda.is_available(): t = torch.ones(s).cuda() * a
+# else: t = torch.ones(s) * a``: the else branch runs only where there is no CUDA device)
+@pytest.mark.parametrize(
+    "test, branch, reported",
+    [("torch.cuda.is_available()", "else", False),
+     ("not torch.cuda.is_available()", "body", False),
+     ("torch.cuda.is_available()", "body", True),
+     ("self.training", "else", True)],
+)
+def test_a_factory_on_the_cpu_path_of_a_cuda_test(test, branch, reported):
+    cpu = "t = torch.ones(x.shape) * x"
+    gpu = "t = torch.ones(x.shape).cuda() * x"
+    body, orelse = (gpu, cpu) if branch == "else" else (cpu, gpu)
+    f, _, _ = run(f"""
+        class Loss(nn.Module):
+            def forward(self, x):
+                if {test}:
+                    {body}
+                else:
+                    {orelse}
+                return t.sum()
+        """)
+    assert len(f) == (1 if reported else 0), [x.message for x in f]

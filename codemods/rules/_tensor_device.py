@@ -100,6 +100,11 @@ PRESERVING_METHODS = frozenset({
     "add_", "mul_", "sub_", "div_", "pow_", "div_", "tile", "broadcast_to", "softplus",
 })
 _RESULT_IS_TENSOR = PRESERVING_METHODS | SAME_DEVICE_METHODS | REDUCTIONS
+# ``nn.Module`` methods that return the module itself
+_MODULE_RETURNS_SELF = frozenset({
+    "double", "float", "half", "bfloat16", "to", "cuda", "cpu", "xpu", "type", "train", "eval", "requires_grad_",
+    "share_memory", "apply",
+})
 
 # ---------------------------------------------------------------------------- torch functions
 _T = "torch."
@@ -344,6 +349,10 @@ class Analysis:
             return None
         name, call = None, None
         for v in vals:
+            # ``nn.LSTM(...).double()``, ``nn.Linear(...).to(device)``: the module itself
+            while (isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _MODULE_RETURNS_SELF
+                   and isinstance(v.func.value, ast.Call)):
+                v = v.func.value
             n = N.nn_layer(self.sem.call_qualname(v)) if isinstance(v, ast.Call) else None
             if n is None or (name is not None and n != name):
                 return None

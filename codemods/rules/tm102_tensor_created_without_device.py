@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
+from ._device import without_cuda
 from ._tensor_device import Analysis, _short, is_test_path, may_make_a_cpu_tensor
 
 _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same device'"
@@ -168,9 +169,14 @@ class TensorCreatedWithoutDevice(Rule):
 
     @staticmethod
     def _guarded(sem, call) -> bool:
-        """Under ``with torch.device(...)`` (the factory follows it), or in a branch for
-        tracing/scripting/ONNX export."""
+        """Under ``with torch.device(...)`` (the factory follows it), in a branch for
+        tracing/scripting/ONNX export, or in the ``else`` of ``if
+        torch.cuda.is_available():`` (the code's own CPU path)."""
+        child = call
         for a in sem.ancestors(call):
+            if isinstance(a, ast.If) and without_cuda(sem, a.test, any(x is child for x in a.orelse)):
+                return True
+            child = a
             if isinstance(a, (ast.With, ast.AsyncWith)):
                 for item in a.items:
                     ce = item.context_expr
