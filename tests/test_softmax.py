@@ -974,3 +974,41 @@ def test_loss_called_in_a_long_file_among_definitions_that_only_name_it(call):
     assert len(sem.source.chunks) > 3
     list(SoftmaxBeforeCrossEntropy().check(Context("t.py", src, sem)))
     assert [c.name for c in sem.source.chunks if c.kind == "def" and c.stmts is not None] == ["train"]
+
+
+# (lansinuote/Huggingface_Toturials: ``out = out.argmax(dim=1)`` after the loss, then
+# ``(out == labels)``: that ``out`` holds the indices, not the model's probabilities; the
+# fix re-applied the softmax to it, which raises on a Long tensor)
+RANKED = """\
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2)
+
+    def forward(self, x):
+        out = self.fc(x)
+        out = out.softmax(dim=1)
+        return out
+
+
+model = Model()
+criterion = nn.CrossEntropyLoss()
+for x, labels in loader:
+    out = model(x)
+    loss = criterion(out, labels)
+    if step % 5 == 0:
+        out = out.argmax(dim=1)
+        accuracy = (out == labels).sum().item()
+{after}"""
+
+
+def test_a_name_rebound_to_the_ranking_is_no_use_of_the_probabilities():
+    r, out = run(RANKED.format(after=""))
+    assert bugs(r) == ["TM501"] and not notes(r)
+    assert "out = out.softmax(dim=1)" not in out and "out.softmax" not in out and "(out == labels)" in out
+
+
+def test_the_probabilities_read_where_the_rebinding_may_not_have_run_are_still_uses():
+    r, out = run(RANKED.format(after="    print(out[0])\n"), unsafe=True)
+    assert bugs(r) == ["TM501"]
+    assert "(out == labels)" in out  # the indices: untouched

@@ -1316,9 +1316,12 @@ class Analysis:
             out.append(Use("unknown", target, why=f"line {target.lineno}"))
             return
         for ref in sem.references(b):
+            reaching = sem.reaching(ref)
+            if reaching and not any(x is b for x in reaching):
+                continue  # the name holds another value there (``out = out.argmax(1)`` above it)
             sub: list[Use] = []
             self.classify(ref, sub, depth + 1)
-            if len(sem.reaching(ref)) > 1:  # also reads another value: only loss/index uses are fine
+            if len(reaching) > 1:  # also reads another value: only loss/index uses are fine
                 sub = [u if u.kind in ("ce", "rank", "ok") else Use("unknown", u.node, why=(
                     f"`{ref.id}` may hold other values (line {ref.lineno})")) for u in sub]
             out.extend(sub)
