@@ -808,3 +808,34 @@ def test_a_comparison_where_cuda_is_not_available(head, branch, reported):
     f, _, _ = run(f"net = nn.Linear(4, 2).to(device)\nfor x, y in loader:\n    x = x.to(device)\n"
                   f"    _, p = torch.max(net(x).data, 1)\n    {branch}", head=head)
     assert codes(f) == (["TM101"] if reported else []), [x.message for x in f]
+
+
+# (a deep-sets training script: ``x = do_padding(x, batch_size)`` pads a short batch with
+# ``torch.cat([x, torch.zeros(n, x.size(1))])`` before the model: moving the batch at the
+# top of the loop makes that cat mix devices; reported, not fixed)
+PAD = """\
+def do_padding(x, size):
+    if x.size(0) < size:
+        pad = torch.zeros(size - x.size(0), x.size(1){device})
+        return torch.cat([x, pad], dim=0)
+    return x
+
+
+net = nn.Linear(4, 2).to(device)
+for x, y in loader:
+    x = do_padding(x, 4)
+    loss = criterion(net(x), y.to(device))
+"""
+
+
+def test_a_batch_padded_with_cpu_tensors_by_a_helper_is_reported_not_fixed():
+    f, out, src = run(PAD.format(device=""), unsafe=True)
+    assert codes(f) == ["TM101"] and f[0].fix is None and out == src
+    assert "`do_padding()` gets `x` before the model and makes a tensor on the CPU" in f[0].message
+
+
+def test_a_helper_that_makes_no_tensor_does_not_stop_the_fix():
+    src = PAD.format(device="").replace("pad = torch.zeros(size - x.size(0), x.size(1))", "pad = x[-1:].repeat(size - x.size(0), 1)")
+    f, out, _ = run(src)
+    assert codes(f) == ["TM101"] and f[0].applied
+    assert "x, y = x.to(device), y.to(device)" in out or "x = x.to(device)" in out

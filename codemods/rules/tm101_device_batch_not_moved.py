@@ -116,6 +116,9 @@ class _Flow:
     via: str = ""  # in a helper: its name (for messages)
     # batch elements a model must get on the CPU (``_host_args``): (elements, model text)
     host: list = field(default_factory=list)
+    # same-file helpers given batch elements that make tensors on the CPU: (elements,
+    # helper name, factory call); moving those elements first may make the two meet there
+    cpu_made: list = field(default_factory=list)
 
     # ------------------------------------------------------------------ setup
     def start(self) -> None:
@@ -752,12 +755,28 @@ class _Flow:
         self.needs.extend(sub.needs)
         self.models.extend(sub.models)
         self.host.extend(sub.host)
+        self.cpu_made.extend(sub.cpu_made)
+        if cpu:
+            made = _cpu_factory(sem, fn)
+            if made is not None:
+                self.cpu_made.append((cpu, fn.name, made))
         return _merge(sub.returns) if sub.returns else _EMPTY
 
     def unknown_after(self, c, cpu, devs, as_stmt):
         if cpu and devs:
             self.need(cpu, c, None, certain=False, why=f"`{self.sem.segment(c.func)}()`")
         return _EMPTY
+
+
+def _cpu_factory(sem: SemanticModel, fn) -> Optional[ast.Call]:
+    """A torch factory call in ``fn`` that says no ``device=`` (``torch.zeros(n)``:
+    padding, a mask, a buffer made on the CPU)."""
+    for n in sem.walk(fn):
+        if isinstance(n, ast.Call) and N.is_tensor_factory(sem.call_qualname(n)) and not any(
+            k.arg in ("device", None) for k in n.keywords
+        ):
+            return n
+    return None
 
 
 def _merge(vals):
@@ -1059,6 +1078,13 @@ class DeviceBatchNotMoved(Rule):
                 return _Plan(why=f"`{model}` gets part of `{', '.join(sorted(kept & needed))}` on the CPU on purpose "
                                  "(pack_padded_sequence lengths, host-side values): move only what needs the device",
                              hint=False)
+        for kept, helper, made in flow.cpu_made:
+            if kept & needed:
+                # the helper may combine them with what it makes on the CPU (padding)
+                return _Plan(why=f"`{helper}()` gets `{', '.join(sorted(kept & needed))}` before the model and makes a"
+                                 f" tensor on the CPU (`{sem.segment(made.func)}(...)`, line {made.lineno}): moving the"
+                                 " batch first may make the two meet on the device; move it after, or make that tensor"
+                                 " on the batch's device")
         if any(m.builder for m in moves):
             return _Plan(why=f"`{mname}` is built and moved by a helper")
         styles = {m.style for m in moves}
