@@ -860,3 +860,40 @@ def test_zero_between_with_an_unknown_call_before_the_step_is_left_alone():
     """
     r, out = run(src, unsafe=True)
     assert r.findings == [] and not r.changed
+
+
+# (IDEA-Research/DAB-DETR engine.py: ``if args.amp: optimizer.zero_grad(); scaler...
+# scaler.step(optimizer) else: losses.backward(); optimizer.step()``: without AMP the
+# gradients are never cleared)
+BRANCHES = """\
+import torch
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.cuda.amp.GradScaler()
+for i, (x, y) in enumerate(loader):
+    loss = criterion(model(x), y)
+    if {test}:
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+{other}"""
+
+
+@pytest.mark.parametrize(
+    "test, other, reported",
+    [("args.amp", "        loss.backward()\n        optimizer.step()\n", True),
+     # both branches clear
+     ("args.amp", "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n", False),
+     # a test that changes between iterations: the other branch may clear between two steps
+     ("i % 2 == 0", "        loss.backward()\n        optimizer.step()\n", False),
+     # something unknown on the step's path gets the optimizer
+     ("args.amp", "        loss.backward()\n        clip_and_step(optimizer)\n", False)],
+)
+def test_a_step_on_a_branch_that_never_clears(test, other, reported):
+    r = process_text("t.py", BRANCHES.format(test=test, other=other), Options(select=frozenset({"TM201", "TM202"})))
+    assert r.error is None, r.error
+    got = [f for f in r.findings if f.code == "TM201"]
+    assert len(got) == (1 if reported else 0), [f.message for f in r.findings]
+    if reported:
+        assert got[0].fix is None and "on its branch" in got[0].message and got[0].line == 13

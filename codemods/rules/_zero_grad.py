@@ -45,6 +45,19 @@ SCALER_METHODS = {"step", "unscale_", "scale", "update", "get_scale"}
 _SUSPECT_WORDS = ("zero", "grad", "step", "optim", "backward", "update", "reset", "clear", "fit", "train")
 
 
+# the nodes of a test whose value cannot change from one iteration to the next unless a
+# name in it is rebound in the loop (no calls, no subscripts)
+_INVARIANT = (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Load, ast.And, ast.Or,
+              ast.Not, ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _holds(node, stmt) -> bool:
+    """``node`` lies within the lines and columns of ``stmt``."""
+    a = (stmt.lineno, stmt.col_offset)
+    z = (stmt.end_lineno, stmt.end_col_offset)
+    return a <= (node.lineno, node.col_offset) and (node.end_lineno, node.end_col_offset) <= z
+
+
 def known(sem: SemanticModel, call: ast.Call) -> bool:
     """A library callee known not to clear gradients."""
     return any(q.startswith(KNOWN_PREFIXES) for q in sem.qualnames(call.func))
@@ -370,12 +383,45 @@ class Analysis:
                 out.append(n)
         return out
 
-    def may_clear(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str]) -> Optional[str]:
-        """Why ``st``'s gradients may be cleared inside the loop body, or None."""
+    def may_clear(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str], body: Optional[list] = None) -> Optional[str]:
+        """Why ``st``'s gradients may be cleared inside the loop body (or ``body``, the
+        statements of one path through it), or None."""
         watched = {st.text, *all_opts, *(st.models or ()), *facts.forwards}
         for s in facts.steppers.values():
             watched |= s.models or set()
-        return self._scan(loop.body, st, facts, watched, set())
+        return self._scan(loop.body if body is None else body, st, facts, watched, set())
+
+    def unclearing_branch(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str]):
+        """``(step, clear, if)`` when a step of ``st`` runs in one branch of an ``if`` of
+        the loop body whose other branch holds every clearing of ``st``, and nothing else
+        on the step's path may clear (``if amp: opt.zero_grad(); scaler.step(opt) else:
+        loss.backward(); opt.step()``); None otherwise."""
+        sem = self.sem
+        zeros = self.zero_ops(loop.body, st, facts)
+        if not zeros:
+            return None
+        stored = None
+        for a in loop.body:
+            if not isinstance(a, ast.If) or not a.orelse:
+                continue
+            # the same branch every iteration (``if args.amp:``): else the other one may
+            # clear between two steps (``if i % 2: opt.step() else: opt.zero_grad()``)
+            if stored is None:
+                stored = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+            if not all(isinstance(n, _INVARIANT) for n in ast.walk(a.test)) or any(
+                isinstance(n, ast.Name) and n.id in stored for n in ast.walk(a.test)
+            ):
+                continue
+            for mine, other in ((a.body, a.orelse), (a.orelse, a.body)):
+                if not all(any(_holds(z, s) for s in other) for z in zeros):
+                    continue
+                steps = [c for c in st.calls if any(_holds(c, s) for s in mine)]
+                if not steps:
+                    continue
+                path = [s for s in loop.body if s is not a] + list(mine)
+                if self.may_clear(loop, st, facts, all_opts, path) is None:
+                    return steps[0], zeros[0], a
+        return None
 
     def _follow(self, fn, call: Optional[ast.Call], st, facts, watched, seen) -> Optional[str]:
         """Scan the body of a same-file function ``fn`` that ``call`` runs: the caller's

@@ -122,8 +122,22 @@ class MissingZeroGrad(Rule):
 
     def _check_one(self, ctx, an: Analysis, loop, facts: LoopFacts, st: Stepper, all_opts: set[str]):
         sem = ctx.sem
-        if an.may_clear(loop, st, facts, all_opts) or self._zeroed_outside(ctx, an, loop, st, facts):
+        if self._zeroed_outside(ctx, an, loop, st, facts):
             return None
+        if an.may_clear(loop, st, facts, all_opts):
+            got = an.unclearing_branch(loop, st, facts, all_opts)
+            if got is None:
+                return None
+            step, zero, branch = got
+            where = f"`{sem.segment(step.func)}({sem.segment(step.args[0])})`" if sem.receiver(step) is not st.expr and step.args \
+                else f"`{st.text}.step()`"
+            return ctx.finding(
+                self, step,
+                f"{where} runs in a loop with backward() and nothing clears the gradients on its branch: the"
+                f" `{sem.segment(zero.func)}()` at line {zero.lineno} runs only in the other branch of"
+                f" `if {sem.segment(branch.test)}:` (line {branch.lineno}); clear them on this branch too"
+                " (not fixed automatically)",
+            )
         step = st.calls[0]
         direct_step = [c for c in st.calls if direct(sem, c, loop)]
         direct_bw = [c for c in facts.backwards if direct(sem, c, loop)]
