@@ -578,3 +578,45 @@ def test_a_head_the_class_replaces_is_reported(base, before, target):
         src = "import torchvision\n" + src
     r, _ = run(src)
     assert [f.code for f in r.findings] == ["TM401"], r.findings
+
+
+# (the transfer-learning recipe of forum answers and blogs: keep the checkpoint's entries
+# whose names the model has, ``model_dict.update(...)``, load: a head replaced under its
+# old name keeps its entry, and the load still fails with "size mismatch for fc.weight")
+KEYS = """\
+import torch
+import torch.nn as nn
+import torchvision.models as models
+
+model = models.resnet18()
+model.fc = nn.Linear(512, 10)
+pretrained_dict = torch.load("resnet18-imagenet.pth")
+model_dict = model.state_dict()
+pretrained_dict = {{k: v for k, v in pretrained_dict.items() if {cond}}}
+{load}
+"""
+UPDATE = "model_dict.update(pretrained_dict)\nmodel.load_state_dict(model_dict)"
+DIRECT = "model.load_state_dict(pretrained_dict)"
+
+
+@pytest.mark.parametrize("cond", ["k in model_dict", "k in model.state_dict()", "k in model_dict.keys()"])
+@pytest.mark.parametrize("load", [UPDATE, DIRECT])
+def test_a_checkpoint_filtered_by_name_only_still_mismatches(cond, load):
+    f, out = one(KEYS.format(cond=cond, load=load), Safety.SAFE)
+    assert "load_matching_state_dict(model, " in out
+
+
+@pytest.mark.parametrize(
+    "cond",
+    ["k in model_dict and v.shape == model_dict[k].shape",  # the shapes are compared
+     "k in model_dict and v.size() == model_dict[k].size()",
+     "'fc' not in k",  # the head dropped by name
+     "not k.startswith('fc.')"],
+)
+@pytest.mark.parametrize("load", [UPDATE, DIRECT])
+def test_a_checkpoint_filtered_by_shape_or_without_the_head_is_silent(cond, load):
+    silent(KEYS.format(cond=cond, load=load))
+
+
+def test_an_own_state_changed_otherwise_is_not_followed():
+    silent(KEYS.format(cond="k in model_dict", load="model_dict.pop('fc.weight')\n" + UPDATE))

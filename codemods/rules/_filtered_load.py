@@ -123,10 +123,14 @@ class Values:
         self.sem = sem
 
     # ------------------------------------------------------------------ the state source
-    def source(self, expr, at, depth: int = 0) -> Optional[Source]:
+    def source(self, expr, at, depth: int = 0, into: Optional[str] = None) -> Optional[Source]:
+        """Where the state dict ``expr`` loaded at ``at`` (the ``load_state_dict`` call)
+        comes from; ``into``: the model it is loaded into (``at``'s receiver)."""
         sem = self.sem
         if depth > 4 or expr is None:
             return None
+        if depth == 0:
+            into = sem.dotted(sem.receiver(at))
         if isinstance(expr, ast.Call):
             qs = sem.qualnames(expr.func)
             if qs & FILE_LOADS:
@@ -141,7 +145,7 @@ class Values:
                     return None  # a model's own state
                 return Source(expr, "zoo")
             if m == "get" and expr.args and isinstance(expr.args[0], ast.Constant) and expr.args[0].value in STATE_KEYS:
-                inner = self.source(sem.receiver(expr), at, depth + 1)
+                inner = self.source(sem.receiver(expr), at, depth + 1, into)
                 if inner is not None:
                     r = sem.receiver(expr)
                     return Source(inner.call, inner.kind, inner.path, r if isinstance(r, ast.Name) else inner.ckpt)
@@ -149,11 +153,14 @@ class Values:
         if isinstance(expr, ast.Subscript):
             k = expr.slice
             if isinstance(k, ast.Constant) and k.value in STATE_KEYS:
-                inner = self.source(expr.value, at, depth + 1)
+                inner = self.source(expr.value, at, depth + 1, into)
                 if inner is not None:
                     ckpt = expr.value if isinstance(expr.value, ast.Name) else inner.ckpt
                     return Source(inner.call, inner.kind, inner.path, ckpt)
             return None
+        if isinstance(expr, ast.DictComp):
+            inner = self._key_filtered(expr, into)
+            return self.source(inner, at, depth + 1, into) if inner is not None else None
         if isinstance(expr, ast.Name):
             bs = sem.reaching(expr)
             if len(bs) != 1:
@@ -161,13 +168,91 @@ class Values:
             b = bs[0]
             if b.kind not in (BindingKind.ASSIGNMENT, BindingKind.NAMED_EXPR) or b.value is None:
                 return None
+            update = self._own_state_updated(b, at, into)
+            if update is not None:
+                inner = self.source(update, at, depth + 1, into)
+                return Source(inner.call, inner.kind, inner.path, inner.ckpt) if inner is not None else None
             if self._mutated_between(b, at):
                 return None
-            inner = self.source(b.value, b.stmt or at, depth + 1)
+            inner = self.source(b.value, b.stmt or at, depth + 1, into)
             if inner is None:
                 return None
             return Source(inner.call, inner.kind, inner.path, inner.ckpt or expr)
         return None
+
+    def _own_state(self, expr, into: Optional[str]) -> bool:
+        """``expr`` is the state dict of the model ``into`` (``model.state_dict()``, its
+        ``keys()``, or a name bound only to one of those)."""
+        sem = self.sem
+        target = into
+        if target is None:
+            return False
+        for _ in range(3):
+            if isinstance(expr, ast.Call) and sem.method_name(expr) == "keys" and not expr.args:
+                expr = sem.receiver(expr)
+                continue
+            if isinstance(expr, ast.Call):
+                return sem.method_name(expr) == "state_dict" and not expr.args and sem.dotted(sem.receiver(expr)) == target
+            if not isinstance(expr, ast.Name):
+                return False
+            bs = sem.reaching(expr)
+            if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or bs[0].value is None:
+                return False
+            expr = bs[0].value
+        return False
+
+    def _key_filtered(self, comp: ast.DictComp, into: Optional[str]) -> Optional[ast.AST]:
+        """``{k: v for k, v in sd.items() if k in model_dict}``: the entries of ``sd``
+        whose names the model has, whatever their shapes (a head replaced under its old
+        name keeps its entry and still mismatches); ``sd`` then.  None for any other
+        comprehension (one that tests shapes, or drops keys by name, filters for real)."""
+        sem = self.sem
+        if len(comp.generators) != 1:
+            return None
+        g = comp.generators[0]
+        t = g.target
+        if g.is_async or not (isinstance(t, ast.Tuple) and len(t.elts) == 2 and all(isinstance(e, ast.Name) for e in t.elts)):
+            return None
+        k, v = t.elts[0].id, t.elts[1].id
+        if not (isinstance(comp.key, ast.Name) and comp.key.id == k and isinstance(comp.value, ast.Name) and comp.value.id == v):
+            return None
+        it = g.iter
+        if not (isinstance(it, ast.Call) and sem.method_name(it) == "items" and not it.args and not it.keywords):
+            return None
+        for cond in g.ifs:
+            if not (isinstance(cond, ast.Compare) and len(cond.ops) == 1 and isinstance(cond.ops[0], ast.In)
+                    and isinstance(cond.left, ast.Name) and cond.left.id == k and self._own_state(cond.comparators[0], into)):
+                return None
+        return sem.receiver(it)
+
+    def _own_state_updated(self, b, at, into: Optional[str]) -> Optional[ast.AST]:
+        """``model_dict = model.state_dict(); model_dict.update(pretrained); model.load_state_dict(model_dict)``:
+        the argument of the one ``update`` between the binding and the load (what overrides
+        the model's own entries), when nothing else changes the dict."""
+        sem = self.sem
+        if not self._own_state(b.value, into):
+            return None
+        got = None
+        end = (at.lineno, at.col_offset)
+        for ref in sem.references(b):
+            if not b.order <= (ref.lineno, ref.col_offset) < end or not any(x is b for x in sem.reaching(ref)):
+                continue
+            parent = sem.parent(ref)
+            if isinstance(parent, ast.Attribute) and parent.value is ref:
+                call = sem.parent(parent)
+                if parent.attr == "update" and isinstance(call, ast.Call) and call.func is parent and got is None \
+                        and len(call.args) == 1 and not call.keywords and isinstance(sem.parent(call), ast.Expr):
+                    got = call.args[0]
+                    continue
+                if parent.attr in _READ_ONLY:
+                    continue
+                return None
+            if isinstance(parent, ast.Compare) or (isinstance(parent, ast.Call) and parent.func is ref):
+                continue
+            if isinstance(parent, ast.Call) and at is parent:
+                continue
+            return None
+        return got
 
     @staticmethod
     def _path_arg(call: ast.Call, names=("f", "filename")):
@@ -195,6 +280,9 @@ class Values:
             elif isinstance(parent, ast.Subscript) and parent.value is ref:
                 if not isinstance(parent.ctx, ast.Load):
                     return True
+            elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "update" \
+                    and parent.args == [ref] and not parent.keywords:
+                continue  # ``model_dict.update(sd)`` reads it
             elif isinstance(parent, (ast.Call, ast.keyword)):
                 return True
         return False

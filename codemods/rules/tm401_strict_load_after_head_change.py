@@ -43,7 +43,10 @@ class StrictLoadAfterHeadChange(Rule):
     (`Net(num_classes=3)`).  The checkpoint is followed through variables and
     `ckpt["state_dict"]`; it may come from `torch.load`, `torch.hub.load_state_dict_from_url`,
     `model_zoo.load_url`, a torchvision weights enum or a pretrained zoo model's
-    `state_dict()`.  Also finds torchvision classification builders asked for pretrained
+    `state_dict()`, and through the recipe that keeps only the entries whose names the
+    model has (`{k: v for k, v in sd.items() if k in model_dict}`, then
+    `model_dict.update(sd)`): a head replaced under its old name keeps its entry, so that
+    load fails the same way.  Also finds torchvision classification builders asked for pretrained
     weights and another number of classes (`models.resnet18(pretrained=True,
     num_classes=10)`), which load the 1000-class weights into the new head themselves.
 
@@ -56,7 +59,8 @@ class StrictLoadAfterHeadChange(Rule):
 
     Resumed checkpoints (they carry optimizer or epoch state), checkpoints the file (or a
     neighbouring script) saves to the same path from a model with the changed head, and
-    loads that are already filtered (`pop`, `del`, a comprehension, a helper) are not
+    loads that are already filtered (`pop`, `del`, a comprehension that compares shapes or
+    drops keys by name, a helper) are not
     reported; nor is a head changed elsewhere (a builder, a constructor) when nothing
     says the checkpoint is a pretrained one; nor is a head removed (`model.fc =
     nn.Identity()`, `= None`, `num_classes=0`): it has no parameters, so no shape can
