@@ -508,3 +508,74 @@ def test_the_importers_a_worker_asked_for_are_read_once_by_the_runner(tmp_path, 
     # (each script's directory is read by its own small index, in the worker)
     scans = [s.split() for s in log.read_text().split("\n")[:-1] if s.split()[2] == "3"]
     assert [s[1] for s in scans] == ["main"] and scans[0][0] == str(os.getpid())
+
+
+# ---------------------------------------------------------------------- what spawn's workers cannot unpickle
+# (pytorch/pytorch#87016: the Dataset class defined under the guard; the local
+# ``main.<locals>.collate_fn`` and ``collate_fn=lambda x: x`` of many issue reports)
+SPAWN = """\
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+{top}
+if __name__ == "__main__":
+{guard}
+    loader = DataLoader({dataset}, batch_size=2, num_workers={workers}{extra})
+    for batch in loader:
+        pass
+"""
+CLASS = "class Chat(Dataset):\n    def __len__(self):\n        return 4\n\n    def __getitem__(self, i):\n        return i\n"
+
+
+def _indent(text):
+    return textwrap.indent(text, "    ")
+
+
+@pytest.mark.parametrize(
+    "top, guard, dataset, extra, why",
+    [("", _indent(CLASS), "Chat()", "", "`Chat`, defined under `if __name__ == \"__main__\":`"),
+     (CLASS, "    def collate(b):\n        return b\n", "Chat()", ", collate_fn=collate",
+      "`collate`, defined under `if __name__"),
+     (CLASS, "", "Chat()", ", collate_fn=lambda b: b", "it gets a lambda (`lambda b: b`)")],
+)
+def test_what_the_workers_cannot_unpickle_is_reported(top, guard, dataset, extra, why):
+    src = SPAWN.format(top=top, guard=guard, dataset=dataset, workers=2, extra=extra)
+    f = reported(src, why)
+    assert "Can't" in f.message or "lambda" in f.message
+
+
+def test_a_dataset_class_local_to_a_function():
+    src = ("import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\ndef main():\n"
+           + _indent(CLASS) + "    for b in DataLoader(Chat(), num_workers=4):\n        pass\n\n\n"
+           "if __name__ == \"__main__\":\n    main()\n")
+    reported(src, "`Can't pickle local object 'main.<locals>.Chat'`")
+
+
+@pytest.mark.parametrize(
+    "top, guard, workers, extra",
+    [(CLASS, "", 2, ""),  # defined at the top level: the workers import it
+     ("", _indent(CLASS), 0, ""),  # no workers
+     ("", _indent(CLASS), 2, ", multiprocessing_context='fork'")],  # nothing pickled
+)
+def test_what_the_workers_can_import_is_silent(top, guard, workers, extra):
+    r, _ = run(SPAWN.format(top=top, guard=guard, dataset="Chat()", workers=workers, extra=extra))
+    assert bugs(r) == [], [f.message for f in r.findings]
+
+
+# (a workers count chosen per platform with an ``if`` statement, like ``0 if os.name ==
+# "nt" else 4``: the author thought about spawn)
+def test_a_worker_count_chosen_per_platform_by_an_if_statement_is_silent():
+    src = HEAD + ("import os\nif os.name == 'nt':\n    workers = 0\nelse:\n    workers = os.cpu_count()\n"
+                  "loader = DataLoader(ds, num_workers=workers)\nfor b in loader:\n    pass\n")
+    r, _ = run(src)
+    assert bugs(r) == [], [f.message for f in r.findings]
+
+
+# (pyg-team/pytorch_geometric#1774: ``NeighborSampler(..., num_workers=12)`` derives from
+# torch's DataLoader and starts workers as it does)
+@pytest.mark.parametrize("imp", ["from torch_geometric.loader import NeighborSampler",
+                                 "from torch_geometric.data import NeighborSampler"])
+def test_a_pyg_loader_with_workers_at_import_time(imp):
+    out = fixed(f"{imp}\nloader = NeighborSampler(edge_index, sizes=[25, 10], batch_size=1024, num_workers=12)\n"
+                "for batch_size, n_id, adjs in loader:\n    pass\n")
+    assert 'if __name__ == "__main__":' in out

@@ -138,11 +138,11 @@ class Analysis:
         self.by_call = {ld.call: ld for ld in self.loaders}
 
     # ------------------------------------------------------------------ loaders
-    def _loader_words(self) -> tuple[str, ...]:
+    def loader_words(self) -> tuple[str, ...]:
         words = {"DataLoader"}
         for name, bs in self.sem.module_scope.bindings.items():
             for b in bs:
-                if b.kind in (BindingKind.IMPORT, BindingKind.FROM_IMPORT) and b.qualname in N.LOADERS:
+                if b.kind in (BindingKind.IMPORT, BindingKind.FROM_IMPORT) and b.qualname in N.WORKER_LOADERS:
                     words.add(name)
         return tuple(sorted(words))
 
@@ -150,7 +150,7 @@ class Analysis:
         """The DataLoaders with workers that code running at import time creates (a
         loader made elsewhere cannot be iterated at import)."""
         sem = self.sem
-        words = self._loader_words()
+        words = self.loader_words()
         if not any(sem.source.holding(w) for w in words):
             return []  # (a test of the text: nothing parsed)
         calls = []
@@ -163,7 +163,7 @@ class Analysis:
             if not any(k.arg in ("num_workers", None) for k in call.keywords) and len(call.args) < 6 \
                     and not any(isinstance(a, ast.Starred) for a in call.args):
                 continue  # no worker count given: the default, 0
-            if not (sem.qualnames(call.func) & N.LOADERS):
+            if not (sem.qualnames(call.func) & N.WORKER_LOADERS):
                 continue
             value = sem.argument(call, "num_workers", position=5)
             if value is None or value is UNKNOWN_ARG:
@@ -171,10 +171,10 @@ class Analysis:
             has, lit = self.worker_count(value)
             if not has:
                 continue
-            out.append(Loader(call, value, lit, self._name(call)))
+            out.append(Loader(call, value, lit, self.name_of(call)))
         return out
 
-    def _name(self, call) -> str:
+    def name_of(self, call) -> str:
         """How messages call the loader: the name or attribute it is assigned to, an
         element of a container assigned to a name (``loaders["train"]``, ``loaders[...]``)."""
         sem = self.sem
@@ -207,6 +207,20 @@ class Analysis:
                         return True
         return False
 
+    def _under_platform_test(self, b) -> bool:
+        """The binding's statement runs under an ``if`` (or its ``else``) whose test reads
+        the platform: the count was chosen per platform, like ``0 if os.name == "nt"
+        else 4``."""
+        stmt = b.stmt if b.kind is BindingKind.ASSIGNMENT else None
+        if stmt is None:
+            return False
+        for a in self.sem.ancestors(stmt):
+            if isinstance(a, (*_DEFS, ast.ClassDef, ast.Lambda)):
+                return False
+            if isinstance(a, ast.If) and self.platform_dependent(a.test):
+                return True
+        return False
+
     def worker_count(self, value, depth: int = 0) -> tuple[bool, Optional[int]]:
         """(may start workers, the literal count if known): a literal 0, None/False or a
         platform-dependent count start none."""
@@ -226,6 +240,8 @@ class Analysis:
             bs = sem.reaching(value)
             if not bs:
                 return (True, None)
+            if any(self._under_platform_test(b) for b in bs):
+                return (False, None)  # ``if os.name == "nt": workers = 0 else: ...``
             results = []
             for b in bs:
                 if b.kind is BindingKind.ASSIGNMENT and b.value is not None:
@@ -272,7 +288,7 @@ class Analysis:
         if self._callees(call) or sem.callee(call) is not None:
             return None
         qs = sem.qualnames(call.func)
-        if qs and all(q in _HARMLESS or q in N.CONSUMERS or q in N.ITER_WRAPPERS or q in N.LOADERS for q in qs):
+        if qs and all(q in _HARMLESS or q in N.CONSUMERS or q in N.ITER_WRAPPERS or q in N.WORKER_LOADERS for q in qs):
             return None
         if qs and all(q.startswith(("builtins.", "torch.", "os.", "math.", "logging.", "json.", "time.")) for q in qs):
             return None
@@ -443,7 +459,7 @@ class Analysis:
                 if not isinstance(n, ast.Expr) or not isinstance(n.value, ast.Call):
                     continue
                 call = n.value
-                if sem.qualnames(call.func) & N.LOADERS or sem.callee(call) is not None:
+                if sem.qualnames(call.func) & N.WORKER_LOADERS or sem.callee(call) is not None:
                     continue
                 value = self._num_workers_passed(call)
                 if value is None or not self.worker_count(value)[0]:

@@ -7,7 +7,8 @@ from typing import Optional
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind
-from ._main_guard import _DEFS, DATASET_BASES, IMPORT_STATE, WORKER_ARGS, Analysis, Loader
+from ..semantic import names as N
+from ._main_guard import _DEFS, DATASET_BASES, IMPORT_STATE, WORKER_ARGS, Analysis, Loader, is_main_guard
 
 _EXEC = frozenset({"builtins.exec", "builtins.eval", "builtins.globals", "builtins.vars"})
 
@@ -27,8 +28,19 @@ class DataLoaderWithoutMainGuard(Rule):
     re-import iterates the loader again and fails with "An attempt has been made to start
     a new process before the current process has finished its bootstrapping phase".
 
+    The same start methods pickle what the workers run: the Dataset, `collate_fn` and
+    `worker_init_fn`.  A class or function defined under `if __name__ == "__main__":`
+    is missing from the `__mp_main__` the workers import (`Can't get attribute
+    'MyDataset' on <module '__mp_main__'>`), one defined inside a function cannot be
+    pickled (`Can't pickle local object 'main.<locals>.collate_fn'`), nor can a lambda;
+    TM301 reports those for any loader with workers of a script, guarded or not (not
+    fixed: the definition has to move to the top level), unless the loader names its
+    `multiprocessing_context`.  Loaders deriving from torch's (PyTorch Geometric's
+    `NeighborSampler`/`NeighborLoader`/..., DGL's, MONAI's) count as DataLoaders.
+
     A worker count of 0, no count, or one that depends on the platform
-    (`0 if os.name == "nt" else 4`) starts no worker there and is not reported.  An info
+    (`0 if os.name == "nt" else 4`, or set under `if os.name == "nt":`) starts no
+    worker there and is not reported.  An info
     finding suggests `persistent_workers=True` for a loader with a literal worker count
     that is iterated every epoch.
 
@@ -106,6 +118,7 @@ class DataLoaderWithoutMainGuard(Rule):
         if ctx.notebook:
             yield from self._notebook(ctx, an)
             return
+        yield from self._unpicklable(ctx, an)
         if not an.loaders:
             if not an.guards:
                 yield from self._library_call(ctx, an)
@@ -172,11 +185,7 @@ class DataLoaderWithoutMainGuard(Rule):
             return
         sem = ctx.sem
         for ld in an.sites():
-            found: list = []
-            for name, pos in WORKER_ARGS:
-                arg = sem.argument(ld.call, name, position=pos)
-                if arg is not None and arg is not UNKNOWN_ARG:
-                    _notebook_objects(sem, arg, found, 0)
+            found = _worker_objects(sem, ld.call)
             if not found:
                 continue
             workers = sem.segment(ld.workers)
@@ -226,6 +235,51 @@ class DataLoaderWithoutMainGuard(Rule):
             if f is not None:
                 yield f
 
+    def _unpicklable(self, ctx: Context, an: Analysis):
+        """A script's loader with workers whose dataset, ``collate_fn`` or
+        ``worker_init_fn`` is (or holds) a class or function that spawn's workers cannot
+        unpickle: defined under ``if __name__ == "__main__":`` (a worker imports the script
+        as ``__mp_main__``, where that block does not run), inside a function (a local
+        object), or a lambda.  Reported, not fixed: the definition has to move."""
+        sem = ctx.sem
+        words = an.loader_words()
+        if not ctx.has("num_workers") or (not an.guards and not ctx.has("def ") and not ctx.has("lambda")):
+            return  # (a worker count given by position only: not looked for)
+        # an unguarded script's import-time loaders: the guard finding names these (report-only)
+        unguarded = set() if an.guards else {ld.call for ld in an.loaders}
+        for call in sem.find(ast.Call, containing=words):
+            if call in unguarded or not (sem.qualnames(call.func) & N.WORKER_LOADERS):
+                continue
+            value = sem.argument(call, "num_workers", position=5)
+            if value is None or value is UNKNOWN_ARG or not an.worker_count(value)[0]:
+                continue
+            if sem.argument(call, "multiprocessing_context") is not None:
+                continue  # the start method is the caller's choice (``"fork"`` pickles nothing)
+            why = None
+            for n in _worker_objects(sem, call):
+                if isinstance(n, ast.Lambda):
+                    why = (f"it gets a lambda (`{sem.segment(n)}`), which cannot be pickled for them; define it with "
+                           "`def` at the top level")
+                    break
+                holder = sem.enclosing_function(n)
+                if holder is not None:
+                    why = (f"they need `{n.name}`, defined inside `{getattr(holder, 'name', 'a lambda')}`, which cannot"
+                           f" be pickled (`Can't pickle local object '{_qualname(sem, n)}'`); define it at the top level")
+                    break
+                if is_main_guard(sem.top_statement(n)):
+                    why = (f"they need `{n.name}`, defined under `if __name__ == \"__main__\":`, and import this script"
+                           f" as `__mp_main__`, where that block does not run (`Can't get attribute '{n.name}' on <module"
+                           " '__mp_main__'>`); define it at the top level, above the guard")
+                    break
+            if why is None:
+                continue
+            yield ctx.finding(
+                self, call,
+                f"DataLoader `{an.name_of(call)}` with num_workers={sem.segment(value)}: under spawn (macOS, Windows;"
+                f" forkserver, Linux from Python 3.14) its workers unpickle what it holds: {why}, or use"
+                " num_workers=0 on spawn platforms (not fixed)",
+            )
+
     def _library_call(self, ctx, an: Analysis):
         got = an.library_call()
         if got is None:
@@ -268,6 +322,17 @@ def _qualname(sem, node) -> str:
         elif isinstance(a, ast.ClassDef):
             parts.append(a.name)
     return ".".join(reversed(parts))
+
+
+def _worker_objects(sem, call) -> list:
+    """The same-file classes, functions and lambdas a loader's workers must unpickle
+    (its dataset, ``collate_fn``, ``worker_init_fn``)."""
+    found: list = []
+    for name, pos in WORKER_ARGS:
+        arg = sem.argument(call, name, position=pos)
+        if arg is not None and arg is not UNKNOWN_ARG:
+            _notebook_objects(sem, arg, found, 0)
+    return found
 
 
 def _notebook_objects(sem, expr, found: list, depth: int) -> None:

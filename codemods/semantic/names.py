@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional
 
 __all__ = [
-    "LOADERS", "LOSS_CE", "LOSS_NLL", "FACTORIES", "framework_of", "is_loader", "is_module_class",
+    "LOADERS", "WORKER_LOADERS", "LOSS_CE", "LOSS_NLL", "FACTORIES", "framework_of", "is_loader", "is_module_class",
     "is_optimizer", "is_scheduler", "is_scaler", "is_tensor_factory", "is_model_zoo", "is_softmax",
     "is_log_softmax", "is_cross_entropy_class", "is_cross_entropy_function", "is_torch",
 ]
@@ -23,6 +23,16 @@ LOADERS = frozenset({
     "torch_geometric.data.DataLoader",
     "monai.data.DataLoader",
 })
+
+# loaders that start worker processes as torch's DataLoader does (they derive from it),
+# whatever they yield: what TM301 looks for (TM101 reads the batches of LOADERS only)
+_PYG = ("DataLoader", "NeighborLoader", "NeighborSampler", "LinkNeighborLoader", "HGTLoader", "ClusterLoader",
+        "GraphSAINTSampler", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler",
+        "ShaDowKHopSampler", "RandomNodeLoader", "DataListLoader", "DenseDataLoader", "NodeLoader", "LinkLoader")
+WORKER_LOADERS = LOADERS | frozenset(
+    [f"torch_geometric.loader.{n}" for n in _PYG] + [f"torch_geometric.data.{n}" for n in _PYG]
+    + ["dgl.dataloading.DataLoader", "dgl.dataloading.GraphDataLoader", "monai.data.ThreadDataLoader"]
+)
 
 # tensor factories: the result is a new tensor on the default device unless device= says otherwise
 FACTORIES = frozenset({
