@@ -839,3 +839,43 @@ def test_a_helper_that_makes_no_tensor_does_not_stop_the_fix():
     f, out, _ = run(src)
     assert codes(f) == ["TM101"] and f[0].applied
     assert "x, y = x.to(device), y.to(device)" in out or "x = x.to(device)" in out
+
+
+# (the PyTorch quickstart before pytorch/tutorials#1890: ``x, y = test_data[0][0],
+# test_data[0][1]`` then ``pred = model(x)`` with the model on ``device``: a sample of the
+# loader's dataset is on the CPU like its batches)
+SAMPLE_HEAD = HEAD.replace(
+    "loader = DataLoader(",
+    "test_data = TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,)))\nloader = DataLoader(test_data, batch_size=4)\n"
+    "unused = DataLoader(",
+)
+
+
+@pytest.mark.parametrize(
+    "take, use",
+    [("x, y = test_data[0][0], test_data[0][1]\n", "pred = net(x)\n"),
+     ("x, y = test_data[3]\n", "pred = net(x.unsqueeze(0))\n"),
+     ("sample = test_data[3]\n", "pred = net(sample[0].unsqueeze(0))\n")],
+)
+def test_a_sample_of_the_loaders_dataset_is_moved(take, use):
+    f, out, src = run(f"net = nn.Linear(4, 2).to(device)\n{take}with torch.no_grad():\n    {use}"
+                      "    print(pred.argmax(-1) == y if 'y' in dir() else pred)\n", head=SAMPLE_HEAD)
+    assert codes(f) == ["TM101"] and f[0].applied, [x.message for x in f]
+    added_lines = added(src, out)
+    assert len(added_lines) == 1 and "y" not in added_lines[0].split("=")[0], added_lines
+    assert added_lines[0] in ("x = x.to(device)", "sample = [(t.to(device) if torch.is_tensor(t) else t) for t in sample]")
+    assert f[0].message.startswith("sample `")
+
+
+def test_a_samples_label_compared_with_the_output_is_not_a_meet():
+    """A torchvision sample's label is a Python int: only what reaches the model counts."""
+    f, _, _ = run("net = nn.Linear(4, 2).to(device)\nx, y = test_data[0]\nx = x.to(device)\n"
+                  "print(net(x).argmax() == y)\n", head=SAMPLE_HEAD)
+    assert codes(f) == []
+
+
+def test_a_sample_of_a_dataset_that_places_tensors_is_left_alone():
+    head = SAMPLE_HEAD.replace("TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,)))",
+                               "TensorDataset(torch.randn(8, 4).to(device), torch.randint(0, 2, (8,)))")
+    f, _, _ = run("net = nn.Linear(4, 2).to(device)\nx, y = test_data[0]\npred = net(x)\n", head=head)
+    assert codes(f) == []

@@ -716,6 +716,9 @@ class Loop:
     container: Optional[str]
     loaders: list
     body: list = field(default_factory=list)
+    # one sample indexed out of a loader's dataset (``x, y = test_data[0]``): only what
+    # reaches the model counts (its other fields may be Python numbers)
+    sample: bool = False
 
     @property
     def is_loop(self) -> bool:
@@ -773,6 +776,52 @@ def taken_batch(sem: SemanticModel, stmt) -> Optional[Loop]:
         return None
     i = next(k for k, s in enumerate(block) if s is stmt)
     return _batch(stmt, stmt.targets[0], loaders, block[i + 1:])
+
+
+def taken_samples(sem: SemanticModel, loaders: list) -> list:
+    """One sample indexed out of the dataset a plain DataLoader of the file reads
+    (``x, y = test_data[0]``, ``x, y = test_data[0][0], test_data[0][1]``, ``sample =
+    ds[i]``): it is on the CPU as the loader's batches are, and flows through the rest
+    of its block."""
+    out, seen = [], set()
+    for call in loaders:
+        if loader_of(sem, call) is None:
+            continue  # a collate_fn or dataset that may place tensors
+        ds = sem.argument(call, "dataset", 0)
+        if not isinstance(ds, ast.Name):
+            continue
+        for b in sem.reaching(ds):
+            if b.kind is not BindingKind.ASSIGNMENT or not isinstance(b.value, ast.Call):
+                continue
+            for ref in sem.references(b):
+                if sem.reaching(ref) != [b]:
+                    continue
+                sub = sem.parent(ref)
+                if not (isinstance(sub, ast.Subscript) and sub.value is ref and isinstance(sub.ctx, ast.Load)
+                        and not isinstance(sub.slice, ast.Slice)):
+                    continue
+                stmt = sem.statement_of(ref)
+                if id(stmt) in seen or not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+                    continue
+                target, value = stmt.targets[0], stmt.value
+                if value is sub:
+                    pass  # ``x, y = ds[i]``, ``sample = ds[i]``
+                elif isinstance(value, ast.Tuple) and isinstance(target, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
+                        and all(isinstance(e, ast.Subscript) and isinstance(e.value, ast.Subscript) and isinstance(e.value.value, ast.Name)
+                                and e.value.value.id == ref.id for e in value.elts) and any(e.value is sub for e in value.elts):
+                    pass  # ``x, y = ds[0][0], ds[0][1]``
+                else:
+                    continue
+                block = sem.block_of(stmt)
+                if block is None:
+                    continue
+                seen.add(id(stmt))
+                i = next(k for k, s in enumerate(block) if s is stmt)
+                got = _batch(stmt, target, [call], block[i + 1:])
+                if got is not None:
+                    got.sample = True
+                    out.append(got)
+    return out
 
 
 def _target_names(t) -> Optional[list]:

@@ -14,7 +14,7 @@ from ..semantic.source import callee_screen, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
     cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state,
-    move_of, non_blocking_style, taken_batch, type_moves, visible_at, without_cuda,
+    move_of, non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
 )
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -71,12 +71,12 @@ def _find_statement_moves(text: str) -> tuple:
     return tuple(sorted(out))
 
 
-def _makes_a_loader(sem: SemanticModel) -> bool:
-    """Some call makes a torch ``DataLoader`` (``DataLoader(...)``, ``data.DataLoader(...)``):
+def _loader_calls(sem: SemanticModel) -> list:
+    """The calls that make a torch ``DataLoader`` (``DataLoader(...)``, ``data.DataLoader(...)``):
     only the chunks where the word stands before a ``(`` are parsed (it is also in the
     type hints and docstrings of code that only receives loaders)."""
     calls = sem.find_named((ast.Call,), ("DataLoader",), ("DataLoader",), screen=callee_screen(("DataLoader",)))
-    return any(N.is_loader(sem.call_qualname(c)) for c in calls)
+    return [c for c in calls if N.is_loader(sem.call_qualname(c))]
 
 
 @dataclass
@@ -935,7 +935,10 @@ class DeviceBatchNotMoved(Rule):
     evaluation loop that forgets the move is reported even when the training loop moves
     its batch), and every element that meets the device is moved, not only what reaches
     the model: a fix after which the labels still meet the output on the CPU would not
-    be one.  Same-file helpers the loop calls are read with their parameters bound to
+    be one.  A batch taken with `next(iter(loader))` counts as a loop's, and so does a
+    sample indexed out of the dataset a loader reads (`x, y = test_data[0]`, as in a
+    prediction after training), of which only what reaches the model counts (a sample's
+    label may be a Python number).  Same-file helpers the loop calls are read with their parameters bound to
     the loop's values; loaders, models and devices are followed through names, globals
     read in functions, parameters bound at their call sites, `self` attributes,
     containers (`loaders[phase]`) and builder functions.  A batch element is moved by
@@ -1038,17 +1041,22 @@ class DeviceBatchNotMoved(Rule):
         yield from self._noop_moves(ctx)
         if not ctx.has("DataLoader") or ctx.has("set_default_device") or ctx.has("set_default_tensor_type"):
             return  # (a default device: batches may be made on it)
-        if not _makes_a_loader(sem):
+        loader_calls = _loader_calls(sem)
+        if not loader_calls:
             return
         if framework_in_file(sem) is not None:
             return
         loops = sem.statement_chunks(("for",))
         batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
         batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
+        batches += taken_samples(sem, loader_calls)
         for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
             flow = _Flow(sem, lp)
             flow.start()
             flow.run(lp.body)
+            if lp.sample:  # only what goes into the model: a sample's label may be a Python int
+                called = {id(c) for _, _, c in flow.models}
+                flow.needs = [n for n in flow.needs if id(n.node) in called]
             if flow.skip or not flow.needs or not flow.models:
                 continue
             f = self._finding(ctx, flow)
@@ -1159,12 +1167,13 @@ class DeviceBatchNotMoved(Rule):
             if not n.model and set(n.srcs) & set(meet) and n.what not in ops:
                 ops.append(n.what)
         via = next((f" in `{n.via}()`" for n in certain if n.model and n.via), "")
+        what = "sample" if lp.sample else "batch"
         if reach:
-            msg = f"batch `{label(needed)}` reaches `{mname}`{via} on the CPU while the model is on {plan.where}"
+            msg = f"{what} `{label(needed)}` reaches `{mname}`{via} on the CPU while the model is on {plan.where}"
             if meet:
                 msg += f" (`{label(meet)}` meets its output in {', '.join(ops)})"
         else:
-            msg = (f"batch `{label(needed)}` reaches the output of `{mname}` on the CPU in {', '.join(ops)} while"
+            msg = (f"{what} `{label(needed)}` reaches the output of `{mname}` on the CPU in {', '.join(ops)} while"
                    f" the model is on {plan.where}")
         if not plan.style:
             why = plan.why or "the device is not known here"
