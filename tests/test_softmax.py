@@ -1012,3 +1012,26 @@ def test_the_probabilities_read_where_the_rebinding_may_not_have_run_are_still_u
     r, out = run(RANKED.format(after="    print(out[0])\n"), unsafe=True)
     assert bugs(r) == ["TM501"]
     assert "(out == labels)" in out  # the indices: untouched
+
+
+# (vinhkhuc/PyTorch-Mini-Tutorials: ``output = loss.forward(fx, y)``: the loss module
+# called through its ``forward`` method)
+def test_a_loss_called_through_forward():
+    r, out = run("""\
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return F.softmax(self.fc(x), dim=1)
+
+
+    model = Net()
+    loss = nn.CrossEntropyLoss()
+    for x, y in loader:
+        fx = model.forward(x)
+        output = loss.forward(fx, y)
+    """)
+    assert bugs(r) == ["TM501"] and "feeds `loss.forward`" in r.findings[0].message
+    assert "return self.fc(x)" in out

@@ -710,10 +710,17 @@ class Analysis:
             flow = sem.value_uses(ctor, through=self._loss_through)
             for e in flow.uses:
                 p = sem.parent(e)
-                if isinstance(p, ast.Call) and p.func is e and p not in self._sites_by_call:
+                label = sem.segment(e)
+                if isinstance(p, ast.Attribute) and p.value is e and p.attr == "forward":
+                    label, p = sem.segment(p), sem.parent(p)  # ``criterion.forward(out, y)``
+                    if not (isinstance(p, ast.Call) and p.func is sem.parent(e)):
+                        continue
+                elif not (isinstance(p, ast.Call) and p.func is e):
+                    continue
+                if p not in self._sites_by_call:
                     got, complete = self.loss_ctors(e)
                     if got:
-                        self._add_site(out, p, "var", got, sem.segment(e), complete)
+                        self._add_site(out, p, "var", got, label, complete)
         out.sort(key=lambda s: (s.call.lineno, s.call.col_offset))
         return out
 
