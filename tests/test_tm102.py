@@ -791,3 +791,37 @@ def test_a_factory_on_the_cpu_path_of_a_cuda_test(test, branch, reported):
                 return t.sum()
         """)
     assert len(f) == (1 if reported else 0), [x.message for x in f]
+
+
+# (yhenon/pytorch-retinanet losses.py: ``regression_losses.append(torch.tensor(0).float())``
+# beside ``regression_losses.append(regression_loss.mean())``, then
+# ``torch.stack(regression_losses)``: stacking needs one device, 0-d tensors too)
+@pytest.mark.parametrize(
+    "made, join, reported",
+    [("torch.tensor(0).float()", "torch.stack(losses).mean()", True),
+     ("torch.zeros(1)", "torch.cat(losses).mean()", True),
+     # summed as Python would: a 0-d CPU tensor adds to a device one
+     ("torch.tensor(0.0)", "sum(losses)", False),
+     # on the input's device already
+     ("torch.tensor(0.0, device=x.device)", "torch.stack(losses).mean()", False)],
+)
+def test_a_cpu_tensor_stacked_with_device_ones(made, join, reported):
+    f, out, _ = run(f"""
+        class Loss(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x, ys):
+                losses = []
+                for y in ys:
+                    if y is None:
+                        losses.append({made})
+                        continue
+                    losses.append((self.proj(x) - y).abs().mean())
+                return {join}
+        """)
+    assert len(f) == (1 if reported else 0), [m.message for m in f]
+    if reported:
+        assert "`torch." in f[0].message and "of `losses`" in f[0].message
+        assert "device=x.device" in out

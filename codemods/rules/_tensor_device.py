@@ -787,17 +787,39 @@ class Analysis:
             # the cheap syntactic tests first: most factories in model code say ``device=``
             if any(k.arg in ("device", "out") for k in n.keywords):
                 continue
+            appended = None
             if isinstance(f, ast.Attribute) and self.zero_dim(n, f.attr) is not False:
-                continue  # 0-d (mixes like a number) or of unknown shape
+                appended = self._appended(n)
+                if appended is None:
+                    continue  # 0-d (mixes like a number) or of unknown shape
             name = N.factory_name(sem.call_qualname(n))
-            if name is None or self.zero_dim(n, name) is not False:
-                continue
+            if name is None or (self.zero_dim(n, name) is not False and (appended is None and self._appended(n) is None)):
+                continue  # (a 0-d tensor appended to a list that is stacked must still share its device)
             if any(k.arg is None for k in n.keywords) and sem.argument(n, "device") is not None:
                 continue  # ``**factory_kwargs`` holding (or maybe holding) a device
             fn = sem.enclosing_function(n)
             if not isinstance(fn, _DEFS) or not self.in_module(fn):
                 continue
             yield n, fn, name
+
+    def _appended(self, call: ast.Call) -> Optional[ast.Call]:
+        """``losses.append(torch.tensor(0).float())``: the ``append`` call that gets the
+        factory's result (through tensor methods that keep its device)."""
+        sem = self.sem
+        cur = call
+        for _ in range(4):
+            p = sem.parent(cur)
+            if isinstance(p, ast.Attribute) and p.value is cur and p.attr in PRESERVING_METHODS:
+                c = sem.parent(p)
+                if isinstance(c, ast.Call) and c.func is p:
+                    cur = c
+                    continue
+                return None
+            if isinstance(p, ast.Call) and p.args == [cur] and not p.keywords and isinstance(p.func, ast.Attribute) \
+                    and p.func.attr == "append":
+                return p
+            return None
+        return None
 
     def zero_dim(self, call: ast.Call, name: str) -> Optional[bool]:
         """True: the factory makes a 0-d tensor; False: at least 1-d; None: unknown."""
@@ -1105,6 +1127,9 @@ class Analysis:
                 if dev is None or (isinstance(dev, ast.Attribute) and dev.attr == "device" and _same(dev.value, node)):
                     push(call)
             return
+        if m == "append" and arg is node and len(call.args) == 1 and not call.keywords:
+            self._stacked(call, node, stack, base, via, meets)
+            return
         # a submodule: a layer with weights, or the hidden state of an RNN
         f = call.func
         if isinstance(f, ast.Attribute) and self.is_submodule_call(call):
@@ -1136,6 +1161,42 @@ class Analysis:
                 if b.kind is BindingKind.PARAMETER:
                     for r in sem.reads_of(b):
                         out.append((r, stack + (call,), base, via))
+
+    def _stacked(self, append: ast.Call, node, stack, base, via, meets) -> None:
+        """``losses.append(t)`` with ``losses = []`` in the same function, later
+        ``torch.stack(losses)`` / ``torch.cat(losses)``: every element must be on one
+        device, 0-d ones too; a meet when another element appended is a device tensor."""
+        sem = self.sem
+        lst = append.func.value
+        if not isinstance(lst, ast.Name):
+            return
+        bs = sem.reaching(lst)
+        if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or not (
+            isinstance(bs[0].value, ast.List) and not bs[0].value.elts
+        ):
+            return
+        b = bs[0]
+        others, joins = [], []
+        for r in sem.references(b):
+            if not any(x is b for x in sem.reaching(r)):
+                continue
+            p = sem.parent(r)
+            if isinstance(p, ast.Attribute) and p.value is r:
+                c = sem.parent(p)
+                if p.attr == "append" and isinstance(c, ast.Call) and c.func is p and len(c.args) == 1:
+                    if c is not append:
+                        others.append(c.args[0])
+                    continue
+                return  # ``extend``, ``pop``, ...: not followed
+            if isinstance(p, ast.Call) and p.args and p.args[0] is r and sem.call_qualname(p) in SEQ_FUNCS:
+                joins.append(p)
+                continue
+            return  # handed elsewhere: not followed
+        for j in joins:
+            for o in others:
+                if self.is_device(o, stack):
+                    self._meet(meets, base, via, j, f"`{sem.call_qualname(j)}` of `{lst.id}`", o)
+                    return
 
     # ------------------------------------------------------------------ layers built in forward
     def layers_built(self):
@@ -1340,12 +1401,13 @@ def _factory_screen(words: tuple):
                 continue
             if _READ_BACK.match(text, close + 1) or _moved_at_once(text, close + 1, end):
                 continue
-            if text[h] == "." and _no_dims(text[h + 1 : bracket], text[bracket + 1 : close], args):
-                continue
             # the start of the callee (``torch.zeros``, ``th.zeros``, ``zeros``)
             s = h
             while s > start and (text[s - 1].isalnum() or text[s - 1] in "._"):
                 s -= 1
+            if text[h] == "." and _no_dims(text[h + 1 : bracket], text[bracket + 1 : close], args) \
+                    and not text[max(start, s - 12) : s].rstrip().endswith(".append("):
+                continue  # 0-d (unless appended to a list, which may be stacked: ``_appended``)
             if text[h] == "." and text[s:h] in _NUMPY_IMPORT and _numpy_only(text, text[s:h]):
                 continue  # ``np.zeros(...)``: a numpy array (its qualified name is no torch factory)
             if _inside_registration(text, start, s):
