@@ -620,3 +620,31 @@ def test_a_checkpoint_filtered_by_shape_or_without_the_head_is_silent(cond, load
 
 def test_an_own_state_changed_otherwise_is_not_followed():
     silent(KEYS.format(cond="k in model_dict", load="model_dict.pop('fc.weight')\n" + UPDATE))
+
+
+def test_a_head_with_other_parameter_names_takes_no_entry_of_the_merge():
+    """``fc = nn.Sequential(...)`` has ``fc.0.weight``: the name filter drops the
+    checkpoint's ``fc.weight`` and the merged state loads (the direct load still lacks keys)."""
+    src = KEYS.format(cond="k in model_dict", load=UPDATE).replace(
+        "model.fc = nn.Linear(512, 10)", "model.fc = nn.Sequential(nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))")
+    silent(src)
+    direct = KEYS.format(cond="k in model_dict", load=DIRECT).replace(
+        "model.fc = nn.Linear(512, 10)", "model.fc = nn.Sequential(nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))")
+    r, _ = run(direct)
+    assert [f.code for f in r.findings] == ["TM401"]
+
+
+@pytest.mark.parametrize(
+    "src",
+    [  # another method replaces the head __init__ made, then loads
+        OWN_INIT.format(name="Net", base="nn.Module", before="", target="self.head").replace(
+            "    def __init__(self, cfg):", "    def finetune(self, cfg):"),
+        # a download is never a checkpoint of this very class
+        OWN_INIT.format(name="Net", base="nn.Module", before="", target="self.head").replace(
+            "torch.load(cfg.pretrained_weights, map_location=\"cpu\")[\"model\"]",
+            "torch.hub.load_state_dict_from_url(\"https://download.pytorch.org/models/resnet18-5c106cde.pth\")"),
+    ],
+)
+def test_a_head_the_class_defines_is_still_a_change_for_other_loads(src):
+    r, _ = run(src)
+    assert [f.code for f in r.findings] == ["TM401"], r.findings

@@ -831,7 +831,18 @@ for x, y in loader:
 def test_a_batch_padded_with_cpu_tensors_by_a_helper_is_reported_not_fixed():
     f, out, src = run(PAD.format(device=""), unsafe=True)
     assert codes(f) == ["TM101"] and f[0].fix is None and out == src
-    assert "`do_padding()` gets `x` before the model and makes a tensor on the CPU" in f[0].message
+    assert "`do_padding()` gets `x` on its way to the model and makes a tensor on the CPU" in f[0].message
+    assert "while the model is on `device`" in f[0].message and "next(" not in f[0].message  # no move hint
+
+
+def test_a_metric_helper_after_the_model_does_not_stop_the_fix():
+    """A helper given the labels that makes a CPU tensor but returns a number: not on the
+    way to the model (the review's ``accuracy(out, y)``)."""
+    f, out, _ = run("def accuracy(out, target):\n    hist = torch.zeros(2, 2)\n"
+                    "    return (out.argmax(1) == target).float().mean().item()\n\n\n"
+                    "net = nn.Linear(4, 2).to(device)\nfor x, y in loader:\n    out = net(x)\n"
+                    "    loss = criterion(out, y)\n    acc = accuracy(out, y)\n")
+    assert codes(f) == ["TM101"] and f[0].applied
 
 
 def test_a_helper_that_makes_no_tensor_does_not_stop_the_fix():
@@ -852,18 +863,18 @@ SAMPLE_HEAD = HEAD.replace(
 
 
 @pytest.mark.parametrize(
-    "take, use",
-    [("x, y = test_data[0][0], test_data[0][1]\n", "pred = net(x)\n"),
-     ("x, y = test_data[3]\n", "pred = net(x.unsqueeze(0))\n"),
-     ("sample = test_data[3]\n", "pred = net(sample[0].unsqueeze(0))\n")],
+    "take, use, move",
+    [("x, y = test_data[0][0], test_data[0][1]\n", "pred = net(x)\n", "x = x.to(device)"),
+     ("x, y = test_data[3]\n", "pred = net(x.unsqueeze(0))\n", "x = x.to(device)"),
+     ("sample = test_data[3]\n", "pred = net(sample[0].unsqueeze(0))\n",
+      "sample = [(t.to(device) if torch.is_tensor(t) else t) for t in sample]")],
 )
-def test_a_sample_of_the_loaders_dataset_is_moved(take, use):
+def test_a_sample_of_the_loaders_dataset_is_moved(take, use, move):
     f, out, src = run(f"net = nn.Linear(4, 2).to(device)\n{take}with torch.no_grad():\n    {use}"
                       "    print(pred.argmax(-1) == y if 'y' in dir() else pred)\n", head=SAMPLE_HEAD)
     assert codes(f) == ["TM101"] and f[0].applied, [x.message for x in f]
     added_lines = added(src, out)
-    assert len(added_lines) == 1 and "y" not in added_lines[0].split("=")[0], added_lines
-    assert added_lines[0] in ("x = x.to(device)", "sample = [(t.to(device) if torch.is_tensor(t) else t) for t in sample]")
+    assert added_lines == [move]
     assert f[0].message.startswith("sample `")
 
 

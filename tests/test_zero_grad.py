@@ -887,6 +887,7 @@ for i, (x, y) in enumerate(loader):
      ("args.amp", "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n", False),
      # a test that changes between iterations: the other branch may clear between two steps
      ("i % 2 == 0", "        loss.backward()\n        optimizer.step()\n", False),
+     ("i == 0", "        loss.backward()\n        optimizer.step()\n", False),  # (a name the loop binds)
      # something unknown on the step's path gets the optimizer
      ("args.amp", "        loss.backward()\n        clip_and_step(optimizer)\n", False)],
 )
@@ -897,3 +898,12 @@ def test_a_step_on_a_branch_that_never_clears(test, other, reported):
     assert len(got) == (1 if reported else 0), [f.message for f in r.findings]
     if reported:
         assert got[0].fix is None and "on its branch" in got[0].message and got[0].line == 13
+
+
+def test_a_branch_whose_other_branch_clears_by_assignment():
+    """``p.grad = None`` in the AMP branch (an assignment, not a call) is named as it is written."""
+    src = BRANCHES.format(test="args.amp", other="        loss.backward()\n        optimizer.step()\n").replace(
+        "        optimizer.zero_grad()\n", "        for p in model.parameters():\n            p.grad = None\n")
+    r = process_text("t.py", src, Options(select=frozenset({"TM201"})))
+    assert r.error is None, r.error
+    assert [f.code for f in r.findings] == ["TM201"] and "the `p.grad = None` at line 8" in r.findings[0].message

@@ -114,6 +114,9 @@ class Source:
     kind: str
     path: Optional[ast.AST] = None
     ckpt: Optional[ast.Name] = None
+    # merged by name into the model's own state (``model_dict.update(sd)``): only the
+    # entries under names the model still has are loaded
+    merged: bool = False
 
 
 class Values:
@@ -171,13 +174,13 @@ class Values:
             update = self._own_state_updated(b, at, into)
             if update is not None:
                 inner = self.source(update, at, depth + 1, into)
-                return Source(inner.call, inner.kind, inner.path, inner.ckpt) if inner is not None else None
+                return Source(inner.call, inner.kind, inner.path, inner.ckpt, merged=True) if inner is not None else None
             if self._mutated_between(b, at):
                 return None
             inner = self.source(b.value, b.stmt or at, depth + 1, into)
             if inner is None:
                 return None
-            return Source(inner.call, inner.kind, inner.path, inner.ckpt or expr)
+            return Source(inner.call, inner.kind, inner.path, inner.ckpt or expr, inner.merged)
         return None
 
     def _own_state(self, expr, into: Optional[str]) -> bool:
@@ -545,13 +548,15 @@ class Heads:
             self._assigns = sorted(out.values(), key=lambda n: (n.lineno, n.col_offset))
         return self._assigns
 
-    def change(self, recv, at) -> Optional[HeadChange]:
+    def change(self, recv, at, own_file: bool = False) -> Optional[HeadChange]:
+        """The head change before the load ``at`` into ``recv``; ``own_file``: the
+        checkpoint is a file (not a download), which may be one of this very class."""
         sem = self.sem
         recv_code = sem.dotted(recv)
         if recv_code is None:
             return None
         local = self.local_assignment(recv_code, at)
-        if local is not None and recv_code == "self" and self._defines(local):
+        if local is not None and recv_code == "self" and own_file and self._defines(local):
             return None
         if local is not None:
             return HeadChange(local, f"`{sem.segment(local.targets[0])}` was replaced (line {local.lineno})", True,
@@ -590,8 +595,8 @@ class Heads:
             return False  # ``self.classifier[6] = ...``, ``self.heads.head = ...``: part of a layer made before
         fn = sem.enclosing_function(assign)
         cls = sem.parent(fn) if fn is not None else None
-        if not isinstance(cls, ast.ClassDef) or not cls.bases:
-            return False
+        if not isinstance(cls, ast.ClassDef) or not cls.bases or fn.name != "__init__":
+            return False  # (another method replaces what ``__init__`` made)
         for b in cls.bases:
             if sem.class_def(b) is not None or not sem.qualnames(b) or not sem.qualnames(b) <= N.MODULE_BASES:
                 return False

@@ -40,6 +40,7 @@ from typing import Optional
 
 from ..semantic import BindingKind, SemanticModel
 from ..semantic import names as N
+from ._device import SELF_METHODS
 from ..semantic.source import callees
 from ..semantic.source import words as find_words
 
@@ -100,11 +101,8 @@ PRESERVING_METHODS = frozenset({
     "add_", "mul_", "sub_", "div_", "pow_", "div_", "tile", "broadcast_to", "softplus",
 })
 _RESULT_IS_TENSOR = PRESERVING_METHODS | SAME_DEVICE_METHODS | REDUCTIONS
-# ``nn.Module`` methods that return the module itself
-_MODULE_RETURNS_SELF = frozenset({
-    "double", "float", "half", "bfloat16", "to", "cuda", "cpu", "xpu", "type", "train", "eval", "requires_grad_",
-    "share_memory", "apply",
-})
+# ``nn.Module`` methods that return the module itself (moves included)
+_MODULE_RETURNS_SELF = SELF_METHODS | {"to", "cuda", "cpu", "xpu", "type", "apply"}
 
 # ---------------------------------------------------------------------------- torch functions
 _T = "torch."

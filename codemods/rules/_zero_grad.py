@@ -51,13 +51,6 @@ _INVARIANT = (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, as
               ast.Not, ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
-def _holds(node, stmt) -> bool:
-    """``node`` lies within the lines and columns of ``stmt``."""
-    a = (stmt.lineno, stmt.col_offset)
-    z = (stmt.end_lineno, stmt.end_col_offset)
-    return a <= (node.lineno, node.col_offset) and (node.end_lineno, node.end_col_offset) <= z
-
-
 def known(sem: SemanticModel, call: ast.Call) -> bool:
     """A library callee known not to clear gradients."""
     return any(q.startswith(KNOWN_PREFIXES) for q in sem.qualnames(call.func))
@@ -391,6 +384,11 @@ class Analysis:
             watched |= s.models or set()
         return self._scan(loop.body if body is None else body, st, facts, watched, set())
 
+    def _within(self, node, stmts: list) -> bool:
+        """``node`` is (in) one of ``stmts``."""
+        ids = {id(s) for s in stmts}
+        return id(node) in ids or any(id(a) in ids for a in self.sem.ancestors(node))
+
     def unclearing_branch(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str]):
         """``(step, clear, if)`` when a step of ``st`` runs in one branch of an ``if`` of
         the loop body whose other branch holds every clearing of ``st``, and nothing else
@@ -413,9 +411,9 @@ class Analysis:
             ):
                 continue
             for mine, other in ((a.body, a.orelse), (a.orelse, a.body)):
-                if not all(any(_holds(z, s) for s in other) for z in zeros):
+                if not all(self._within(z, other) for z in zeros):
                     continue
-                steps = [c for c in st.calls if any(_holds(c, s) for s in mine)]
+                steps = [c for c in st.calls if self._within(c, mine)]
                 if not steps:
                     continue
                 path = [s for s in loop.body if s is not a] + list(mine)

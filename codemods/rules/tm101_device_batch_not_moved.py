@@ -756,11 +756,12 @@ class _Flow:
         self.models.extend(sub.models)
         self.host.extend(sub.host)
         self.cpu_made.extend(sub.cpu_made)
-        if cpu:
+        result = _merge(sub.returns) if sub.returns else _EMPTY
+        if cpu and result[0]:  # it returns what it got from the batch: on its way to the model
             made = _cpu_factory(sem, fn)
             if made is not None:
                 self.cpu_made.append((cpu, fn.name, made))
-        return _merge(sub.returns) if sub.returns else _EMPTY
+        return result
 
     def unknown_after(self, c, cpu, devs, as_stmt):
         if cpu and devs:
@@ -775,6 +776,9 @@ def _cpu_factory(sem: SemanticModel, fn) -> Optional[ast.Call]:
         if isinstance(n, ast.Call) and N.is_tensor_factory(sem.call_qualname(n)) and not any(
             k.arg in ("device", None) for k in n.keywords
         ):
+            p = sem.parent(n)
+            if isinstance(p, ast.Attribute) and p.value is n and p.attr in MOVE_METHODS:
+                continue  # ``torch.zeros(n).to(x.device)``, ``.type_as(x)``: moved at once
             return n
     return None
 
@@ -1065,6 +1069,20 @@ class DeviceBatchNotMoved(Rule):
 
     # ------------------------------------------------------------------ the finding
     def _plan(self, ctx: Context, flow: _Flow) -> _Plan:
+        plan = self._move_plan(ctx, flow)
+        needed = frozenset().union(*(n.srcs for n in flow.needs))
+        for kept, helper, made in flow.cpu_made:
+            if plan.style and kept & needed:
+                # the helper may combine them with what it makes on the CPU (padding)
+                plan.style, plan.hint = "", False
+                plan.why = (f"`{helper}()` gets `{', '.join(sorted(kept & needed))}` on its way to the model and makes a"
+                            f" tensor on the CPU (`{ctx.sem.segment(made.func)}(...)`, line {made.lineno}): moving the"
+                            " batch first may make the two meet on the device; move it after, or make that tensor"
+                            " on the batch's device")
+                break
+        return plan
+
+    def _move_plan(self, ctx: Context, flow: _Flow) -> _Plan:
         sem = ctx.sem
         loop = flow.loop.node
         moves, unmoved, stray, names = [], False, False, []
@@ -1086,13 +1104,6 @@ class DeviceBatchNotMoved(Rule):
                 return _Plan(why=f"`{model}` gets part of `{', '.join(sorted(kept & needed))}` on the CPU on purpose "
                                  "(pack_padded_sequence lengths, host-side values): move only what needs the device",
                              hint=False)
-        for kept, helper, made in flow.cpu_made:
-            if kept & needed:
-                # the helper may combine them with what it makes on the CPU (padding)
-                return _Plan(why=f"`{helper}()` gets `{', '.join(sorted(kept & needed))}` before the model and makes a"
-                                 f" tensor on the CPU (`{sem.segment(made.func)}(...)`, line {made.lineno}): moving the"
-                                 " batch first may make the two meet on the device; move it after, or make that tensor"
-                                 " on the batch's device")
         if any(m.builder for m in moves):
             return _Plan(why=f"`{mname}` is built and moved by a helper")
         styles = {m.style for m in moves}

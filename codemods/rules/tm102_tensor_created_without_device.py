@@ -173,10 +173,12 @@ class TensorCreatedWithoutDevice(Rule):
     def _guarded(sem, call) -> bool:
         """Under ``with torch.device(...)`` (the factory follows it), in a branch for
         tracing/scripting/ONNX export, or in the ``else`` of ``if
-        torch.cuda.is_available():`` (the code's own CPU path)."""
+        torch.cuda.is_available():`` (the code's own CPU path) in a file that never
+        names MPS."""
         child = call
+        mps = "mps" in sem.text  # the CPU path of a CUDA test may be the MPS one
         for a in sem.ancestors(call):
-            if isinstance(a, ast.If) and without_cuda(sem, a.test, any(x is child for x in a.orelse)):
+            if not mps and isinstance(a, ast.If) and without_cuda(sem, a.test, any(x is child for x in a.orelse)):
                 return True
             child = a
             if isinstance(a, (ast.With, ast.AsyncWith)):

@@ -134,7 +134,8 @@ class MissingZeroGrad(Rule):
             return ctx.finding(
                 self, step,
                 f"{where} runs in a loop with backward() and nothing clears the gradients on its branch: the"
-                f" `{sem.segment(zero.func)}()` at line {zero.lineno} runs only in the other branch of"
+                f" `{sem.segment(zero.func) + '()' if isinstance(zero, ast.Call) else sem.segment(zero)}` at line"
+                f" {zero.lineno} runs only in the other branch of"
                 f" `if {sem.segment(branch.test)}:` (line {branch.lineno}); clear them on this branch too"
                 " (not fixed automatically)",
             )

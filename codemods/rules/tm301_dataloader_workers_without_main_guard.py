@@ -34,8 +34,8 @@ class DataLoaderWithoutMainGuard(Rule):
     'MyDataset' on <module '__mp_main__'>`), one defined inside a function cannot be
     pickled (`Can't pickle local object 'main.<locals>.collate_fn'`), nor can a lambda;
     TM301 reports those for any loader with workers of a script, guarded or not (not
-    fixed: the definition has to move to the top level), unless the loader names its
-    `multiprocessing_context`.  Loaders deriving from torch's (PyTorch Geometric's
+    fixed: the definition has to move to the top level), unless the loader asks for
+    `multiprocessing_context="fork"`.  Loaders deriving from torch's (PyTorch Geometric's
     `NeighborSampler`/`NeighborLoader`/..., DGL's, MONAI's) count as DataLoaders.
 
     A worker count of 0, no count, or one that depends on the platform
@@ -245,16 +245,17 @@ class DataLoaderWithoutMainGuard(Rule):
         words = an.loader_words()
         if not ctx.has("num_workers") or (not an.guards and not ctx.has("def ") and not ctx.has("lambda")):
             return  # (a worker count given by position only: not looked for)
-        # an unguarded script's import-time loaders: the guard finding names these (report-only)
-        unguarded = set() if an.guards else {ld.call for ld in an.loaders}
+        # loaders iterated at import time: the guard finding is theirs (report-only when they hold these)
+        unguarded = {ld.call for ld in an.sites()}
         for call in sem.find(ast.Call, containing=words):
             if call in unguarded or not (sem.qualnames(call.func) & N.WORKER_LOADERS):
                 continue
             value = sem.argument(call, "num_workers", position=5)
             if value is None or value is UNKNOWN_ARG or not an.worker_count(value)[0]:
                 continue
-            if sem.argument(call, "multiprocessing_context") is not None:
-                continue  # the start method is the caller's choice (``"fork"`` pickles nothing)
+            ctx_arg = sem.argument(call, "multiprocessing_context")
+            if isinstance(ctx_arg, ast.Constant) and ctx_arg.value == "fork":
+                continue  # forked workers inherit the objects: nothing is pickled
             why = None
             for n in _worker_objects(sem, call):
                 if isinstance(n, ast.Lambda):
@@ -353,11 +354,70 @@ def _notebook_objects(sem, expr, found: list, depth: int) -> None:
             elif isinstance(t, _DEFS):
                 continue
             if depth < 3:
-                for a in [*n.args, *(k.value for k in n.keywords)]:
+                for a in _held_args(sem, n, t):
                     _notebook_objects(sem, a.value if isinstance(a, ast.Starred) else a, found, depth + 1)
         elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < 3:
             for e in (n.values if isinstance(n, ast.Dict) else n.elts):
                 _notebook_objects(sem, e.value if isinstance(e, ast.Starred) else e, found, depth + 1)
+
+
+# constructor arguments a library dataset uses while it is built and does not keep
+_NOT_KEPT = frozenset({"is_valid_file", "key", "download"})
+
+
+_COPIES = frozenset({"builtins.list", "builtins.tuple", "builtins.dict", "builtins.set", "builtins.frozenset"})
+
+
+def _stored(sem, value) -> set:
+    """The names whose values ``value`` keeps (``x``, ``[x, y]``, ``x or d``,
+    ``Compose([t])``), not those a builtin only reads (``sorted(files, key=key)``)."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return set().union(*(_stored(sem, e) for e in value.elts)) if value.elts else set()
+    if isinstance(value, ast.Dict):
+        return set().union(*(_stored(sem, v) for v in value.values)) if value.values else set()
+    if isinstance(value, ast.BoolOp):
+        return set().union(*(_stored(sem, v) for v in value.values))
+    if isinstance(value, ast.IfExp):
+        return _stored(sem, value.body) | _stored(sem, value.orelse)
+    if isinstance(value, ast.Call):
+        q = sem.call_qualname(value) or ""
+        if q.startswith("builtins.") and q not in _COPIES:
+            return set()
+        return {x.id for x in ast.walk(value) if isinstance(x, ast.Name)}
+    return set()
+
+
+def _held_args(sem, call: ast.Call, cls) -> list:
+    """The arguments of a constructor call that the object may keep (and a worker then
+    unpickle): for a same-file class, those whose parameter its ``__init__`` stores in
+    an attribute (``self.transform = transform``) or hands on (``super().__init__(x)``);
+    for a library class, all but the ones it only uses while it is built."""
+    args = [*call.args, *(k.value for k in call.keywords if k.arg not in _NOT_KEPT)]
+    if not isinstance(cls, ast.ClassDef):
+        return args
+    init = sem.method(cls, "__init__")
+    if init is None:
+        return args
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    kept: set = set()
+    for n in ast.walk(init):
+        if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+            for target in n.targets for t in ast.walk(target)
+        ):
+            kept |= _stored(sem, n.value)  # (``self.a, self.b = a, b``: both values, conservatively)
+        elif isinstance(n, ast.Call) and not isinstance(n.func, ast.Name) and sem.method_name(n) == "__init__":
+            kept |= {x.id for x in ast.walk(n) if isinstance(x, ast.Name)}  # ``super().__init__(...)``
+    if init.args.vararg is not None or init.args.kwarg is not None:
+        return args
+    out = []
+    for i, a in enumerate(call.args):
+        if isinstance(a, ast.Starred) or i >= len(params) or params[i] in kept:
+            out.append(a)
+    out.extend(k.value for k in call.keywords if k.arg is None or k.arg in kept)
+    return out
 
 
 def _moves_to_cuda(sem) -> bool:

@@ -192,8 +192,12 @@ class StrictLoadAfterHeadChange(Rule):
             return None
         if src.ckpt is not None and vals.is_resume(src.ckpt):
             return None
-        head = heads.change(recv, call)
+        head = heads.change(recv, call, own_file=src.kind == "file")
         if head is None:
+            return None
+        if src.merged and not _same_names(sem, head):
+            # ``model_dict.update(sd)``: a head whose parameters have other names than the
+            # checkpoint's (``fc = nn.Sequential(...)``: ``fc.0.weight``) takes no entry
             return None
         if head.removed:
             # a head with no parameters: no shape can mismatch, ``strict=False`` loads the
@@ -404,6 +408,20 @@ class StrictLoadAfterHeadChange(Rule):
             Fix(build, safety=safety, message=f"build `{name}` with its pretrained head, then replace `{head}`",
                 imports=(("torch", None),) if torch_name == "torch" else ()),
         )
+
+
+def _same_names(sem, head) -> bool:
+    """The new head has the parameter names of the one it replaced: one ``torch.nn``
+    layer with weights (``model.fc = nn.Linear(512, 10)``: ``fc.weight``, ``fc.bias``),
+    not a container of layers."""
+    node = head.node
+    value = node.value if isinstance(node, ast.Assign) else None
+    if not isinstance(value, ast.Call):
+        return False
+    q = sem.call_qualname(value) or ""
+    return q.startswith("torch.nn.") and q.count(".") == 2 and q.rsplit(".", 1)[1] in (
+        "Linear", "Conv1d", "Conv2d", "Conv3d", "Bilinear", "LazyLinear",
+    )
 
 
 def _torch_name(sem) -> str:
