@@ -890,3 +890,39 @@ def test_a_sample_of_a_dataset_that_places_tensors_is_left_alone():
                                "TensorDataset(torch.randn(8, 4).to(device), torch.randint(0, 2, (8,)))")
     f, _, _ = run("net = nn.Linear(4, 2).to(device)\nx, y = test_data[0]\npred = net(x)\n", head=head)
     assert codes(f) == []
+
+
+# (glam-imperial/cider: ``Conv_Model.__init__`` ends with ``self.to(device)``, device
+# defaulting to 'cuda': the constructor moves the module)
+SELF_TO = """\
+class Net(nn.Module):
+    def __init__(self, {param}):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.to(device)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+net = Net({arg})
+for x, y in loader:
+    loss = criterion(net(x), y)
+"""
+
+
+@pytest.mark.parametrize(
+    "param, arg, move",
+    [('device="cuda"', "", 'x, y = x.to("cuda"), y.to("cuda")'),
+     ("device", "device", "x, y = x.to(device), y.to(device)"),
+     ("device", 'device="cuda:0"', 'x, y = x.to("cuda:0"), y.to("cuda:0")')],
+)
+def test_a_module_that_moves_itself_in_init(param, arg, move):
+    f, out, src = run(SELF_TO.format(param=param, arg=arg))
+    assert codes(f) == ["TM101"] and f[0].applied, [x.message for x in f]
+    assert added(src, out) == [move]
+
+
+def test_a_module_moved_to_none_in_init_is_not_moved():
+    f, _, _ = run(SELF_TO.format(param="device=None", arg=""))
+    assert codes(f) == []

@@ -409,6 +409,54 @@ def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None) -> 
     return st
 
 
+def _self_moves(sem: SemanticModel, cls: ast.ClassDef, ctor: ast.Call, use) -> list:
+    """``self.to(device)`` / ``self.cuda()`` as a statement of the class's own
+    ``__init__`` body (not under a condition): the constructor moves the module.  The
+    device is the constructor's argument for that parameter (``Net(device="cuda")``),
+    or its default; None when neither is known."""
+    init = sem.method(cls, "__init__")
+    if init is None:
+        return []
+    for st in init.body:
+        call = st.value if isinstance(st, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+            continue
+        mv = move_of(sem, call)
+        if mv is None or mv.style not in ("to", "cuda"):
+            continue
+        dev = mv.device
+        if isinstance(dev, ast.Name):
+            params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+            if dev.id in params or dev.id in [a.arg for a in init.args.kwonlyargs]:
+                pos = params.index(dev.id) if dev.id in params else None
+                got = sem.argument(ctor, dev.id, position=pos)
+                if got is None:  # the default
+                    got = _param_default(init, dev.id)
+                dev = got if got is not None and got is not UNKNOWN_ARG else None
+            # (a global device name keeps its spelling: device_text_at decides)
+        elif dev is not None and not isinstance(dev, ast.Constant):
+            dev = None
+        if isinstance(dev, ast.Constant) and dev.value is None:
+            return []  # ``self.to(None)``: no move
+        if mv.style == "to" and dev is None:
+            return [Move(ctor, "to", None, guard_of(sem, sem.statement_of(ctor), use))]
+        return [Move(ctor, mv.style, dev, guard_of(sem, sem.statement_of(ctor), use))]
+    return []
+
+
+def _param_default(fn, name: str):
+    args = fn.args
+    pos = [*args.posonlyargs, *args.args]
+    for a, d in zip(pos[len(pos) - len(args.defaults):], args.defaults):
+        if a.arg == name:
+            return d
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        if a.arg == name:
+            return d
+    return None
+
+
 def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:
     """Moves written as statements on references (``model.to(device)``, ``model.cuda()``;
     ``Module.to`` moves in place) that may run before ``use``; ``model.cpu()`` and
@@ -500,7 +548,9 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             return [(_PREPARED, [], expr)]
         target = sem.callee(expr)
         if isinstance(target, ast.ClassDef):
-            return [("module" if is_module_class(sem, target) else "unknown", [], expr)]
+            if not is_module_class(sem, target):
+                return [("unknown", [], expr)]
+            return [("module", _self_moves(sem, target, expr, use), expr)]
         if isinstance(target, _DEFS):
             rets = [r for r in sem.returns(target) if r is not None]
             if not rets:

@@ -934,7 +934,7 @@ class DeviceBatchNotMoved(Rule):
     """## What it does
     Finds loops over a `DataLoader` whose batch meets a device while it is still on the
     CPU: a batch element goes into a model that was moved with `model.to(device)` or
-    `model.cuda()`, or into an operation with that model's output or another device
+    `model.cuda()` (or whose `__init__` ends with `self.to(device)`), or into an operation with that model's output or another device
     tensor (the loss, a metric, a comparison).  Each loop is judged on its own (an
     evaluation loop that forgets the move is reported even when the training loop moves
     its batch), and every element that meets the device is moved, not only what reaches
