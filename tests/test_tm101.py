@@ -926,3 +926,50 @@ def test_a_module_that_moves_itself_in_init(param, arg, move):
 def test_a_module_moved_to_none_in_init_is_not_moved():
     f, _, _ = run(SELF_TO.format(param="device=None", arg=""))
     assert codes(f) == []
+
+
+# (the Windows ML training tutorial: ``train()`` moves the global ``model`` and calls
+# ``testAccuracy()`` every epoch; ``__main__`` rebinds ``model = Network()`` before
+# ``testBatch()``: only the first sees the moved model)
+GLOBAL = """\
+net = nn.Linear(4, 2)
+
+
+def test_accuracy():
+    for x, y in loader:
+        print((net(x).argmax(1) == y).sum())
+
+
+def test_batch():
+    x, y = next(iter(loader))
+    print(net(x))
+
+
+def train():
+    net.to(device)
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        loss = criterion(net(x), y)
+    test_accuracy()
+
+
+if __name__ == "__main__":
+    train()
+{between}    test_batch()
+"""
+
+
+@pytest.mark.parametrize(
+    "between, batch_reported",
+    [("    net = nn.Linear(4, 2)\n    net.load_state_dict(torch.load('net.pth'))\n", False),
+     ("", True),  # the moved model
+     ("    net = nn.Linear(4, 2)\n    train()\n", True),  # moved again before the call
+     ("    net = nn.Linear(4, 2).to(device)\n", True)],  # a new model, moved
+)
+def test_a_global_model_rebound_before_a_helper_runs(between, batch_reported):
+    f, _, _ = run(GLOBAL.format(between=between))
+    lines = sorted(x.line for x in f)
+    accuracy_line = HEAD.count("\n") + 6
+    batch_line = HEAD.count("\n") + 11
+    assert accuracy_line in lines, [x.message for x in f]  # called from train(), after the move
+    assert (batch_line in lines) == batch_reported, [x.message for x in f]

@@ -13,9 +13,11 @@ from ..semantic import names as N
 from ..semantic.source import callee_screen, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
-    cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_known_device, loop_batch, model_state,
-    move_of, non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
+    cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_known_device, is_module_class,
+    loop_batch, model_state, move_of, non_blocking_style, taken_batch, taken_samples, type_moves, visible_at,
+    without_cuda,
 )
+from ._main_guard import is_main_guard
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_DEFS, ast.ClassDef, ast.Lambda)
@@ -769,6 +771,103 @@ class _Flow:
         return _EMPTY
 
 
+def _fresh_at_every_call(sem: SemanticModel, lp: Loop, flow: _Flow) -> bool:
+    """The loop is in a module-level function that uses a global model another function
+    moves (``def train(): model.to(device)``), and every call of the function is
+    module-level code that rebinds the model to a new, unmoved module first, with no
+    move of it in between (``model = Network(); model.load_state_dict(...); testBatch()``):
+    there the model is on the CPU."""
+    fn = sem.enclosing_function(lp.node)
+    if not isinstance(fn, _DEFS) or sem.parent(fn) is not sem.module:
+        return False
+    names = {text for _, text, _ in flow.models}
+    if not names or not all(n.isidentifier() for n in names):
+        return False
+    scope = sem.scope_for(fn)
+    if any(scope.get(n) for n in names):
+        return False  # a local of the function, not the global
+    sites = sem.call_sites(fn)
+    if not sites.complete or not sites.calls:
+        return False
+    movers = _movers(sem, names)
+    for c in sites.calls:
+        stmt = sem.statement_of(c)
+        if not isinstance(stmt, ast.Expr) or stmt.value is not c:
+            return False
+        top = sem.parent(stmt)
+        if top is not sem.module and not (is_main_guard(top) and sem.parent(top) is sem.module):
+            return False  # called from a function, a loop, a branch
+        block = sem.block_of(stmt)
+        if block is None:
+            return False
+        i = next(k for k, x in enumerate(block) if x is stmt)
+        fresh = set()
+        for prev in reversed(block[:i]):
+            for n in names - fresh:
+                if _rebinds_fresh(sem, prev, n):
+                    fresh.add(n)
+            if fresh == names:
+                break
+            if _may_move(sem, prev, names - fresh, movers):
+                return False
+        if fresh != names:
+            return False
+    return True
+
+
+def _movers(sem: SemanticModel, names: set) -> set:
+    """The module-level functions whose code moves a global of ``names`` (a statement
+    ``model.to(...)``/``model.cuda()``), and those calling them (two levels)."""
+    out = set()
+    for st in sem.body():
+        if isinstance(st, _DEFS) and any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda")
+            and isinstance(n.func.value, ast.Name) and n.func.value.id in names for n in ast.walk(st)
+        ):
+            out.add(st.name)
+    for _ in range(2):
+        for st in sem.body():
+            if isinstance(st, _DEFS) and st.name not in out and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in out for n in ast.walk(st)
+            ):
+                out.add(st.name)
+    return out
+
+
+def _rebinds_fresh(sem: SemanticModel, stmt, name: str) -> bool:
+    """``name = Network(...)``: a same-file module class or a torch layer built anew,
+    not moved (its ``__init__`` does not move it either)."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id == name and isinstance(stmt.value, ast.Call)):
+        return False
+    v = stmt.value
+    if move_of(sem, v) is not None:
+        return False
+    target = sem.callee(v)
+    if isinstance(target, ast.ClassDef):
+        return is_module_class(sem, target) and not _moves_anything(sem, target)
+    return N.is_module_class(sem.call_qualname(v)) and not any(k.arg == "device" for k in v.keywords)
+
+
+def _may_move(sem: SemanticModel, stmt, names: set, movers: set) -> bool:
+    """``stmt`` may move a module of ``names``: it moves one, calls a function that does,
+    or hands one to a call that is not known."""
+    for n in ast.walk(stmt):
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Name) and f.id in movers:
+                return True
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in names:
+                if f.attr in ("to", "cuda", "apply") or f.attr not in ("load_state_dict", "eval", "train", "state_dict",
+                                                                        "parameters", "named_parameters"):
+                    return True
+            if any(isinstance(a, ast.Name) and a.id in names for a in [*n.args, *(k.value for k in n.keywords)]):
+                q = sem.call_qualname(n) or ""
+                if not q.startswith(("builtins.print", "torch.save")):
+                    return True
+    return False
+
+
 def _cpu_factory(sem: SemanticModel, fn) -> Optional[ast.Call]:
     """A torch factory call in ``fn`` that says no ``device=`` (``torch.zeros(n)``:
     padding, a mask, a buffer made on the CPU)."""
@@ -955,6 +1054,11 @@ class DeviceBatchNotMoved(Rule):
     Also finds `t.to(device)` on a tensor whose result is dropped: `Tensor.to` is not
     in-place.
 
+    A global model that another function moves (`def train(): model.to(device)`) is not
+    on the device in a function that module-level code calls only after rebinding it to a
+    new module with no move in between (`model = Network(); model.load_state_dict(...);
+    test_batch()`).
+
     ## Why is this bad?
     The first forward pass fails with `RuntimeError: Expected all tensors to be on the
     same device` (or `Input type (torch.FloatTensor) and weight type
@@ -1062,6 +1166,8 @@ class DeviceBatchNotMoved(Rule):
                 called = {id(c) for _, _, c in flow.models}
                 flow.needs = [n for n in flow.needs if id(n.node) in called]
             if flow.skip or not flow.needs or not flow.models:
+                continue
+            if _fresh_at_every_call(sem, lp, flow):
                 continue
             f = self._finding(ctx, flow)
             if f is not None:
