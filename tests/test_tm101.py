@@ -973,3 +973,15 @@ def test_a_global_model_rebound_before_a_helper_runs(between, batch_reported):
     batch_line = HEAD.count("\n") + 11
     assert accuracy_line in lines, [x.message for x in f]  # called from train(), after the move
     assert (batch_line in lines) == batch_reported, [x.message for x in f]
+
+
+# (lukemelas/EfficientNet-PyTorch#52: ``img = tfms(Image.open('img.png')).unsqueeze(0)``
+# then ``img.to(device)`` on its own line: the result of a tensor-only method is a tensor)
+@pytest.mark.parametrize("made, reported", [("tfms(image).unsqueeze(0)", True), ("tfms(image).permute(2, 0, 1)", True),
+                                            ("tfms(image)", False), ("np.asarray(image).reshape(1, -1)", False)])
+def test_a_dropped_move_of_a_tensor_method_result(made, reported):
+    f, out, src = run(f"img = {made}\nimg.to(device)\n")
+    got = [x for x in f if "does nothing" in x.message]
+    assert len(got) == (1 if reported else 0), [x.message for x in f]
+    if reported:
+        assert got[0].fix is None and out == src  # likely a tensor: reported, not rewritten

@@ -1403,10 +1403,17 @@ class DeviceBatchNotMoved(Rule):
                 return "likely"
             return None
         f = v.func
+        if isinstance(f, ast.Attribute) and f.attr in _TENSOR_ONLY_METHODS:
+            return "likely"  # ``img = tfms(image).unsqueeze(0)``: no module, array or image has it
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id != name.id:
             if self._tensor_kind(sem, f.value, bs[0].stmt or at, depth + 1) == "tensor":
                 return "likely"
         return None
+
+
+# tensor methods that neither nn.Module nor numpy arrays nor PIL images have
+_TENSOR_ONLY_METHODS = frozenset({"unsqueeze", "unsqueeze_", "permute", "contiguous", "detach", "clone", "narrow",
+                                  "index_select", "masked_fill", "repeat_interleave", "expand_as", "view_as"})
 
 
 def _move_expr(name: str, plan: _Plan, nb: Optional[str]) -> str:
