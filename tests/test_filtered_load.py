@@ -648,3 +648,13 @@ def test_a_head_with_other_parameter_names_takes_no_entry_of_the_merge():
 def test_a_head_the_class_defines_is_still_a_change_for_other_loads(src):
     r, _ = run(src)
     assert [f.code for f in r.findings] == ["TM401"], r.findings
+
+
+def test_an_unfiltered_merge_into_a_renamed_head_is_still_reported():
+    """``model_dict.update(pretrained)`` without the name filter brings the checkpoint's
+    ``fc.weight`` in as an unexpected key: the load fails (the review's l1.py)."""
+    src = KEYS.format(cond="True", load=UPDATE).replace(
+        "pretrained_dict = {k: v for k, v in pretrained_dict.items() if True}\n", "").replace(
+        "model.fc = nn.Linear(512, 10)", "model.fc = nn.Sequential(nn.Dropout(0.5), nn.Linear(512, 10))")
+    r, _ = run(src)
+    assert [f.code for f in r.findings] == ["TM401"], r.findings

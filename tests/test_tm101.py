@@ -985,3 +985,32 @@ def test_a_dropped_move_of_a_tensor_method_result(made, reported):
     assert len(got) == (1 if reported else 0), [x.message for x in f]
     if reported:
         assert got[0].fix is None and out == src  # likely a tensor: reported, not rewritten
+
+
+@pytest.mark.parametrize(
+    "extra, between",
+    [  # the helper moves the model itself
+        ("", "    net = nn.Linear(4, 2)\n"),
+        # a method moves it between the rebinding and the call
+        ("class Setup:\n    def go(self):\n        net.cuda()\n\n\n", "    net = nn.Linear(4, 2)\n    Setup().go()\n"),
+        # through an alias
+        ("", "    net = nn.Linear(4, 2)\n    m = net\n    m.to(device)\n"),
+        # four calls deep
+        ("def a():\n    net.to(device)\n\n\ndef b():\n    a()\n\n\ndef c():\n    b()\n\n\ndef d():\n    c()\n\n\n",
+         "    net = nn.Linear(4, 2)\n    d()\n"),
+    ],
+)
+def test_a_rebound_global_moved_again_before_the_call_is_reported(extra, between):
+    src = GLOBAL.format(between=between)
+    if extra:
+        src = src.replace("def train():", extra + "def train():")
+    else:
+        src = src.replace("def test_batch():\n", "def test_batch():\n    net.to(device)\n") if "m = net" not in between else src
+    f, _, _ = run(src)
+    assert any("`x`" in x.message and "reaches `net`" in x.message for x in f), [x.message for x in f]
+
+
+@pytest.mark.parametrize("init", ['device="cpu"', "dtype=torch.float64"])
+def test_a_module_moved_to_the_cpu_or_cast_in_init_is_not_moved(init):
+    f, _, _ = run(SELF_TO.format(param=init, arg="").replace("self.to(device)", "self.to(" + init.split("=")[0] + ")"))
+    assert codes(f) == []

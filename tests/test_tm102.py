@@ -825,3 +825,24 @@ def test_a_cpu_tensor_stacked_with_device_ones(made, join, reported):
     if reported:
         assert "`torch." in f[0].message and "of `losses`" in f[0].message
         assert "device=x.device" in out
+
+
+def test_a_word_containing_mps_is_no_mps_device():
+    """``json.dumps`` names no MPS device: the CPU path of the CUDA test stays silent."""
+    f, _, _ = run("""
+        import json
+
+
+        def log(d):
+            return json.dumps(d)
+
+
+        class Loss(nn.Module):
+            def forward(self, x):
+                if torch.cuda.is_available():
+                    t = torch.ones(x.shape).cuda() * x
+                else:
+                    t = torch.ones(x.shape) * x
+                return t.sum()
+        """)
+    assert f == [], [m.message for m in f]

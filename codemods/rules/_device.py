@@ -434,11 +434,14 @@ def _self_moves(sem: SemanticModel, cls: ast.ClassDef, ctor: ast.Call, use) -> l
                 if got is None:  # the default
                     got = _param_default(init, dev.id)
                 dev = got if got is not None and got is not UNKNOWN_ARG else None
-            # (a global device name keeps its spelling: device_text_at decides)
+            else:
+                dev = None  # a local or a global of ``__init__``: not followed (report only)
         elif dev is not None and not isinstance(dev, ast.Constant):
             dev = None
-        if isinstance(dev, ast.Constant) and dev.value is None:
-            return []  # ``self.to(None)``: no move
+        if isinstance(dev, ast.Constant) and (dev.value is None or dev.value == "cpu" or not isinstance(dev.value, (str, int))):
+            return []  # ``self.to(None)``, ``self.to("cpu")``: no move
+        if dev is not None and (_is_dtype(sem, dev) or is_cpu_device(sem, dev)):
+            return []  # ``self.to(torch.float64)``: a dtype; a CPU device
         if mv.style == "to" and dev is None:
             return [Move(ctor, "to", None, guard_of(sem, sem.statement_of(ctor), use))]
         return [Move(ctor, mv.style, dev, guard_of(sem, sem.statement_of(ctor), use))]

@@ -174,7 +174,10 @@ class Values:
             update = self._own_state_updated(b, at, into)
             if update is not None:
                 inner = self.source(update, at, depth + 1, into)
-                return Source(inner.call, inner.kind, inner.path, inner.ckpt, merged=True) if inner is not None else None
+                if inner is None:
+                    return None
+                # only name-filtered entries merged: a head under new names takes none of them
+                return Source(inner.call, inner.kind, inner.path, inner.ckpt, merged=self._name_filtered(update, into))
             if self._mutated_between(b, at):
                 return None
             inner = self.source(b.value, b.stmt or at, depth + 1, into)
@@ -227,6 +230,15 @@ class Values:
                     and isinstance(cond.left, ast.Name) and cond.left.id == k and self._own_state(cond.comparators[0], into)):
                 return None
         return sem.receiver(it)
+
+    def _name_filtered(self, expr, into: Optional[str]) -> bool:
+        """``expr`` is (a name bound only to) ``{k: v for k, v in sd.items() if k in model_dict}``."""
+        if isinstance(expr, ast.Name):
+            bs = self.sem.reaching(expr)
+            if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT:
+                return False
+            expr = bs[0].value
+        return isinstance(expr, ast.DictComp) and self._key_filtered(expr, into) is not None
 
     def _own_state_updated(self, b, at, into: Optional[str]) -> Optional[ast.AST]:
         """``model_dict = model.state_dict(); model_dict.update(pretrained); model.load_state_dict(model_dict)``:

@@ -790,6 +790,8 @@ def _fresh_at_every_call(sem: SemanticModel, lp: Loop, flow: _Flow) -> bool:
     if not sites.complete or not sites.calls:
         return False
     movers = _movers(sem, names)
+    if fn.name in movers:
+        return False  # the function moves the model itself
     for c in sites.calls:
         stmt = sem.statement_of(c)
         if not isinstance(stmt, ast.Expr) or stmt.value is not c:
@@ -816,22 +818,28 @@ def _fresh_at_every_call(sem: SemanticModel, lp: Loop, flow: _Flow) -> bool:
 
 
 def _movers(sem: SemanticModel, names: set) -> set:
-    """The module-level functions whose code moves a global of ``names`` (a statement
-    ``model.to(...)``/``model.cuda()``), and those calling them (two levels)."""
+    """The names of the functions and methods of the file whose code moves a module of
+    ``names`` (``model.to(...)``, ``model.cuda()``), and of those calling them (to a
+    fixpoint)."""
+    defs = [n for st in sem.body() for n in ast.walk(st) if isinstance(n, _DEFS)]
     out = set()
-    for st in sem.body():
-        if isinstance(st, _DEFS) and any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda")
-            and isinstance(n.func.value, ast.Name) and n.func.value.id in names for n in ast.walk(st)
-        ):
-            out.add(st.name)
-    for _ in range(2):
-        for st in sem.body():
-            if isinstance(st, _DEFS) and st.name not in out and any(
-                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in out for n in ast.walk(st)
-            ):
-                out.add(st.name)
+    for d in defs:
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MOVE_METHODS | {"cuda"}
+               and isinstance(n.func.value, ast.Name) and n.func.value.id in names for n in ast.walk(d)):
+            out.add(d.name)
+    grew = True
+    while grew:
+        grew = False
+        for d in defs:
+            if d.name not in out and any(isinstance(n, ast.Call) and _called_name(n) in out for n in ast.walk(d)):
+                out.add(d.name)
+                grew = True
     return out
+
+
+def _called_name(call: ast.Call) -> Optional[str]:
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
 
 
 def _rebinds_fresh(sem: SemanticModel, stmt, name: str) -> bool:
@@ -853,13 +861,16 @@ def _may_move(sem: SemanticModel, stmt, names: set, movers: set) -> bool:
     """``stmt`` may move a module of ``names``: it moves one, calls a function that does,
     or hands one to a call that is not known."""
     for n in ast.walk(stmt):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and any(
+            isinstance(x, ast.Name) and x.id in names for x in ast.walk(n.value) if n.value is not None
+        ):
+            return True  # an alias (``m = net``) may be moved later
         if isinstance(n, ast.Call):
             f = n.func
-            if isinstance(f, ast.Name) and f.id in movers:
+            if _called_name(n) in movers:
                 return True
             if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in names:
-                if f.attr in ("to", "cuda", "apply") or f.attr not in ("load_state_dict", "eval", "train", "state_dict",
-                                                                        "parameters", "named_parameters"):
+                if f.attr not in ("load_state_dict", "eval", "train", "state_dict", "parameters", "named_parameters"):
                     return True
             if any(isinstance(a, ast.Name) and a.id in names for a in [*n.args, *(k.value for k in n.keywords)]):
                 q = sem.call_qualname(n) or ""
@@ -1412,8 +1423,8 @@ class DeviceBatchNotMoved(Rule):
 
 
 # tensor methods that neither nn.Module nor numpy arrays nor PIL images have
-_TENSOR_ONLY_METHODS = frozenset({"unsqueeze", "unsqueeze_", "permute", "contiguous", "detach", "clone", "narrow",
-                                  "index_select", "masked_fill", "repeat_interleave", "expand_as", "view_as"})
+_TENSOR_ONLY_METHODS = frozenset({"unsqueeze", "unsqueeze_", "permute", "narrow", "index_select", "masked_fill",
+                                  "repeat_interleave", "expand_as", "view_as"})
 
 
 def _move_expr(name: str, plan: _Plan, nb: Optional[str]) -> str:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._device import without_cuda
 from ._tensor_device import Analysis, _short, is_test_path, may_make_a_cpu_tensor
 
+_MPS = re.compile(r"\bmps\b")
 _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same device'"
 
 
@@ -176,7 +178,7 @@ class TensorCreatedWithoutDevice(Rule):
         torch.cuda.is_available():`` (the code's own CPU path) in a file that never
         names MPS."""
         child = call
-        mps = "mps" in sem.text  # the CPU path of a CUDA test may be the MPS one
+        mps = _MPS.search(sem.text) is not None  # the CPU path of a CUDA test may be the MPS one
         for a in sem.ancestors(call):
             if not mps and isinstance(a, ast.If) and without_cuda(sem, a.test, any(x is child for x in a.orelse)):
                 return True
