@@ -427,37 +427,18 @@ def _self_moves(sem: SemanticModel, cls: ast.ClassDef, ctor: ast.Call, use) -> l
             continue
         dev = mv.device
         if isinstance(dev, ast.Name):
-            params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
-            if dev.id in params or dev.id in [a.arg for a in init.args.kwonlyargs]:
-                pos = params.index(dev.id) if dev.id in params else None
-                got = sem.argument(ctor, dev.id, position=pos)
-                if got is None:  # the default
-                    got = _param_default(init, dev.id)
-                dev = got if got is not None and got is not UNKNOWN_ARG else None
-            else:
-                dev = None  # a local or a global of ``__init__``: not followed (report only)
+            # the constructor's argument for that parameter, or its default; a local or a
+            # global of ``__init__`` is not followed (report only)
+            got = sem.call_argument(init, ctor, dev.id)
+            dev = got if got is not None and got is not UNKNOWN_ARG else None
         elif dev is not None and not isinstance(dev, ast.Constant):
             dev = None
         if isinstance(dev, ast.Constant) and (dev.value is None or dev.value == "cpu" or not isinstance(dev.value, (str, int))):
             return []  # ``self.to(None)``, ``self.to("cpu")``: no move
         if dev is not None and (_is_dtype(sem, dev) or is_cpu_device(sem, dev)):
             return []  # ``self.to(torch.float64)``: a dtype; a CPU device
-        if mv.style == "to" and dev is None:
-            return [Move(ctor, "to", None, guard_of(sem, sem.statement_of(ctor), use))]
         return [Move(ctor, mv.style, dev, guard_of(sem, sem.statement_of(ctor), use))]
     return []
-
-
-def _param_default(fn, name: str):
-    args = fn.args
-    pos = [*args.posonlyargs, *args.args]
-    for a, d in zip(pos[len(pos) - len(args.defaults):], args.defaults):
-        if a.arg == name:
-            return d
-    for a, d in zip(args.kwonlyargs, args.kw_defaults):
-        if a.arg == name:
-            return d
-    return None
 
 
 def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:

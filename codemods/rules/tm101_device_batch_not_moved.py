@@ -824,7 +824,7 @@ def _movers(sem: SemanticModel, names: set) -> set:
     defs = [n for st in sem.body() for n in ast.walk(st) if isinstance(n, _DEFS)]
     out = set()
     for d in defs:
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MOVE_METHODS | {"cuda"}
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MOVE_METHODS
                and isinstance(n.func.value, ast.Name) and n.func.value.id in names for n in ast.walk(d)):
             out.add(d.name)
     grew = True

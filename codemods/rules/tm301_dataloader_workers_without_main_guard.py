@@ -400,7 +400,6 @@ def _held_args(sem, call: ast.Call, cls) -> list:
     init = sem.method(cls, "__init__")
     if init is None:
         return args
-    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
     kept: set = set()
     for n in ast.walk(init):
         if isinstance(n, ast.Assign) and any(
@@ -413,10 +412,10 @@ def _held_args(sem, call: ast.Call, cls) -> list:
     if init.args.vararg is not None or init.args.kwarg is not None:
         return args
     out = []
-    for i, a in enumerate(call.args):
-        if isinstance(a, ast.Starred) or i >= len(params) or params[i] in kept:
+    for a in [*call.args, *(k.value for k in call.keywords)]:
+        p = sem.parameter_of(call, init, a)
+        if p is None or p in kept:  # (None: after a ``*args``, into ``**kwargs``: kept)
             out.append(a)
-    out.extend(k.value for k in call.keywords if k.arg is None or k.arg in kept)
     return out
 
 
