@@ -9,7 +9,20 @@ from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._device import without_cuda
 from ._tensor_device import Analysis, _short, is_test_path, may_make_a_cpu_tensor
 
-_MPS = re.compile(r"\bmps\b")
+_MPS = re.compile(r"mps\b")
+
+
+def _names_mps(text: str) -> bool:
+    """``mps`` stands in ``text`` as a word of its own (a search for the literal, then a
+    look at the character before it: ``\bmps\b`` alone is tried at every position)."""
+    j = text.find("mps")
+    while j >= 0:
+        if not (j and (text[j - 1].isalnum() or text[j - 1] == "_")) and _MPS.match(text, j):
+            return True
+        j = text.find("mps", j + 3)
+    return False
+
+
 _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same device'"
 
 
@@ -178,10 +191,13 @@ class TensorCreatedWithoutDevice(Rule):
         torch.cuda.is_available():`` (the code's own CPU path) in a file that never
         names MPS."""
         child = call
-        mps = _MPS.search(sem.text) is not None  # the CPU path of a CUDA test may be the MPS one
+        mps = None  # the file names MPS: the CPU path of a CUDA test may be the MPS one (read once asked)
         for a in sem.ancestors(call):
-            if not mps and isinstance(a, ast.If) and without_cuda(sem, a.test, any(x is child for x in a.orelse)):
-                return True
+            if isinstance(a, ast.If):
+                if mps is None:
+                    mps = _names_mps(sem.text)
+                if not mps and without_cuda(sem, a.test, any(x is child for x in a.orelse)):
+                    return True
             child = a
             if isinstance(a, (ast.With, ast.AsyncWith)):
                 for item in a.items:
