@@ -15,6 +15,7 @@ from typing import Optional
 
 import libcst as cst
 
+from .semantic.nodes import node_type
 from .semantic.source import char_col, line_starts
 
 __all__ = ["CstView", "NodeNotFound"]
@@ -115,7 +116,7 @@ class CstView:
     def node(self, node: ast.AST, *types: type):
         """The LibCST node for ``node`` (of one of ``types``, default: the counterpart of
         ``node``'s type)."""
-        want = types or _TYPES.get(type(node))
+        want = types or _TYPES.get(node_type(node))
         if want is None:
             raise NodeNotFound(f"no LibCST counterpart for {type(node).__name__}")
         line, col, eline, ecol = self.span(node)

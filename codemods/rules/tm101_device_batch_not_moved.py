@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..semantic.nodes import node_type
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
@@ -144,7 +145,7 @@ class _Flow:
                 return
 
     def statement(self, s) -> None:
-        t = type(s)
+        t = node_type(s)
         if t is ast.Assign:
             for tg in s.targets:
                 self.bind(tg, s.value, s)

@@ -32,7 +32,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
-from .nodes import child_nodes, descend
+from .members import pending
+from .nodes import BASE, child_nodes, descend, node_type
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
 from .source import Chunk, LazyParseError, ParsedSource, begins_statement, callees, char_col, line_starts
 from .source import words as find_words
@@ -175,14 +176,18 @@ class SemanticModel:
                     Binding(c.name, kind, self.module_scope, None, chunk=c, order=(c.end_line, 0))
                 )
         # functions that declare ``global``/``nonlocal`` bind names of other scopes: read
-        # them now, so that every module binding is known whatever is parsed later
+        # them now, so that every module binding is known whatever is parsed later; they
+        # are the only functions whose scopes hold such declarations (``declaring``: no
+        # other function's code is searched for one)
+        self.declaring: set = set()
         if self.has_declarations:
             declaring = self.statement_chunks(("global", "nonlocal"))
             if declaring:
-                for n in self.find(ast.Global, ast.Nonlocal, containing=("global", "nonlocal"), chunks=declaring):
-                    fn = self.enclosing(n, *_DEFS)
-                    if fn is not None:
-                        self.scope_for(fn)
+                found = self.find(ast.Global, ast.Nonlocal, containing=("global", "nonlocal"), chunks=declaring)
+                fns = [fn for fn in (self.enclosing(n, *_DEFS) for n in found) if fn is not None]
+                self.declaring.update(fns)
+                for fn in fns:
+                    self.scope_for(fn)
 
     # ================================================================ chunks and nodes
     def _adopt_chunk(self, chunk: Chunk) -> None:
@@ -194,8 +199,10 @@ class SemanticModel:
         module = self.module
         for s in chunk.stmts:
             parent[s] = module
+        base = BASE.get
         for n in descend(chunk.stmts, parent):
             t = type(n)
+            t = base(t, t)
             lst = by_type.get(t)
             if lst is None:
                 lst = by_type[t] = []
@@ -256,7 +263,7 @@ class SemanticModel:
                 continue
             # statements whose text holds none of the words are not entered
             for n in self._pruned(stmts, lambda st: self._contains(st, containing)):
-                if type(n) in types and (isinstance(n, ast.stmt) or self._contains(n, containing)):
+                if node_type(n) in types and (isinstance(n, ast.stmt) or self._contains(n, containing)):
                     out.append(n)
         out.sort(key=lambda n: (n.lineno, n.col_offset))
         return out
@@ -267,8 +274,11 @@ class SemanticModel:
         return descend(stmts, self._parent, enter)
 
     def _contains(self, node, words) -> bool:
-        a, b = self.offsets(node)
         text = self.text
+        lz = pending(node)
+        if lz is not None and not any(text.find(w, lz[0], lz[1]) >= 0 for w in words):
+            return False  # a method not parsed yet whose text holds none of the words: left unparsed
+        a, b = self.offsets(node)
         return any(text.find(w, a, b) >= 0 for w in words)
 
     def definition_chunks(self, name: str) -> list[Chunk]:
@@ -340,7 +350,11 @@ class SemanticModel:
             if n is node:
                 return p
             ln = getattr(n, "lineno", None)
-            if ln is not None:
+            lz = pending(n)
+            if lz is not None:
+                if not lz[2] <= key[0] <= lz[3]:
+                    continue  # the node is in another method's text: this one stays unparsed
+            elif ln is not None:
                 start = (ln, n.col_offset)
                 decos = getattr(n, "decorator_list", None)
                 if decos:  # decorators stand above the ``def`` line, outside its span
@@ -1722,11 +1736,16 @@ class SemanticModel:
             # start and end) are not entered
 
             def enter(st, hits=hits):
+                lz = pending(st)
+                if lz is not None:
+                    k = bisect.bisect_left(hits, lz[0])
+                    if not (k < len(hits) and hits[k] < lz[1]):
+                        return False  # a method not parsed yet with no hit in its text
                 a, b = self.offsets(st)
                 k = bisect.bisect_left(hits, a)
                 return k < len(hits) and hits[k] < b
 
-            out.extend(n for n in self._pruned(stmts, enter) if type(n) in types and _node_name(n) in names)
+            out.extend(n for n in self._pruned(stmts, enter) if node_type(n) in types and _node_name(n) in names)
         out.sort(key=lambda n: (n.lineno, n.col_offset))
         if key is not None:
             self._named[key] = out

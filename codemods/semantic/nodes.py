@@ -11,12 +11,23 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-__all__ = ["FIELDS", "child_fields", "child_nodes", "descend"]
+__all__ = ["BASE", "FIELDS", "child_fields", "child_nodes", "descend", "node_type"]
 
 _AST = ast.AST
 
 # node type -> the names of its fields that may hold nodes (not ``ctx``)
 FIELDS: dict = {ast.Name: (), ast.Constant: (), ast.alias: (), ast.Load: (), ast.Store: (), ast.Del: ()}
+
+
+# a subclass that stands for a stdlib node type (``members.FunctionDef``, a method parsed
+# on first access) -> that type: what type tests and indexes by type see
+BASE: dict = {}
+
+
+def node_type(n) -> type:
+    """The stdlib type of ``n`` (``type(n)``, but a lazily parsed method is a FunctionDef)."""
+    t = type(n)
+    return BASE.get(t, t)
 
 
 def child_fields(t) -> tuple:

@@ -17,6 +17,8 @@ import enum
 import weakref
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
+from .members import FunctionDef as LazyFunctionDef
+from .members import pending
 from .nodes import child_nodes
 
 if TYPE_CHECKING:
@@ -134,11 +136,18 @@ class Scope:
 
 
 def _end(node) -> tuple[int, int]:
+    lz = pending(node)
+    if lz is not None:
+        # a method not parsed yet: the end of its text (no code stands between its last
+        # statement and there, so every comparison with a position comes out the same)
+        return (lz[3], _FAR)
     return (getattr(node, "end_lineno", None) or node.lineno, getattr(node, "end_col_offset", None) or 0)
 
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEF_TYPES = frozenset((*_DEFS, LazyFunctionDef))
+_FAR = 1 << 30
 
 
 def collect(scope: Scope, resolve_from: Callable[[ast.ImportFrom], Optional[str]]) -> None:
@@ -147,7 +156,7 @@ def collect(scope: Scope, resolve_from: Callable[[ast.ImportFrom], Optional[str]
     c = _Collector(scope, resolve_from)
     if scope.kind is ScopeKind.MODULE:
         return  # the model fills the module scope chunk by chunk (see model.py)
-    if scope.kind is ScopeKind.FUNCTION and c.declarations:
+    if scope.kind is ScopeKind.FUNCTION and c.declarations and node in getattr(c.model, "declaring", (node,)):
         for n in _walk_no_scopes(node):
             if isinstance(n, ast.Global):
                 scope.globals.update(n.names)
@@ -187,7 +196,7 @@ class _Collector:
         self.scope = scope
         self.resolve_from = resolve_from
         self.stmt = None  # the statement being visited
-        model = getattr(scope, "model", None)
+        self.model = model = getattr(scope, "model", None)
         # no walrus in the file: an expression binds nothing (only ``:=`` binds inside one)
         self.walrus = model is None or model.has_walrus
         self.declarations = model is None or model.has_declarations
@@ -260,7 +269,7 @@ class _Collector:
                 continue
             if not walrus and isinstance(n, expr):
                 continue  # binds nothing without a ``:=``
-            if t in _DEFS:
+            if t in _DEF_TYPES:
                 for d in n.decorator_list:
                     stack.append(d)
                 self._defaults(n.args, stack)

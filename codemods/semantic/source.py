@@ -82,7 +82,7 @@ class Chunk:
     characters ``start`` .. ``end``.  ``kind`` is ``"code"``, ``"def"`` or ``"class"``;
     ``name`` the name a definition binds; ``stmts`` its statements once parsed."""
 
-    __slots__ = ("start", "end", "start_line", "end_line", "kind", "name", "stmts", "def_line")
+    __slots__ = ("start", "end", "start_line", "end_line", "kind", "name", "stmts", "def_line", "members")
 
     def __init__(self, start: int, end: int, start_line: int, end_line: int, kind: str, name: Optional[str]):
         self.start, self.end = start, end
@@ -90,6 +90,7 @@ class Chunk:
         self.kind, self.name = kind, name
         self.stmts: Optional[list[ast.stmt]] = None
         self.def_line = start_line  # the line of the ``def``/``class`` keyword
+        self.members = None  # a class parsed from its spine: its lazy methods (members.py)
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Chunk({self.kind} {self.name or ''} {self.start_line}-{self.end_line})"
@@ -101,6 +102,9 @@ class ParsedSource:
 
     def __init__(self, text: str, lazy: bool = True, min_chars: int = 2000):
         self.text = text
+        # a class chunk this long is parsed from its spine, its methods of a tenth of that
+        # on their own (members.py); 0 (the tests' forced cut): every class and method
+        self.min_class = 2 * min_chars
         self._word_chunks: dict = {}
         self._chunk_starts: Optional[list[int]] = None
         self._chunk_lines: Optional[list[int]] = None  # each chunk's first line (chunk_of_line)
@@ -130,7 +134,7 @@ class ParsedSource:
         line = 1
         for c in todo:
             parts.append("\n" * (c.start_line - line))
-            body = text[c.start : c.end]
+            body = self._chunk_text(c)
             if not body.endswith("\n"):
                 body += "\n"  # the file's last chunk; a newline ends its last statement
             parts.append(body)
@@ -155,6 +159,7 @@ class ParsedSource:
                 for c, mine in zip(todo, got)
             ):
                 for c, mine in zip(todo, got):
+                    self._lazify(c, mine)
                     c.stmts = mine
                 return
         for c in todo:  # the joined text does not parse: find the chunk that does not
@@ -167,13 +172,37 @@ class ParsedSource:
                 chunk.stmts = ast.parse(body).body  # SyntaxError: the file's own error
             else:
                 try:
-                    tree = ast.parse("\n" * (chunk.start_line - 1) + body)
+                    tree = ast.parse("\n" * (chunk.start_line - 1) + self._chunk_text(chunk))
                 except (SyntaxError, ValueError) as e:
                     raise LazyParseError(str(e)) from None
                 if not _one_definition(chunk, tree.body):
                     raise LazyParseError(f"chunk at line {chunk.start_line} is not one definition")
+                self._lazify(chunk, tree.body)
                 chunk.stmts = tree.body
         return chunk.stmts
+
+    def _chunk_text(self, chunk: Chunk) -> str:
+        """The text a chunk is parsed from: a large class's spine (its methods' bodies
+        left out, see ``members.py``), any other chunk's own text."""
+        if chunk.kind == "class" and chunk.end - chunk.start >= self.min_class:
+            from .members import spine
+
+            text = self.text
+            class_at = chunk.start
+            for _ in range(chunk.def_line - chunk.start_line):  # past the decorators' lines
+                class_at = text.find("\n", class_at, chunk.end) + 1 or chunk.end
+            got = spine(text, chunk.start, chunk.end, chunk.start_line, class_at, self.min_class // 10)
+            if got is not None:
+                chunk.members = got[1]
+                return got[0]
+        chunk.members = None
+        return self.text[chunk.start : chunk.end]
+
+    def _lazify(self, chunk: Chunk, stmts: list) -> None:
+        if chunk.members:
+            from .members import lazify
+
+            lazify(stmts[0], chunk.members, self.text)
 
     def parsed(self) -> Iterator[Chunk]:
         return (c for c in self.chunks if c.stmts is not None)

@@ -1,0 +1,306 @@
+"""The methods of a large class, parsed one by one as queries reach them.
+
+A class chunk (see ``source.py``) of a real model file is mostly methods no rule looks
+at.  Such a class is parsed from its *spine*: the chunk's text with the body of each
+plain method (``def``, decorated or not, whose body starts on the line after its
+header) replaced by ``...`` on the header line and empty lines below, so that every
+line keeps its number and every column its offset.  The parser then gives the class,
+its class-level statements and each method's decorators, name, parameters and return
+annotation exactly as in the full parse; each method node is then replaced by a
+:class:`FunctionDef` whose ``body``, ``end_lineno`` and ``end_col_offset`` are read from
+the method's own text on first access.  It *is* an ``ast.FunctionDef`` (a subclass
+named like it), so every walk, ``isinstance`` test and visitor sees the same tree as
+after a full parse, and anything that reads the body parses it first: a query never
+sees a stub.  The semantic model asks :func:`pending` before it reads a method's end
+(a word search in the method's text range, the order of a class-level binding), so
+that a method whose text holds nothing asked for is not parsed.
+
+The cut is made at lines indented as the class body's first statement that start a
+``def``, a decorator or other code, outside triple-quoted strings and line
+continuations.  A method's text is checked when it is parsed: it must be one ``def``
+with the spine's name, line and column, ending inside its text; otherwise
+``LazyParseError`` is raised and the file is parsed whole, as for a wrong chunk cut.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Optional
+
+from .nodes import BASE
+from .source import LazyParseError
+
+__all__ = ["FunctionDef", "pending", "spine"]
+
+# a line of a class body's own indentation (the newline before it) ``{indent}`` with
+# something on it; the pattern is made per indentation
+_MEMBER_LINE: dict = {}
+_STRING_START = re.compile(r"[rRbBuUfF]{0,2}('''|\"\"\"|'|\")")
+_PAD_LIMIT = 2000  # above this line, a method is parsed at line 2 and its line numbers shifted
+
+
+class FunctionDef(ast.FunctionDef):
+    """A method of a class parsed from its spine: ``body`` and its end position are
+    parsed from the method's text on first access (see the module's docstring)."""
+
+    # (the class keeps ast.FunctionDef's name: visitors dispatch on it)
+    def _materialize(self) -> None:
+        d = self.__dict__
+        lz = d.get("_lz")
+        if lz is None:
+            return
+        text, first_line, start, end = lz
+        seg = text[start:end]
+        if not seg.endswith("\n"):
+            seg += "\n"
+        shift = first_line > _PAD_LIMIT
+        src = ("class _:\n" + seg) if shift else ("\n" * (first_line - 2) + "class _:\n" + seg)
+        try:
+            tree = ast.parse(src)
+        except (SyntaxError, ValueError) as e:
+            raise LazyParseError(f"method at line {first_line}: {e}") from None
+        if shift:
+            ast.increment_lineno(tree, first_line - 2)
+        cls = tree.body[0] if len(tree.body) == 1 else None
+        real = cls.body[0] if isinstance(cls, ast.ClassDef) and len(cls.body) == 1 else None
+        if (type(real) is not ast.FunctionDef or real.name != self.name
+                or real.lineno != self.lineno or real.col_offset != self.col_offset
+                or real.end_lineno > d["_lz_last"]):
+            raise LazyParseError(f"method at line {first_line} is not the spine's `{self.name}`")
+        d["_lz_body"] = real.body
+        d["_lz_end_lineno"] = real.end_lineno
+        d["_lz_end_col_offset"] = real.end_col_offset
+        del d["_lz"]
+
+    def _get(self, key):
+        d = self.__dict__
+        if "_lz" in d:
+            self._materialize()
+        return d[key]
+
+    def _set(self, key, value):
+        self.__dict__.pop("_lz", None)  # set from outside (a copy, fix_missing_locations)
+        self.__dict__[key] = value
+
+    body = property(lambda self: self._get("_lz_body"), lambda self, v: self._set("_lz_body", v))
+    end_lineno = property(lambda self: self._get("_lz_end_lineno"), lambda self, v: self._set("_lz_end_lineno", v))
+    end_col_offset = property(lambda self: self._get("_lz_end_col_offset"),
+                              lambda self, v: self._set("_lz_end_col_offset", v))
+
+    def __reduce__(self):  # copies and pickles are plain FunctionDef nodes
+        fields = {f: getattr(self, f) for f in self._fields if hasattr(self, f)}
+        attrs = {a: getattr(self, a) for a in self._attributes if hasattr(self, a)}
+        return (_plain, (fields, attrs))
+
+
+FunctionDef.__name__ = FunctionDef.__qualname__ = "FunctionDef"
+BASE[FunctionDef] = ast.FunctionDef
+
+
+def _plain(fields: dict, attrs: dict) -> ast.FunctionDef:
+    n = ast.FunctionDef(**fields)
+    for k, v in attrs.items():
+        setattr(n, k, v)
+    return n
+
+
+def pending(node) -> Optional[tuple[int, int, int, int]]:
+    """``(start, end, first_line, last_line)`` of the text of a method not parsed yet
+    (its decorators, header and body, with the blank and comment lines after it); None
+    for any other node."""
+    if type(node) is FunctionDef:
+        lz = node.__dict__.get("_lz")
+        if lz is not None:
+            return lz[2], lz[3], lz[1], node.__dict__["_lz_last"]
+    return None
+
+
+def _skip_string(text: str, i: int, end: int) -> int:
+    """The offset after the string literal whose prefix or quote starts at ``i``; -1
+    when it does not close before ``end``."""
+    m = _STRING_START.match(text, i, end)
+    if m is None:
+        return i + 1
+    q = m.group(1)
+    j = m.end()
+    while True:
+        k = text.find(q, j, end)
+        if k < 0:
+            return -1
+        # a quote preceded by an odd number of backslashes is escaped (not in a raw string:
+        # there it still cannot end the literal)
+        b = k
+        while b > j and text[b - 1] == "\\":
+            b -= 1
+        if (k - b) % 2 == 0:
+            if len(q) == 1 and text.find("\n", j, k) >= 0:
+                return -1  # a one-line string across lines: not what we thought
+            return k + len(q)
+        j = k + 1
+
+
+def _header_colon(text: str, i: int, end: int) -> int:
+    """The offset of the ``:`` that ends the ``def``/``class`` header starting at ``i``
+    (outside brackets, strings and comments); -1 when there is none before ``end``."""
+    depth = 0
+    while i < end:
+        ch = text[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth < 0:
+                return -1
+        elif ch == "#":
+            nl = text.find("\n", i, end)
+            if nl < 0:
+                return -1
+            i = nl
+            continue
+        elif ch in "'\"" or (ch in "rRbBuUfF" and _STRING_START.match(text, i, end) and not _word_before(text, i)):
+            j = _skip_string(text, i, end)
+            if j < 0:
+                return -1
+            i = j
+            continue
+        elif ch == ":" and depth == 0:
+            return i
+        elif ch == "\n" and depth == 0 and text[i - 1] != "\\":
+            return -1  # the header's line ended without a ':'
+        i += 1
+    return -1
+
+
+def _word_before(text: str, i: int) -> bool:
+    return i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")
+
+
+def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_method: int = 400):
+    """The spine of the class chunk ``text[start:end]`` (its first line ``first_line``,
+    its ``class`` keyword at offset ``class_at``, after the decorators) and its lazy
+    methods, ``[(def_line, indent, text_start, text_end, text_first_line,
+    text_last_line)]``; None when the class is not worth it or cannot be cut."""
+    if not text.startswith("class", class_at) or text.find("\t", start, end) >= 0:
+        return None
+    colon = _header_colon(text, class_at, end)
+    if colon < 0:
+        return None
+    nl = text.find("\n", colon, end)
+    rest = text[colon + 1 : nl].strip() if nl >= 0 else "?"
+    if rest and not rest.startswith("#"):
+        return None  # a one-line class body
+    # the body's indentation: its first line with code
+    i = nl + 1
+    indent = None
+    while i < end:
+        e = text.find("\n", i, end)
+        e = end if e < 0 else e
+        line = text[i:e]
+        s = line.lstrip(" ")
+        if s and not s.startswith("#"):
+            indent = len(line) - len(s)
+            break
+        i = e + 1
+    if not indent:
+        return None
+    pat = _MEMBER_LINE.get(indent)
+    if pat is None:
+        pat = _MEMBER_LINE[indent] = re.compile(r"\n" + " " * indent + r"(?=[^\s#])")
+    # the lines that start a member or a class-level statement
+    starts = []
+    dq = sq = 0
+    last = start
+    pos = i - 1 if i > start else i
+    for mm in pat.finditer(text, pos, end):
+        off = mm.end() - indent
+        dq += text.count('"""', last, off)
+        sq += text.count("'''", last, off)
+        last = off
+        if dq % 2 or sq % 2 or (text[off - 2] == "\\" if off >= 2 else False):
+            continue
+        c = text[mm.end()]
+        if c in ")]}":
+            continue
+        starts.append(off)
+    if len(starts) < 2:
+        return None
+    bounds = starts + [end]
+    out = []
+    pieces = []
+    cur = start
+    at, at_line = start, first_line  # a line count kept as the cut moves down the text
+
+    def line(off: int) -> int:
+        nonlocal at, at_line
+        at_line += text.count("\n", at, off)
+        at = off
+        return at_line
+
+    k = 0
+    n = len(starts)
+    while k < n:
+        off = starts[k]
+        j = k
+        while j < n and text.startswith("@", starts[j] + indent):
+            j += 1  # decorators: the definition follows them
+        if j >= n or not text.startswith("def", starts[j] + indent) or _word_char(text, starts[j] + indent + 3):
+            k = j + 1 if j > k else k + 1
+            continue
+        def_off = starts[j] + indent
+        seg_end = bounds[j + 1]
+        if j + 1 >= n:
+            break  # the class's last statement: the class ends where it ends (parsed in the spine)
+        colon = _header_colon(text, def_off, seg_end)
+        if colon < 0:
+            k = j + 1
+            continue
+        nl = text.find("\n", colon, seg_end)
+        rest = text[colon + 1 : nl if nl >= 0 else seg_end].strip()
+        if nl < 0 or (rest and not rest.startswith("#")) or seg_end - nl < min_method:
+            k = j + 1
+            continue  # a one-line body, or too short to be worth a parse of its own
+        # the spine: the text up to the header's ':' then '...', the body's lines empty
+        pieces.append(text[cur : colon + 1])
+        pieces.append(" ..." + text[colon + 1 : nl + 1])
+        pieces.append("\n" * text.count("\n", nl + 1, seg_end))
+        cur = seg_end
+        seg_first = line(off)
+        def_line = line(def_off)
+        last_line = line(seg_end - 1)
+        out.append((def_line, indent, off, seg_end, seg_first, last_line))
+        k = j + 1
+    if not out:
+        return None
+    pieces.append(text[cur:end])
+    return "".join(pieces), out
+
+
+def _word_char(text: str, i: int) -> bool:
+    return i < len(text) and (text[i].isalnum() or text[i] == "_")
+
+
+def lazify(cls: ast.ClassDef, members: list, text: str) -> None:
+    """Replace the stub methods of ``cls`` (parsed from its spine) with lazy ones."""
+    by_line = {m[0]: m for m in members}
+    body = cls.body
+    found = 0
+    for idx, s in enumerate(body):
+        mem = by_line.get(getattr(s, "lineno", None))
+        if mem is None or type(s) is not ast.FunctionDef:
+            continue
+        if not (len(s.body) == 1 and isinstance(s.body[0], ast.Expr) and isinstance(s.body[0].value, ast.Constant)
+                and s.body[0].value.value is Ellipsis and s.col_offset == mem[1]):
+            raise LazyParseError(f"method at line {s.lineno}: the spine is not what was cut")
+        lz = FunctionDef.__new__(FunctionDef)
+        d = lz.__dict__
+        for f in s._fields:
+            if f not in ("body",) and hasattr(s, f):
+                d[f] = getattr(s, f)
+        d["lineno"], d["col_offset"] = s.lineno, s.col_offset
+        d["_lz"] = (text, mem[4], mem[2], mem[3])
+        d["_lz_last"] = mem[5]
+        body[idx] = lz
+        found += 1
+    if found != len(members):
+        raise LazyParseError(f"class at line {cls.lineno}: {len(members) - found} cut method(s) not found")

@@ -1,0 +1,212 @@
+"""A large class is parsed from its spine and its methods on first access
+(semantic/members.py): whatever is read of the tree is exactly what one parse of the
+whole file gives, a method no query reaches stays unparsed, and a wrong cut is never
+silent (the model then parses the file whole)."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import pickle
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torchmend.semantic import SemanticModel
+from torchmend.semantic.members import FunctionDef as LazyFunctionDef
+from torchmend.semantic.members import pending
+from torchmend.semantic.source import LazyParseError, ParsedSource
+
+# members of a class body (4 spaces), each a shape the cut must get right
+MEMBERS = [
+    "    def plain(self, x):\n        y = x + 1\n        return y\n",
+    "    @property\n    def prop(self):\n        return self._p\n",
+    "    @decorator(\n        option=1,\n    )\n    def decorated(self):\n        return 1\n",
+    "    def multi_line(\n        self,\n        a: int = 2,\n        b: str = \"):[\",\n    ) -> dict[str, int]:\n"
+    "        return {b: a}\n",
+    "    def colon_in_default(self, d={'a': 1}, s=':', f=lambda q: q):  # a comment: with a colon\n"
+    "        return d, s, f\n",
+    "    def one_liner(self): return 3\n",
+    "    def stub(self) -> int: ...\n",
+    "    async def coro(self, x):\n        await x\n        return x\n",
+    "    class Nested:\n        def inner(self):\n            return 1\n",
+    "    value = 3\n",
+    "    table = [\n        1,\n        2,\n    ]\n",
+    "    def docstring_with_code(self):\n        \"\"\"Code at the class's indentation:\n\n    def not_a_method(self):\n"
+    "        pass\n    x = 1\n\"\"\"\n        return 1\n",
+    "    def single_quoted_docstring(self):\n        '''\n    def fake(self):\n        '''\n        return 2\n",
+    "    def continued(self, a, \\\n            b):\n        return a + \\\n            b\n",
+    "    def comments_after(self):\n        return 1\n        # a trailing comment\n\n# a comment in column 0\n",
+    "    def strings(self):\n        s = \"def x(self): pass\"\n        t = 'a\\'b:'\n        u = r\"\\\"\"\n        return s, t, u\n",
+    "    def nested_defs(self):\n        def helper(z):\n            return z\n\n        @staticmethod\n"
+    "        def other():\n            return 2\n        return helper(other())\n",
+    "    @overload\n    def over(self, x: int) -> int: ...\n\n    def over(self, x):\n        return x\n",
+    "    def fstring(self, n):\n        return f\"{n:>{4}}: {n!r}\"\n",
+    "    if True:\n        def conditional(self):\n            return 1\n",
+    "    def bracket_at_class_indent(self):\n        return foo(\n    1)\n",
+    "    def comment_first(self):  # noqa\n        # a comment line first\n        return 1\n",
+]
+
+
+def _class(members, name="C", tail=True) -> str:
+    text = "import torch\n\n\n@dataclass_like\nclass " + name + "(Base, metaclass=M):\n    \"\"\"The class.\"\"\"\n\n"
+    text += "\n".join(members)
+    return text + ("\nx = " + name + "()\n" if tail else "")
+
+
+def _dump(stmts) -> str:
+    return ast.dump(ast.Module(body=list(stmts), type_ignores=[]), include_attributes=True)
+
+
+def _lazy_body(text: str):
+    """The statements of ``text`` parsed with every class cut into its spine, or None
+    when the cut was found wrong (LazyParseError: the caller parses the file whole)."""
+    src = ParsedSource(text, min_chars=0)
+    try:
+        return src, src.body()
+    except LazyParseError:
+        return src, None
+
+
+def _lazy_methods(stmts) -> list:
+    return [m for s in stmts if isinstance(s, ast.ClassDef) for m in s.body if type(m) is LazyFunctionDef]
+
+
+def test_every_shape_parses_to_the_full_parse():
+    text = _class([m for m in MEMBERS if "bracket_at_class_indent" not in m])
+    src, body = _lazy_body(text)
+    assert body is not None
+    lazy = _lazy_methods(body)
+    assert {m.name for m in lazy} >= {"plain", "prop", "decorated", "multi_line", "colon_in_default", "docstring_with_code",
+                                      "continued", "strings", "nested_defs", "fstring"}
+    # one-line bodies, async defs, nested classes, methods under an ``if`` and the
+    # class's last statement (where the class ends) are parsed with the spine
+    assert not {m.name for m in lazy} & {"one_liner", "stub", "coro", "inner", "conditional", "comment_first"}
+    assert all(pending(m) is not None for m in lazy)  # nothing read them yet
+    assert _dump(body) == _dump(ast.parse(text).body)  # (reading them parses them)
+    assert all(pending(m) is None for m in lazy)
+
+
+@pytest.mark.parametrize("i", range(len(MEMBERS)))
+def test_each_shape_between_methods(i):
+    members = [MEMBERS[0], MEMBERS[i], MEMBERS[15], MEMBERS[i]]
+    for tail in (True, False):
+        text = _class(members, tail=tail)
+        src, body = _lazy_body(text)
+        if body is None:
+            continue  # refused: parsed whole by the model
+        assert _dump(body) == _dump(ast.parse(text).body)
+
+
+def test_a_bracket_closed_at_the_class_indentation_is_refused_not_misread():
+    text = _class([MEMBERS[0], MEMBERS[20], MEMBERS[0].replace("plain", "again")])
+    src, body = _lazy_body(text)
+    assert body is None or _dump(body) == _dump(ast.parse(text).body)
+    # the model parses such a file whole and answers as for any file
+    sem = SemanticModel(text, lazy_min_chars=0)
+    try:
+        got = [n.name for n in sem.find_named((ast.FunctionDef,), ("again",))]
+    except LazyParseError:
+        got = [n.name for n in SemanticModel(text, lazy=False).find_named((ast.FunctionDef,), ("again",))]
+    assert got == ["again"]
+
+
+def test_a_query_parses_only_the_methods_whose_text_holds_its_words():
+    methods = [f"    def m{i}(self, x):\n        y = x * {i}\n        return y\n" for i in range(6)]
+    methods[3] = "    def m3(self, x):\n        return torch.zeros(3) + x\n"
+    text = _class(methods)
+    sem = SemanticModel(text, lazy_min_chars=0)
+    calls = sem.find_named((ast.Call,), ("zeros",))
+    assert [sem.segment(c) for c in calls] == ["torch.zeros(3)"]
+    cls = sem.enclosing(calls[0], ast.ClassDef)
+    fn = sem.enclosing_function(calls[0])
+    assert fn.name == "m3" and type(fn) is LazyFunctionDef
+    still = [m.name for m in cls.body if pending(m) is not None]
+    assert still == ["m0", "m1", "m2", "m4"]  # (m5, the last, is in the spine)
+    # the class scope binds every method without parsing one
+    assert sorted(sem.scope_for(cls).bindings) == ["m0", "m1", "m2", "m3", "m4", "m5"]
+    assert [m.name for m in cls.body if pending(m) is not None] == still
+    # find(containing=...) skips the others by their text too
+    assert [n.name for n in sem.find(ast.FunctionDef, containing=("zeros",))] == ["m3"]
+    assert [m.name for m in cls.body if pending(m) is not None] == still
+
+
+def test_a_lazy_method_is_a_function_def_to_every_reader():
+    text = _class(MEMBERS[:3])
+    src, body = _lazy_body(text)
+    m = _lazy_methods(body)[0]
+    assert isinstance(m, ast.FunctionDef) and type(m).__name__ == "FunctionDef"
+    seen = []
+
+    class V(ast.NodeVisitor):
+        def visit_FunctionDef(self, node):
+            seen.append(node.name)
+            self.generic_visit(node)
+
+    V().visit(body[-2] if isinstance(body[-2], ast.ClassDef) else next(s for s in body if isinstance(s, ast.ClassDef)))
+    assert seen[:3] == ["plain", "prop", "decorated"]
+    plain = ast.parse(text)
+    want = next(s for s in plain.body if isinstance(s, ast.ClassDef)).body[1]
+    for twin in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
+        assert type(twin) is ast.FunctionDef
+        assert ast.dump(twin, include_attributes=True) == ast.dump(want, include_attributes=True)
+    assert ast.unparse(m) == ast.unparse(want)
+
+
+def test_a_wrong_cut_raises_when_the_method_is_read():
+    """A method whose own text does not parse as one ``def`` with the spine's name and
+    position is never read as something else: a cut that ends inside a bracket (what a
+    line at the class's indentation inside one would cause)."""
+    call = "    def call(self, x):\n        y = f(\n            x,\n        )\n        return y\n"
+    text = _class([call, MEMBERS[0]])
+    src = ParsedSource(text, min_chars=0)
+    cls = next(s for c in src.chunks if c.kind == "class" for s in src.parse(c))
+    m = _lazy_methods([cls])[0]
+    assert m.name == "call"
+    d = m.__dict__
+    t, first, a, b = d["_lz"]
+    d["_lz"] = (t, first, a, t.index("            x,", a))  # the cut two lines early
+    with pytest.raises(LazyParseError):
+        m.body
+
+
+_member = st.sampled_from(MEMBERS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_member, min_size=1, max_size=8), st.booleans(), st.integers(min_value=0, max_value=3))
+def test_any_class_parses_to_the_full_parse_or_is_refused(members, tail, pad):
+    text = "\n" * pad + _class(members, tail=tail)
+    try:
+        full = ast.parse(text).body
+    except SyntaxError:
+        return
+    src, body = _lazy_body(text)
+    if body is not None:
+        assert _dump(body) == _dump(full)
+    # the model's answers either way: the methods by name, through the lazy cut
+    sem = SemanticModel(text, lazy_min_chars=0)
+    ref = SemanticModel(text, lazy=False)
+    names = ("plain", "again", "prop", "inner", "helper", "over")
+    try:
+        got = [(n.lineno, n.col_offset) for n in sem.find_named((ast.FunctionDef,), names)]
+    except LazyParseError:
+        return
+    assert got == [(n.lineno, n.col_offset) for n in ref.find_named((ast.FunctionDef,), names)]
+
+
+@pytest.mark.parametrize("decorators", [
+    "@dataclass\n",
+    "@auto_docstring(\n    custom_intro=\"\"\"\n    class Mentioned: in a docstring\n    \"\"\"\n)\n@register(\"class\", subclass=True)\n",
+    "",
+])
+def test_the_class_line_is_found_past_any_decorator(decorators):
+    """The spine starts at the ``class`` line the cut found, not at the first ``class``
+    in the text (``@dataclass``, a decorator's arguments or docstring)."""
+    methods = "".join(f"    def m{i}(self, x):\n        y = x * {i}\n        return y\n\n" for i in range(4))
+    text = "import torch\n\n\n" + decorators + "class C(Base):\n" + methods + "\nx = C()\n"
+    src, body = _lazy_body(text)
+    assert body is not None
+    assert [m.name for m in _lazy_methods(body)] == ["m0", "m1", "m2"]
+    assert _dump(body) == _dump(ast.parse(text).body)
