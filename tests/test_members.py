@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from torchmend.semantic import SemanticModel
+from torchmend.semantic.members import ClassDef as LazyClassDef
 from torchmend.semantic.members import FunctionDef as LazyFunctionDef
 from torchmend.semantic.members import pending
 from torchmend.semantic.source import LazyParseError, ParsedSource
@@ -78,11 +79,17 @@ def test_every_shape_parses_to_the_full_parse():
     src, body = _lazy_body(text)
     assert body is not None
     lazy = _lazy_methods(body)
-    assert {m.name for m in lazy} >= {"plain", "prop", "decorated", "multi_line", "colon_in_default", "docstring_with_code",
-                                      "continued", "strings", "nested_defs", "fstring"}
-    # one-line bodies, async defs, nested classes, methods under an ``if`` and the
-    # class's last statement (where the class ends) are parsed with the spine
-    assert not {m.name for m in lazy} & {"one_liner", "stub", "coro", "inner", "conditional", "comment_first"}
+    assert {m.name for m in lazy} >= {"plain", "prop", "decorated", "multi_line", "colon_in_default",
+                                      "continued", "strings", "nested_defs", "fstring", "comment_first"}
+    # one-line bodies, async defs, nested classes, methods under an ``if`` and bodies
+    # with a line at the class's indentation or left of it (a docstring's) are parsed
+    # with the spine
+    assert not {m.name for m in lazy} & {"one_liner", "stub", "coro", "inner", "conditional", "docstring_with_code",
+                                         "single_quoted_docstring"}
+    # the class ends with a method not parsed yet: it is a ClassDef that ends where the
+    # method ends, read (and parsed) when asked
+    cls = next(s for s in body if isinstance(s, ast.ClassDef))
+    assert type(cls) is LazyClassDef and type(cls).__name__ == "ClassDef" and pending(cls.body[-1]) is not None
     assert all(pending(m) is not None for m in lazy)  # nothing read them yet
     assert _dump(body) == _dump(ast.parse(text).body)  # (reading them parses them)
     assert all(pending(m) is None for m in lazy)
@@ -123,7 +130,7 @@ def test_a_query_parses_only_the_methods_whose_text_holds_its_words():
     fn = sem.enclosing_function(calls[0])
     assert fn.name == "m3" and type(fn) is LazyFunctionDef
     still = [m.name for m in cls.body if pending(m) is not None]
-    assert still == ["m0", "m1", "m2", "m4"]  # (m5, the last, is in the spine)
+    assert still == ["m0", "m1", "m2", "m4", "m5"]
     # the class scope binds every method without parsing one
     assert sorted(sem.scope_for(cls).bindings) == ["m0", "m1", "m2", "m3", "m4", "m5"]
     assert [m.name for m in cls.body if pending(m) is not None] == still
@@ -189,11 +196,40 @@ def test_any_class_parses_to_the_full_parse_or_is_refused(members, tail, pad):
     sem = SemanticModel(text, lazy_min_chars=0)
     ref = SemanticModel(text, lazy=False)
     names = ("plain", "again", "prop", "inner", "helper", "over")
+    words = ("return", "comment", "trailing", "C")
+
+    def answers(m):
+        return (
+            [(n.lineno, n.col_offset) for n in m.find_named((ast.FunctionDef,), names)],
+            [(n.lineno, n.col_offset) for n in m.find_named((ast.ClassDef,), ("C",))],
+            [(n.lineno, n.col_offset, m.segment(n)) for n in m.find(ast.ClassDef, ast.FunctionDef, containing=words)],
+        )
+
     try:
-        got = [(n.lineno, n.col_offset) for n in sem.find_named((ast.FunctionDef,), names)]
+        got = answers(sem)
     except LazyParseError:
         return
-    assert got == [(n.lineno, n.col_offset) for n in ref.find_named((ast.FunctionDef,), names)]
+    assert got == answers(ref)
+
+
+def test_a_class_ending_with_an_unparsed_method():
+    """The class's end is its last method's, read when asked (which parses that method
+    alone); a word after the class (a comment below it) is not in the class."""
+    methods = [f"    def m{i}(self, x):\n        y = x * {i}\n        return y\n" for i in range(4)]
+    text = _class(methods, tail=False) + "\n# trailing words: zeros\n"
+    sem = SemanticModel(text, lazy_min_chars=0)
+    ref = SemanticModel(text, lazy=False)
+    assert [n.name for n in sem.find(ast.ClassDef, containing=("x * 1",))] == ["C"]
+    cls = sem.find_named((ast.ClassDef,), ("C",))[0]
+    assert type(cls) is LazyClassDef
+    assert [m.name for m in cls.body if pending(m) is not None] == ["m0", "m2", "m3"]  # (m1 holds "x * 1")
+    want = ref.find_named((ast.ClassDef,), ("C",))[0]
+    # the comment below the class is in the last method's text: telling whether the
+    # class holds it needs the class's end, which parses that method alone
+    assert sem.find(ast.ClassDef, containing=("zeros",)) == [] == ref.find(ast.ClassDef, containing=("zeros",))
+    assert [m.name for m in cls.body if pending(m) is not None] == ["m0", "m2"]
+    assert (cls.end_lineno, cls.end_col_offset) == (want.end_lineno, want.end_col_offset)
+    assert sem.segment(cls) == ref.segment(want)
 
 
 @pytest.mark.parametrize("decorators", [
@@ -208,5 +244,24 @@ def test_the_class_line_is_found_past_any_decorator(decorators):
     text = "import torch\n\n\n" + decorators + "class C(Base):\n" + methods + "\nx = C()\n"
     src, body = _lazy_body(text)
     assert body is not None
-    assert [m.name for m in _lazy_methods(body)] == ["m0", "m1", "m2"]
+    assert [m.name for m in _lazy_methods(body)] == ["m0", "m1", "m2", "m3"]
     assert _dump(body) == _dump(ast.parse(text).body)
+
+
+def test_quotes_of_the_other_kind_in_a_docstring_hide_no_method():
+    """A docstring holding the other triple quote (``"^\'\'\'"`` in a ``\"\"\"``
+    docstring, as in a real tokenizer) makes the next methods' lines look as if inside
+    a string: no body that holds such a line is left out, so every method of the class
+    is in the spine, where the class lists its methods without parsing a body."""
+    odd = ('    def decode(self, ids):\n        """Patterns such as ["^#", "^\'\'\'"] are cut.\n\n'
+           '        More text.\n        """\n        text = self.convert(ids)\n        return text\n')
+    after = [f"    def m{i}(self, x):\n        y = x * {i}\n        return y\n" for i in range(3)]
+    text = _class([MEMBERS[0], odd] + after, tail=True)
+    full = next(s for s in ast.parse(text).body if isinstance(s, ast.ClassDef))
+    src = ParsedSource(text, min_chars=0)
+    try:
+        cls = next(s for c in src.chunks if c.kind == "class" for s in src.parse(c))
+    except LazyParseError:
+        return
+    assert [getattr(m, "name", None) for m in cls.body] == [getattr(m, "name", None) for m in full.body]
+    assert "decode" not in [m.name for m in _lazy_methods([cls])]

@@ -17,25 +17,31 @@ that a method whose text holds nothing asked for is not parsed.
 
 The cut is made at lines indented as the class body's first statement that start a
 ``def``, a decorator or other code, outside triple-quoted strings and line
-continuations.  A method's text is checked when it is parsed: it must be one ``def``
-with the spine's name, line and column, ending inside its text; otherwise
-``LazyParseError`` is raised and the file is parsed whole, as for a wrong chunk cut.
+continuations.  A body with a line at that indentation that does not start a
+statement, or with code left of it (a docstring's text, or quotes miscounted), is not
+left out: what such a body holds is not certain from its lines.  A method's text is
+checked when it is parsed: it must be one ``def`` with the spine's name, line and
+column, ending inside its text; otherwise ``LazyParseError`` is raised and the file is
+parsed whole, as for a wrong chunk cut.  A class whose last statement is such a method
+is a :class:`ClassDef` whose end is read from that method (which parses it).
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import Optional
 
 from .nodes import BASE
 from .source import LazyParseError
 
-__all__ = ["FunctionDef", "pending", "spine"]
+__all__ = ["ClassDef", "FunctionDef", "lazify", "pending", "pending_class", "spine"]
 
 # a line of a class body's own indentation (the newline before it) ``{indent}`` with
 # something on it; the pattern is made per indentation
 _MEMBER_LINE: dict = {}
+_DEDENTED: dict = {}  # per indentation: the newline before a line with code left of it
 _STRING_START = re.compile(r"[rRbBuUfF]{0,2}('''|\"\"\"|'|\")")
 _PAD_LIMIT = 2000  # above this line, a method is parsed at line 2 and its line numbers shifted
 
@@ -98,6 +104,37 @@ FunctionDef.__name__ = FunctionDef.__qualname__ = "FunctionDef"
 BASE[FunctionDef] = ast.FunctionDef
 
 
+class ClassDef(ast.ClassDef):
+    """A class whose last statement is a method parsed on first access: the class ends
+    where that method ends (read from it, which parses it)."""
+
+    def _end(self, key):
+        got = self.__dict__.get("_lz_" + key)
+        return got if got is not None else getattr(self.body[-1], key)
+
+    def _set_end(self, key, value):
+        self.__dict__["_lz_" + key] = value
+
+    end_lineno = property(lambda self: self._end("end_lineno"), lambda self, v: self._set_end("end_lineno", v))
+    end_col_offset = property(lambda self: self._end("end_col_offset"), lambda self, v: self._set_end("end_col_offset", v))
+
+    def __reduce__(self):
+        fields = {f: getattr(self, f) for f in self._fields if hasattr(self, f)}
+        attrs = {a: getattr(self, a) for a in self._attributes if hasattr(self, a)}
+        return (_plain_class, (fields, attrs))
+
+
+ClassDef.__name__ = ClassDef.__qualname__ = "ClassDef"
+BASE[ClassDef] = ast.ClassDef
+
+
+def _plain_class(fields: dict, attrs: dict) -> ast.ClassDef:
+    n = ast.ClassDef(**fields)
+    for k, v in attrs.items():
+        setattr(n, k, v)
+    return n
+
+
 def _plain(fields: dict, attrs: dict) -> ast.FunctionDef:
     n = ast.FunctionDef(**fields)
     for k, v in attrs.items():
@@ -113,6 +150,18 @@ def pending(node) -> Optional[tuple[int, int, int, int]]:
         lz = node.__dict__.get("_lz")
         if lz is not None:
             return lz[2], lz[3], lz[1], node.__dict__["_lz_last"]
+    return None
+
+
+def pending_class(node) -> Optional[tuple[int, int]]:
+    """For a class whose last method is not parsed yet: ``(text_start, first_line)`` of
+    that method's text (everything of the class before it is certainly inside the class;
+    where the class ends is known once the method is parsed); None otherwise."""
+    if type(node) is ClassDef:
+        last = node.body[-1]
+        lz = last.__dict__.get("_lz") if type(last) is FunctionDef else None
+        if lz is not None:
+            return lz[2], lz[1]
     return None
 
 
@@ -209,6 +258,7 @@ def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_m
         pat = _MEMBER_LINE[indent] = re.compile(r"\n" + " " * indent + r"(?=[^\s#])")
     # the lines that start a member or a class-level statement
     starts = []
+    rejected = []  # lines of the body's indentation that seem not to start a statement
     dq = sq = 0
     last = start
     pos = i - 1 if i > start else i
@@ -217,14 +267,15 @@ def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_m
         dq += text.count('"""', last, off)
         sq += text.count("'''", last, off)
         last = off
-        if dq % 2 or sq % 2 or (text[off - 2] == "\\" if off >= 2 else False):
-            continue
-        c = text[mm.end()]
-        if c in ")]}":
+        if dq % 2 or sq % 2 or (text[off - 2] == "\\" if off >= 2 else False) or text[mm.end()] in ")]}":
+            rejected.append(off)
             continue
         starts.append(off)
     if len(starts) < 2:
         return None
+    dedented = _DEDENTED.get(indent)
+    if dedented is None:
+        dedented = _DEDENTED[indent] = re.compile(r"\n {0,%d}(?=[^\s#])" % (indent - 1))
     bounds = starts + [end]
     out = []
     pieces = []
@@ -249,8 +300,6 @@ def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_m
             continue
         def_off = starts[j] + indent
         seg_end = bounds[j + 1]
-        if j + 1 >= n:
-            break  # the class's last statement: the class ends where it ends (parsed in the spine)
         colon = _header_colon(text, def_off, seg_end)
         if colon < 0:
             k = j + 1
@@ -260,6 +309,12 @@ def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_m
         if nl < 0 or (rest and not rest.startswith("#")) or seg_end - nl < min_method:
             k = j + 1
             continue  # a one-line body, or too short to be worth a parse of its own
+        r = bisect.bisect_left(rejected, nl)
+        if (r < len(rejected) and rejected[r] < seg_end) or dedented.search(text, nl, seg_end):
+            # a line of the body at the class's indentation or left of it (in a string,
+            # or a cut gone wrong): what the body holds is not certain from its lines
+            k = j + 1
+            continue
         # the spine: the text up to the header's ':' then '...', the body's lines empty
         pieces.append(text[cur : colon + 1])
         pieces.append(" ..." + text[colon + 1 : nl + 1])
@@ -280,8 +335,9 @@ def _word_char(text: str, i: int) -> bool:
     return i < len(text) and (text[i].isalnum() or text[i] == "_")
 
 
-def lazify(cls: ast.ClassDef, members: list, text: str) -> None:
-    """Replace the stub methods of ``cls`` (parsed from its spine) with lazy ones."""
+def lazify(cls: ast.ClassDef, members: list, text: str) -> ast.ClassDef:
+    """Replace the stub methods of ``cls`` (parsed from its spine) with lazy ones; the
+    class itself is replaced (the node returned) when its last statement is one."""
     by_line = {m[0]: m for m in members}
     body = cls.body
     found = 0
@@ -304,3 +360,12 @@ def lazify(cls: ast.ClassDef, members: list, text: str) -> None:
         found += 1
     if found != len(members):
         raise LazyParseError(f"class at line {cls.lineno}: {len(members) - found} cut method(s) not found")
+    if type(body[-1]) is not FunctionDef:
+        return cls
+    lc = ClassDef.__new__(ClassDef)
+    d = lc.__dict__
+    for f in cls._fields:
+        if hasattr(cls, f):
+            d[f] = getattr(cls, f)
+    d["lineno"], d["col_offset"] = cls.lineno, cls.col_offset
+    return lc

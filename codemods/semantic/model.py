@@ -32,7 +32,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
-from .members import pending
+from .members import pending, pending_class
 from .nodes import BASE, child_nodes, descend, node_type
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
 from .source import Chunk, LazyParseError, ParsedSource, begins_statement, callees, char_col, line_starts
@@ -278,6 +278,15 @@ class SemanticModel:
         lz = pending(node)
         if lz is not None and not any(text.find(w, lz[0], lz[1]) >= 0 for w in words):
             return False  # a method not parsed yet whose text holds none of the words: left unparsed
+        pc = pending_class(node)
+        if pc is not None:
+            # a class whose last method is not parsed yet: its text up to that method is
+            # certainly its own; only a word after that needs the class's end
+            a = self._start_offset(node)
+            if any(text.find(w, a, pc[0]) >= 0 for w in words):
+                return True
+            if not any(text.find(w, pc[0]) >= 0 for w in words):
+                return False
         a, b = self.offsets(node)
         return any(text.find(w, a, b) >= 0 for w in words)
 
@@ -306,6 +315,9 @@ class SemanticModel:
         starts = self._starts()
         self._wide_lines = frozenset(bisect.bisect_right(starts, m.start()) for m in _NON_ASCII.finditer(self.text))
         return self._wide_lines
+
+    def _start_offset(self, node) -> int:
+        return self._starts()[node.lineno - 1] + self._char_col(node.lineno, node.col_offset)
 
     def offsets(self, node) -> tuple[int, int]:
         """Character offsets of ``node`` in the text."""
@@ -359,7 +371,10 @@ class SemanticModel:
                 decos = getattr(n, "decorator_list", None)
                 if decos:  # decorators stand above the ``def`` line, outside its span
                     start = min(start, (decos[0].lineno, decos[0].col_offset))
-                if not (start <= key[:2] and key[2:] <= (n.end_lineno or ln, n.end_col_offset or 0)):
+                pc = pending_class(n)
+                if pc is not None and start <= key[:2] and key[0] < pc[1]:
+                    pass  # in a class before its last method (not parsed yet): inside the class
+                elif not (start <= key[:2] and key[2:] <= (n.end_lineno or ln, n.end_col_offset or 0)):
                     continue  # its span does not hold the node
             stack.extend((n, x) for x in child_nodes(n))
         if c not in self._by_type:  # not reached through the spans: index the chunk
@@ -1741,6 +1756,14 @@ class SemanticModel:
                     k = bisect.bisect_left(hits, lz[0])
                     if not (k < len(hits) and hits[k] < lz[1]):
                         return False  # a method not parsed yet with no hit in its text
+                else:
+                    pc = pending_class(st)
+                    if pc is not None:  # (as in ``_contains``)
+                        k = bisect.bisect_left(hits, self._start_offset(st))
+                        if k < len(hits) and hits[k] < pc[0]:
+                            return True
+                        if bisect.bisect_left(hits, pc[0]) == len(hits):
+                            return False
                 a, b = self.offsets(st)
                 k = bisect.bisect_left(hits, a)
                 return k < len(hits) and hits[k] < b

@@ -17,6 +17,7 @@ import enum
 import weakref
 from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
+from .members import ClassDef as LazyClassDef
 from .members import FunctionDef as LazyFunctionDef
 from .members import pending
 from .nodes import child_nodes
@@ -98,9 +99,11 @@ class Binding:
     @property
     def node(self):
         if self._node is None and self._chunk is not None:
-            self._node = self.scope.model.source.parse(self._chunk)[0]
+            model = self.scope.model
+            self._node = model._parse(self._chunk)[0]
             self.stmt = self._node
-            self.scope.model._adopt_chunk(self._chunk)
+            if not self._chunk.members:  # (a class parsed from its spine: its methods stay unparsed)
+                model._adopt_chunk(self._chunk)
         return self._node
 
     def __repr__(self) -> str:  # pragma: no cover
@@ -136,10 +139,11 @@ class Scope:
 
 
 def _end(node) -> tuple[int, int]:
-    lz = pending(node)
+    lz = pending(node) or pending(getattr(node, "body", (None,))[-1] if type(node) is LazyClassDef else None)
     if lz is not None:
-        # a method not parsed yet: the end of its text (no code stands between its last
-        # statement and there, so every comparison with a position comes out the same)
+        # a method not parsed yet (or a class ending with one): the end of its text (no
+        # code stands between its last statement and there, so every comparison with a
+        # position comes out the same)
         return (lz[3], _FAR)
     return (getattr(node, "end_lineno", None) or node.lineno, getattr(node, "end_col_offset", None) or 0)
 
@@ -277,7 +281,7 @@ class _Collector:
                     stack.append(n.returns)
                 self.bind(n.name, BindingKind.FUNCTION, n, order=_end(n))
                 continue
-            if t is ast.ClassDef:
+            if t is ast.ClassDef or t is LazyClassDef:
                 stack.extend(n.decorator_list)
                 stack.extend(n.bases)
                 stack.extend(k.value for k in n.keywords)

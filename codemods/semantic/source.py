@@ -202,7 +202,7 @@ class ParsedSource:
         if chunk.members:
             from .members import lazify
 
-            lazify(stmts[0], chunk.members, self.text)
+            stmts[0] = lazify(stmts[0], chunk.members, self.text)
 
     def parsed(self) -> Iterator[Chunk]:
         return (c for c in self.chunks if c.stmts is not None)
