@@ -265,3 +265,15 @@ def test_quotes_of_the_other_kind_in_a_docstring_hide_no_method():
         return
     assert [getattr(m, "name", None) for m in cls.body] == [getattr(m, "name", None) for m in full.body]
     assert "decode" not in [m.name for m in _lazy_methods([cls])]
+
+
+@pytest.mark.parametrize("n", range(6))
+def test_padding_puts_the_code_on_its_line(n):
+    """``pad(n)``: the code after it starts on line n + 1, after at most one statement of
+    its own (a string literal, past one line)."""
+    from torchmend.semantic.source import pad
+
+    body = ast.parse(pad(n) + "x = 1\n").body
+    assert (body[-1].lineno, body[-1].col_offset) == (n + 1, 0)
+    assert len(body) == (2 if n >= 2 else 1)
+    assert n < 2 or (isinstance(body[0], ast.Expr) and body[0].value.value == "\n" * (n - 1))
