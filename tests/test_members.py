@@ -277,3 +277,22 @@ def test_padding_puts_the_code_on_its_line(n):
     assert (body[-1].lineno, body[-1].col_offset) == (n + 1, 0)
     assert len(body) == (2 if n >= 2 else 1)
     assert n < 2 or (isinstance(body[0], ast.Expr) and body[0].value.value == "\n" * (n - 1))
+
+
+def test_a_lazy_method_can_be_changed_like_any_node():
+    """Setting a field or a position (``ast.increment_lineno``) parses the method first:
+    the other fields stay those of the full parse."""
+    text = _class([MEMBERS[0], MEMBERS[1], MEMBERS[0].replace("plain", "again")])
+    src, body = _lazy_body(text)
+    m = _lazy_methods(body)[0]
+    m.end_col_offset = m.end_col_offset  # (reads, then sets)
+    m2 = _lazy_methods(body)[1]
+    assert pending(m2) is not None
+    m2.end_lineno = 99
+    assert m2.end_lineno == 99 and [type(s).__name__ for s in m2.body] == ["Return"]
+    cls = next(s for s in body if isinstance(s, ast.ClassDef))
+    want = copy.deepcopy(next(s for s in ast.parse(text).body if isinstance(s, ast.ClassDef)))
+    ast.increment_lineno(cls, 10)
+    ast.increment_lineno(want, 10)
+    want.body[2].end_lineno = 99 + 10  # (body[0] is the docstring, body[2] `prop`)
+    assert ast.dump(cls, include_attributes=True) == ast.dump(want, include_attributes=True)

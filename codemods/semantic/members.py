@@ -92,7 +92,8 @@ class FunctionDef(ast.FunctionDef):
         return d[key]
 
     def _set(self, key, value):
-        self.__dict__.pop("_lz", None)  # set from outside (a copy, fix_missing_locations)
+        if "_lz" in self.__dict__:
+            self._materialize()  # set from outside (``ast.increment_lineno``): the rest stays right
         self.__dict__[key] = value
 
     body = property(lambda self: self._get("_lz_body"), lambda self, v: self._set("_lz_body", v))
@@ -159,15 +160,16 @@ def pending(node) -> Optional[tuple[int, int, int, int]]:
     return None
 
 
-def pending_class(node) -> Optional[tuple[int, int]]:
-    """For a class whose last method is not parsed yet: ``(text_start, first_line)`` of
-    that method's text (everything of the class before it is certainly inside the class;
-    where the class ends is known once the method is parsed); None otherwise."""
+def pending_class(node) -> Optional[tuple[int, int, int]]:
+    """For a class whose last method is not parsed yet: ``(text_start, first_line,
+    text_end)`` of that method's text (everything of the class before it is certainly
+    inside the class; where the class ends is known once the method is parsed); None
+    otherwise."""
     if type(node) is ClassDef:
         last = node.body[-1]
         lz = last.__dict__.get("_lz") if type(last) is FunctionDef else None
         if lz is not None:
-            return lz[2], lz[1]
+            return lz[2], lz[1], lz[3]
     return None
 
 

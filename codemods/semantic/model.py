@@ -285,7 +285,7 @@ class SemanticModel:
             a = self._start_offset(node)
             if any(text.find(w, a, pc[0]) >= 0 for w in words):
                 return True
-            if not any(text.find(w, pc[0]) >= 0 for w in words):
+            if not any(text.find(w, pc[0], pc[2]) >= 0 for w in words):
                 return False
         a, b = self.offsets(node)
         return any(text.find(w, a, b) >= 0 for w in words)
