@@ -322,6 +322,9 @@ class Cache:
         self.results: dict[str, dict] = {}
         self.dirty = False
         self.hits = 0
+        # a run does not change directory: relative paths are joined to it here (abspath
+        # asks the system for it again on every call, twice per file)
+        self._cwd = os.getcwd()
         self.warning: Optional[str] = None
         self.disabled = False
         # when an entry was last used, to the hour: a warm run within the hour rewrites nothing
@@ -426,6 +429,10 @@ class Cache:
             self.dirty = True
         return digest, st
 
+    def _abs(self, path: str) -> str:
+        """``os.path.abspath(path)`` against the directory of the run."""
+        return os.path.normpath(path if os.path.isabs(path) else os.path.join(self._cwd, path))
+
     def get(self, path: str, tree: Optional[str] = None, opts: Optional[Options] = None, known=None) -> Optional[FileResult]:
         """The stored result for ``path`` if one matches its content and its settings
         (``opts``, the file's own Options; default: the run's), and, for a result that
@@ -433,7 +440,7 @@ class Cache:
         None.  ``known``: the file's stat as :func:`stat_files` took it."""
         if self.disabled:
             return None
-        ap = os.path.abspath(path)
+        ap = self._abs(path)
         got = self._digest(path, ap, known)
         if got is None:
             return None
@@ -463,7 +470,7 @@ class Cache:
     def put(self, r: FileResult, seen_ns: int, tree: Optional[str] = None, opts: Optional[Options] = None) -> None:
         if self.disabled or not r.cacheable or not r.digest:
             return
-        ap = os.path.abspath(r.path)
+        ap = self._abs(r.path)
         entry = [r.size, r.mtime_ns, r.digest, seen_ns]
         if self.files.get(ap) != entry:
             self.files[ap] = entry
