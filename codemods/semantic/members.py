@@ -34,7 +34,7 @@ import re
 from typing import Optional
 
 from .nodes import BASE
-from .source import LazyParseError, pad
+from .source import LazyParseError, _word, parse_at
 
 __all__ = ["ClassDef", "FunctionDef", "lazify", "pending", "pending_class", "spine"]
 
@@ -46,6 +46,33 @@ _STRING_START = re.compile(r"[rRbBuUfF]{0,2}('''|\"\"\"|'|\")")
 # a method further down than this many lines per character of its text is parsed at
 # line 2 and its line numbers shifted (a walk of its nodes), not padded to its line
 _SHIFT_RATIO = 8
+
+
+def _as_plain(node):
+    """``__reduce__`` of the lazy node types: a plain node of the stdlib type, with every
+    field and position read (which parses what is pending)."""
+    fields = {f: getattr(node, f) for f in node._fields if hasattr(node, f)}
+    attrs = {a: getattr(node, a) for a in node._attributes if hasattr(node, a)}
+    return (_plain, (BASE[type(node)], fields, attrs))
+
+
+def _plain(t: type, fields: dict, attrs: dict):
+    n = t(**fields)
+    for k, v in attrs.items():
+        setattr(n, k, v)
+    return n
+
+
+def _lazy_copy(t: type, node, skip: tuple = ()):
+    """A node of the lazy type ``t`` with the fields and start of ``node`` (but ``skip``),
+    put in its ``__dict__`` (past the properties)."""
+    new = t.__new__(t)
+    d = new.__dict__
+    for f in node._fields:
+        if f not in skip and hasattr(node, f):
+            d[f] = getattr(node, f)
+    d["lineno"], d["col_offset"] = node.lineno, node.col_offset
+    return new
 
 
 class FunctionDef(ast.FunctionDef):
@@ -65,16 +92,14 @@ class FunctionDef(ast.FunctionDef):
         # padded to its line, or (far down a file, for a short method) parsed at line 2
         # and its line numbers shifted: the cheaper of the two
         shift = first_line > _SHIFT_RATIO * len(seg)
-        src = ("class _:\n" + seg) if shift else (pad(first_line - 2) + "class _:\n" + seg)
         try:
-            tree = ast.parse(src)
+            body = parse_at("class _:\n" + seg, 1 if shift else first_line - 1)
         except (SyntaxError, ValueError) as e:
             raise LazyParseError(f"method at line {first_line}: {e}") from None
         if shift:
-            ast.increment_lineno(tree, first_line - 2)
-        elif first_line > 3:
-            del tree.body[0]  # the padding
-        cls = tree.body[0] if len(tree.body) == 1 else None
+            for st in body:
+                ast.increment_lineno(st, first_line - 2)
+        cls = body[0] if len(body) == 1 else None
         real = cls.body[0] if isinstance(cls, ast.ClassDef) and len(cls.body) == 1 else None
         if (type(real) is not ast.FunctionDef or real.name != self.name
                 or real.lineno != self.lineno or real.col_offset != self.col_offset
@@ -101,10 +126,7 @@ class FunctionDef(ast.FunctionDef):
     end_col_offset = property(lambda self: self._get("_lz_end_col_offset"),
                               lambda self, v: self._set("_lz_end_col_offset", v))
 
-    def __reduce__(self):  # copies and pickles are plain FunctionDef nodes
-        fields = {f: getattr(self, f) for f in self._fields if hasattr(self, f)}
-        attrs = {a: getattr(self, a) for a in self._attributes if hasattr(self, a)}
-        return (_plain, (fields, attrs))
+    __reduce__ = _as_plain  # copies and pickles are plain FunctionDef nodes
 
 
 FunctionDef.__name__ = FunctionDef.__qualname__ = "FunctionDef"
@@ -125,28 +147,13 @@ class ClassDef(ast.ClassDef):
     end_lineno = property(lambda self: self._end("end_lineno"), lambda self, v: self._set_end("end_lineno", v))
     end_col_offset = property(lambda self: self._end("end_col_offset"), lambda self, v: self._set_end("end_col_offset", v))
 
-    def __reduce__(self):
-        fields = {f: getattr(self, f) for f in self._fields if hasattr(self, f)}
-        attrs = {a: getattr(self, a) for a in self._attributes if hasattr(self, a)}
-        return (_plain_class, (fields, attrs))
+    __reduce__ = _as_plain
 
 
 ClassDef.__name__ = ClassDef.__qualname__ = "ClassDef"
 BASE[ClassDef] = ast.ClassDef
 
 
-def _plain_class(fields: dict, attrs: dict) -> ast.ClassDef:
-    n = ast.ClassDef(**fields)
-    for k, v in attrs.items():
-        setattr(n, k, v)
-    return n
-
-
-def _plain(fields: dict, attrs: dict) -> ast.FunctionDef:
-    n = ast.FunctionDef(**fields)
-    for k, v in attrs.items():
-        setattr(n, k, v)
-    return n
 
 
 def pending(node) -> Optional[tuple[int, int, int, int]]:
@@ -215,7 +222,7 @@ def _header_colon(text: str, i: int, end: int) -> int:
                 return -1
             i = nl
             continue
-        elif ch in "'\"" or (ch in "rRbBuUfF" and _STRING_START.match(text, i, end) and not _word_before(text, i)):
+        elif ch in "'\"" or (ch in "rRbBuUfF" and _STRING_START.match(text, i, end) and not (i and _word(text[i - 1]))):
             j = _skip_string(text, i, end)
             if j < 0:
                 return -1
@@ -229,9 +236,6 @@ def _header_colon(text: str, i: int, end: int) -> int:
     return -1
 
 
-def _word_before(text: str, i: int) -> bool:
-    return i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")
-
 
 def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_method: int = 400):
     """The spine of the class chunk ``text[start:end]`` (its first line ``first_line``,
@@ -244,8 +248,8 @@ def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_m
     if colon < 0:
         return None
     nl = text.find("\n", colon, end)
-    rest = text[colon + 1 : nl].strip() if nl >= 0 else "?"
-    if rest and not rest.startswith("#"):
+    rest = text[colon + 1 : nl].strip()
+    if nl < 0 or (rest and not rest.startswith("#")):
         return None  # a one-line class body
     # the body's indentation: its first line with code
     i = nl + 1
@@ -303,7 +307,7 @@ def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_m
         j = k
         while j < n and text.startswith("@", starts[j] + indent):
             j += 1  # decorators: the definition follows them
-        if j >= n or not text.startswith("def", starts[j] + indent) or _word_char(text, starts[j] + indent + 3):
+        if j >= n or not text.startswith("def", starts[j] + indent) or _word(text[starts[j] + indent + 3 : starts[j] + indent + 4]):
             k = j + 1 if j > k else k + 1
             continue
         def_off = starts[j] + indent
@@ -344,9 +348,6 @@ def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_m
     return "".join(pieces), out
 
 
-def _word_char(text: str, i: int) -> bool:
-    return i < len(text) and (text[i].isalnum() or text[i] == "_")
-
 
 def lazify(cls: ast.ClassDef, members: list, text: str) -> ast.ClassDef:
     """Replace the stub methods of ``cls`` (parsed from its spine) with lazy ones; the
@@ -362,12 +363,8 @@ def lazify(cls: ast.ClassDef, members: list, text: str) -> ast.ClassDef:
                 and isinstance(s.body[0].value.value, str) and not s.body[0].value.value.strip("\n")
                 and s.col_offset == mem[1]):
             raise LazyParseError(f"method at line {s.lineno}: the spine is not what was cut")
-        lz = FunctionDef.__new__(FunctionDef)
+        lz = _lazy_copy(FunctionDef, s, skip=("body",))
         d = lz.__dict__
-        for f in s._fields:
-            if f not in ("body",) and hasattr(s, f):
-                d[f] = getattr(s, f)
-        d["lineno"], d["col_offset"] = s.lineno, s.col_offset
         d["_lz"] = (text, mem[4], mem[2], mem[3])
         d["_lz_last"] = mem[5]
         body[idx] = lz
@@ -376,10 +373,4 @@ def lazify(cls: ast.ClassDef, members: list, text: str) -> ast.ClassDef:
         raise LazyParseError(f"class at line {cls.lineno}: {len(members) - found} cut method(s) not found")
     if type(body[-1]) is not FunctionDef:
         return cls
-    lc = ClassDef.__new__(ClassDef)
-    d = lc.__dict__
-    for f in cls._fields:
-        if hasattr(cls, f):
-            d[f] = getattr(cls, f)
-    d["lineno"], d["col_offset"] = cls.lineno, cls.col_offset
-    return lc
+    return _lazy_copy(ClassDef, cls)

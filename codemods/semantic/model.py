@@ -322,7 +322,7 @@ class SemanticModel:
     def offsets(self, node) -> tuple[int, int]:
         """Character offsets of ``node`` in the text."""
         starts = self._starts()
-        a = starts[node.lineno - 1] + self._char_col(node.lineno, node.col_offset)
+        a = self._start_offset(node)
         end_line = node.end_lineno or node.lineno
         b = starts[end_line - 1] + self._char_col(end_line, node.end_col_offset or 0)
         return a, b

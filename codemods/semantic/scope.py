@@ -139,7 +139,7 @@ class Scope:
 
 
 def _end(node) -> tuple[int, int]:
-    lz = pending(node) or pending(getattr(node, "body", (None,))[-1] if type(node) is LazyClassDef else None)
+    lz = pending(node.body[-1] if type(node) is LazyClassDef else node)
     if lz is not None:
         # a method not parsed yet (or a class ending with one): the end of its text (no
         # code stands between its last statement and there, so every comparison with a

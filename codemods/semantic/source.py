@@ -30,7 +30,7 @@ from itertools import accumulate
 from typing import Iterator, Optional
 
 __all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "begins_statement", "callee_screen",
-           "callees", "char_col", "line_starts", "pad", "starts_statement", "words"]
+           "callees", "char_col", "line_starts", "pad", "parse_at", "starts_statement", "words"]
 
 # a line that starts a top-level definition (the patterns that scan a whole file match
 # the newline before the line: a literal first character lets the regex engine skip
@@ -55,14 +55,26 @@ def line_starts(text: str) -> list[int]:
     return [0] + [m.end() for m in _NEWLINE.finditer(text)]
 
 
+_PAD_STRING = 2  # from this many lines on, padding is a string literal
+
+
 def pad(lines: int) -> str:
     """Text of ``lines`` lines to put before code parsed on its own, so that its line
-    numbers are the file's: past one line, a string literal spanning them (one
-    expression statement the caller drops), which the tokenizer reads about twice as
-    fast as as many empty lines."""
-    if lines < 2:
+    numbers are the file's: from ``_PAD_STRING`` lines on, a string literal spanning
+    them (one expression statement the caller drops), which the tokenizer reads about
+    twice as fast as as many empty lines."""
+    if lines < _PAD_STRING:
         return "\n" * lines
     return '"""' + "\n" * (lines - 1) + '"""\n'
+
+
+def parse_at(code: str, line: int) -> list:
+    """The statements of ``code`` parsed as if it started on ``line`` of a file (the
+    padding's own statement left out); SyntaxError/ValueError as ``ast.parse``."""
+    body = ast.parse(pad(line - 1) + code).body
+    if line - 1 >= _PAD_STRING:
+        del body[0]
+    return body
 
 
 def char_col(text: str, starts: list[int], line: int, col: int) -> int:
@@ -143,7 +155,7 @@ class ParsedSource:
         line = 1
         pads = set()  # the lines where a padding string starts
         for c in todo:
-            if c.start_line - line > 1:
+            if c.start_line - line >= _PAD_STRING:
                 pads.add(line)
             parts.append(pad(c.start_line - line))
             body = self._chunk_text(c)
@@ -185,15 +197,13 @@ class ParsedSource:
                 chunk.stmts = ast.parse(body).body  # SyntaxError: the file's own error
             else:
                 try:
-                    tree = ast.parse(pad(chunk.start_line - 1) + self._chunk_text(chunk))
+                    stmts = parse_at(self._chunk_text(chunk), chunk.start_line)
                 except (SyntaxError, ValueError) as e:
                     raise LazyParseError(str(e)) from None
-                if chunk.start_line > 2:
-                    del tree.body[0]  # the padding
-                if not _one_definition(chunk, tree.body):
+                if not _one_definition(chunk, stmts):
                     raise LazyParseError(f"chunk at line {chunk.start_line} is not one definition")
-                self._lazify(chunk, tree.body)
-                chunk.stmts = tree.body
+                self._lazify(chunk, stmts)
+                chunk.stmts = stmts
         return chunk.stmts
 
     def _chunk_text(self, chunk: Chunk) -> str:
