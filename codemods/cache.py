@@ -433,11 +433,14 @@ class Cache:
         """``os.path.abspath(path)`` against the directory of the run."""
         return os.path.normpath(path if os.path.isabs(path) else os.path.join(self._cwd, path))
 
-    def get(self, path: str, tree: Optional[str] = None, opts: Optional[Options] = None, known=None) -> Optional[FileResult]:
+    def get(self, path: str, tree: Optional[str] = None, opts: Optional[Options] = None, known=None,
+            dep_stats: Optional[dict] = None) -> Optional[FileResult]:
         """The stored result for ``path`` if one matches its content and its settings
         (``opts``, the file's own Options; default: the run's), and, for a result that
         depends on other files, the tree fingerprint ``tree`` and the files it read; else
-        None.  ``known``: the file's stat as :func:`stat_files` took it."""
+        None.  ``known``: the file's stat as :func:`stat_files` took it.  ``dep_stats``:
+        a run's memo of the (size, mtime) of the files results read (many results read
+        the same few files: each is asked once per run, not once per result)."""
         if self.disabled:
             return None
         ap = self._abs(path)
@@ -453,8 +456,15 @@ class Cache:
         r = result_from_dict(e["r"], path, check=False)  # checked when the cache was loaded
         if r.tree_dependent and e["tree"] != tree:
             return None
-        if r.deps and any(_stat(d) != (dsize, dmtime) for d, dsize, dmtime in r.deps):
-            return None
+        if r.deps:
+            for d, dsize, dmtime in r.deps:
+                got = dep_stats.get(d) if dep_stats is not None else None
+                if got is None:
+                    got = _stat(d)
+                    if dep_stats is not None:
+                        dep_stats[d] = got
+                if got != (dsize, dmtime):
+                    return None
         if e["name"] is not None:
             from .gitdiff import diff_path
 

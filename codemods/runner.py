@@ -580,8 +580,9 @@ def run(
     todo = files
     if cache is not None:
         todo = []
+        dep_stats: dict = {}  # the files results read, each stat taken once (nothing is written before the lookups end)
         for p in files:
-            r = cache.get(p, tree, None if options_for is None else options_for(p), stats.get(p))
+            r = cache.get(p, tree, None if options_for is None else options_for(p), stats.get(p), dep_stats)
             # apply (write=True) re-processes every file that needs a change: the cache
             # only vouches for files with nothing to write, and only after hashing them
             if r is None or (opts.write and r.changed):

@@ -302,3 +302,35 @@ def test_tool_fingerprint_covers_subpackages(tmp_path):
     (pkg / "rules" / "device" / "rule.py").write_text("y = 2\n")
     assert cache_mod._source_fingerprint(str(pkg)) != one
     assert cache_mod.tool_fingerprint() == cache_mod.tool_fingerprint()
+
+
+def test_a_result_that_read_a_changed_file_is_recomputed_with_the_runs_stat_memo(tmp_path, monkeypatch):
+    """Results that read the same file (the importers TM301 asked about) ask for its stat
+    once per run (``dep_stats``); a change of that file still invalidates every one of
+    them in the next run, and a memo never outlives the run that filled it."""
+    monkeypatch.chdir(tmp_path)
+    dep = tmp_path / "shared.py"
+    dep.write_text("import a\n")
+    opts = Options(fix=False)
+    c = Cache(opts, directory=str(tmp_path / "cache"))
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(f"# {name}\n")
+        r = engine.process_text(name, f"# {name}\n", opts)
+        raw = (tmp_path / name).read_bytes()
+        st = os.stat(name)
+        r.digest, r.size, r.mtime_ns, r.cacheable = engine.content_digest(raw), st.st_size, st.st_mtime_ns, True
+        r.deps = ((str(dep), *engine._stat(str(dep))),)
+        c.put(r, time.time_ns())
+    c.save()
+    calls = []
+    real_stat = cache_mod._stat
+    monkeypatch.setattr(cache_mod, "_stat", lambda p: calls.append(p) or real_stat(p))
+    c = Cache(opts, directory=str(tmp_path / "cache"))
+    memo: dict = {}
+    assert all(c.get(n, dep_stats=memo) is not None for n in ("a.py", "b.py"))
+    assert calls == [str(dep)]  # asked once for both results
+    dep.write_text("import a  # changed, and longer\n")
+    assert c.get("a.py", dep_stats=memo) is not None  # (the run's snapshot: nothing is written while it looks up)
+    memo = {}
+    assert c.get("a.py", dep_stats=memo) is None and c.get("b.py", dep_stats=memo) is None
+    assert c.get("b.py") is None  # without a memo: asked each time
