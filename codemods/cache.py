@@ -252,6 +252,9 @@ def result_from_dict(d: Any, path: str, check: bool = True) -> FileResult:
     )
 
 
+_ENTRY_KEYS = frozenset({"d", "used", "tree", "name", "r"})
+
+
 def _validate(data: Any) -> tuple[dict, dict]:
     """(files, results) of a loaded cache; InvalidCache on anything unexpected.  Stored
     results are checked here too, so that a bad one cannot surface mid-run."""
@@ -260,13 +263,17 @@ def _validate(data: Any) -> tuple[dict, dict]:
     _need(set(data) == {"format", "version", "tool", "written_ns", "files", "results"}, "top-level fields")
     files, results = data["files"], data["results"]
     _need(isinstance(files, dict) and isinstance(results, dict), "tables")
-    for k, v in files.items():
-        _need(isinstance(v, list) and len(v) == 4 and _is_int(v[0]) and _is_int(v[1]) and isinstance(v[2], str) and _is_int(v[3]), "file entry")
-    for k, e in results.items():
-        _need(isinstance(e, dict) and set(e) == {"d", "used", "tree", "name", "r"}, "result entry")
-        _need(isinstance(e["d"], str) and _is_int(e["used"]), "result entry digest")
-        _need(e["tree"] is None or isinstance(e["tree"], str), "result entry tree")
-        _need(e["name"] is None or isinstance(e["name"], str), "result entry name")
+    # (the loops run once per entry of a warm run's cache: exact type tests, written out;
+    # JSON gives exactly list, str, int (never a bool for an int: ``type(v) is int``))
+    for v in files.values():
+        if not (type(v) is list and len(v) == 4 and type(v[0]) is int and type(v[1]) is int and type(v[2]) is str
+                and type(v[3]) is int):
+            raise InvalidCache("file entry")
+    for e in results.values():
+        _need(type(e) is dict and e.keys() == _ENTRY_KEYS, "result entry")
+        _need(type(e["d"]) is str and type(e["used"]) is int, "result entry digest")
+        _need(e["tree"] is None or type(e["tree"]) is str, "result entry tree")
+        _need(e["name"] is None or type(e["name"]) is str, "result entry name")
         r = e["r"]
         if type(r) is list:  # an empty result: its shape is all there is to check
             _check_empty(r)

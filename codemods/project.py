@@ -159,6 +159,11 @@ class ImportIndex:
         self._read = read
         self._by_stem: dict[str, dict[str, dict[str, set[str]]]] = {}
         self._partial = False
+        self._scans = 0
+        # (path, its import statements) of every file that has some, read once the run
+        # asks for a second stem: a tree with many scripts (a monorepo) asks for many, and
+        # each scan read every file of the tree again
+        self._table: Optional[list] = None
 
     def answers(self, modules) -> dict:
         """What ``importers`` found for the last names of ``modules`` (each read now if
@@ -196,7 +201,23 @@ class ImportIndex:
         return idx.get(module, {})
 
     def _scan(self, stem: str) -> dict[str, dict[str, set[str]]]:
+        """The importers of the modules named ``stem``: the first stem by reading the
+        files whose bytes may name it in an import (``_named_in_an_import``), every later
+        one from the table of all import statements, read on the second (the same
+        records: the test only leaves out files where no statement records the stem)."""
+        self._scans += 1
+        if self._table is None and self._scans > 1:
+            self._table = [(path, stmts) for path in self.files for stmts in [self._statements_of(path)] if stmts]
         idx: dict[str, dict[str, set[str]]] = {}
+        if self._table is not None:
+            for path, stmts in self._table:
+                real = None
+                for mod, names in stmts:
+                    if stem in (mod or "") or any(stem in n for n in names):
+                        if real is None:
+                            real = os.path.realpath(path)
+                        _record(idx, real, path, mod, names)
+            return idx
         key = stem.encode("utf-8")
         for path in self.files:
             data = self._text(path)
@@ -211,6 +232,16 @@ class ImportIndex:
                     continue  # (``import pkg.mod``: the stem inside a dotted name counts)
                 _record(idx, real, path, mod, names)
         return idx
+
+    def _statements_of(self, path: str) -> list:
+        """The import statements of one file, as ``_scan`` reads them (a notebook's code
+        cells)."""
+        data = self._text(path)
+        if data is not None and path.endswith(".ipynb"):
+            data = _notebook_code(data)
+        if data is None or b"import" not in data:
+            return []
+        return list(_import_statements(data.decode("utf-8", "replace")))
 
 
 def _notebook_code(data: bytes) -> Optional[bytes]:

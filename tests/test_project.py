@@ -158,6 +158,52 @@ def test_import_prefilter_keeps_every_file_the_scan_records(lines):
             assert project._named_in_an_import(data, stem.encode()), (stem, text)
 
 
+_STEMS = ("main", "x", "mod", "pkg", "up", "a", "c", "m", "nested", "b", "t1", "q")
+
+
+def _own(idx: dict, stem: str) -> dict:
+    """The records of an index scan that a query can reach: modules whose last name is
+    ``stem`` (``importers`` looks for a module in the scan of its last name)."""
+    return {k: v for k, v in idx.items() if k.rsplit(".", 1)[-1] == stem}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(STEM_LINES), max_size=6), min_size=1, max_size=4))
+def test_the_table_of_all_imports_answers_as_the_scan_of_one_stem(files):
+    """From its second stem on, the index answers from a table of every file's import
+    statements (read once) instead of reading the tree again: for every stem, the same
+    importers as the first scan (which reads only the files that may name the stem)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for i, lines in enumerate(files):
+            p = os.path.join(d, f"f{i}.py")
+            with open(p, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            paths.append(p)
+        table = ImportIndex(paths)
+        table._scan("not_a_stem")  # the first scan: the next ones use the table
+        for stem in _STEMS:
+            first, got = ImportIndex(paths)._scan(stem), table._scan(stem)
+            assert table._table is not None and _own(got, stem) == _own(first, stem), (stem, files)
+
+
+def test_a_notebook_imports_through_the_table_as_through_the_scan(tmp_path):
+    import json
+
+    nb = {"cells": [{"cell_type": "markdown", "source": "import main"},
+                    {"cell_type": "code", "source": ["from pkg import (\n", "    main,\n", ")\n"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    files = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/main.py": "", "use.ipynb": json.dumps(nb),
+                             "other.py": "import os\n"})
+    first = ImportIndex(files)
+    assert sorted(os.path.basename(f) for f in first.importers("pkg.main")) == ["use.ipynb"]
+    table = ImportIndex(files)
+    table.importers("os")
+    assert table.importers("pkg.main") == first.importers("pkg.main") and table._table is not None
+
+
 def test_an_import_of_the_dotted_name_counts_as_importing_the_module(tmp_path):
     """``import pkg.c`` (also among other names, or with ``as``) imports ``pkg.c``: the
     scan's first test of a statement looks for the module's last name inside each
