@@ -139,6 +139,28 @@ def test_a_query_parses_only_the_methods_whose_text_holds_its_words():
     assert [m.name for m in cls.body if pending(m) is not None] == still
 
 
+def test_a_query_that_keeps_some_hits_parses_only_the_methods_that_hold_them():
+    """``find_named(keep=...)``: a rule's test of each hit (TM102's factories, for one);
+    a method whose hits it drops is not parsed, and what is found stands where a kept
+    hit does."""
+    methods = [f"    def m{i}(self, x):\n        y = x * {i}\n        return y\n" for i in range(4)]
+    methods[1] = "    def m1(self, x):\n        return torch.zeros(3, device=x.device) + x\n"
+    methods[2] = "    def m2(self, x):\n        return torch.zeros(3) + x\n"
+    text = _class(methods)
+    seen = []
+
+    def keep(text, start, end, hits):
+        seen.append(len(hits))
+        return [h for h in hits if "device=" not in text[h:text.index(")", h)]]
+
+    sem = SemanticModel(text, lazy_min_chars=0)
+    calls = sem.find_named((ast.Call,), ("zeros",), (".zeros(",), keep=keep)
+    assert seen == [2] and [sem.segment(c) for c in calls] == ["torch.zeros(3)"]
+    cls = sem.enclosing(calls[0], ast.ClassDef)
+    assert [m.name for m in cls.body if pending(m) is not None] == ["m0", "m1", "m3"]
+    assert sem.find_named((ast.Call,), ("zeros",), (".zeros(",), keep=lambda *a: []) == []
+
+
 def test_a_lazy_method_is_a_function_def_to_every_reader():
     text = _class(MEMBERS[:3])
     src, body = _lazy_body(text)

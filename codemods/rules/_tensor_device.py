@@ -777,8 +777,7 @@ class Analysis:
             if any(b.kind is BindingKind.FROM_IMPORT and N.is_tensor_factory(b.qualname) for b in bs):
                 aliases.add(name)  # ``from torch import zeros as Z``
         words = factory_words(aliases)
-        screen = _factory_screen(words)
-        for n in sem.find_named((ast.Call,), N.FACTORIES | aliases, words, screen=screen):
+        for n in sem.find_named((ast.Call,), N.FACTORIES | aliases, words, keep=_factory_hits(words)):
             f = n.func
             if isinstance(f, ast.Name) and f.id not in aliases:
                 continue  # ``range(...)``, a same-file ``zeros``
@@ -1201,7 +1200,7 @@ class Analysis:
         """``(call, function, name)``: a ``torch.nn`` layer with weights constructed in the
         code ``forward`` reaches."""
         sem = self.sem
-        for n in sem.find_named((ast.Call,), N.PARAM_LAYERS, _LAYER_WORDS, screen=_layer_outside_init):
+        for n in sem.find_named((ast.Call,), N.PARAM_LAYERS, _LAYER_WORDS, keep=_layer_hits):
             fn = sem.enclosing_function(n)
             if not isinstance(fn, _DEFS) or fn.name == "__init__" or not self.in_fwd(fn):
                 continue  # layers built in __init__ (or its helpers) are what it should be
@@ -1348,6 +1347,7 @@ _FORWARD_DEF = re.compile(r"def[\s\\]+forward\b")
 
 _DEVICE_KEYWORD = re.compile(r"(?<![\w.])(?:device|out)\s*=|\*\*")
 _SCREENS: dict = {}
+_HITS: dict = {}
 
 
 def _factory_screen(words: tuple):
@@ -1362,13 +1362,26 @@ def _factory_screen(words: tuple):
     those kinds (most of a library's model code) are not parsed; the ast check treats
     the same calls as not reported."""
     got = _SCREENS.get(words)
+    if got is None:
+        hits_of = _factory_hits(words)
+        got = _SCREENS[words] = lambda text, start, end, hits=None: bool(hits_of(text, start, end, hits, first=True))
+    return got
+
+
+def _factory_hits(words: tuple):
+    """``kept(text, start, end, hits=None, first=False)``: the hits of a chunk (where
+    the factory words start) that pass the tests of :func:`_factory_screen`, in text
+    order (``first``: stop at the first): ``find_named`` enters only the statements that
+    hold one of them."""
+    got = _HITS.get(words)
     if got is not None:
         return got
     pattern = find_words(words)  # the pattern ``find_named`` looks for the same words with
 
-    def screen(text: str, start: int, end: int, hits=None) -> bool:
+    def kept(text: str, start: int, end: int, hits=None, first: bool = False) -> list:
         if hits is None:
             hits = [a for a, _ in pattern.spans(text, start, end)]
+        out: list = []
         has_forward = None
         runs: dict = {}
         for h in hits:
@@ -1393,7 +1406,10 @@ def _factory_screen(words: tuple):
             bracket = text.find("(", h, end)  # every word ends with its call's "("
             got = _parenthesised(text, bracket, end) if bracket >= 0 else None
             if got is None:
-                return True
+                out.append(h)  # (its arguments cannot be told: kept)
+                if first:
+                    return out
+                continue
             args, close = got
             if _DEVICE_KEYWORD.search(args):
                 continue
@@ -1410,11 +1426,13 @@ def _factory_screen(words: tuple):
                 continue  # ``np.zeros(...)``: a numpy array (its qualified name is no torch factory)
             if _inside_registration(text, start, s):
                 continue
-            return True
-        return False
+            out.append(h)
+            if first:
+                return out
+        return out
 
-    _SCREENS[words] = screen
-    return screen
+    _HITS[words] = kept
+    return kept
 
 
 # the one line that may bind ``np`` / ``numpy`` where ``_numpy_only`` holds
@@ -1651,15 +1669,25 @@ def _layer_outside_init(text: str, start: int, end: int, hits=None) -> bool:
     called somewhere in the file (layers built in ``__init__`` are where they belong, and
     a function nothing calls by name is not reached from ``forward``: the ast check skips
     both the same way)."""
+    return bool(_layer_hits(text, start, end, hits, first=True))
+
+
+def _layer_hits(text: str, start: int, end: int, hits=None, first: bool = False) -> list:
+    """The hits of :func:`_layer_outside_init` that pass its test, in text order
+    (``first``: stop at the first): ``find_named`` enters only the statements that hold
+    one of them."""
     if hits is None:
         hits = [a for a, _ in find_words(_LAYER_WORDS).spans(text, start, end)]
+    out: list = []
     for h in hits:
         if h > start and (text[h - 1].isalnum() or text[h - 1] == "_"):
             continue  # ``MyLinear(``: another name (the ast check compares whole names)
         name = _def_above(text, start, h)
         if name is not None and name != "__init__" and (name == "forward" or _called_elsewhere(text, name)):
-            return True
-    return False
+            out.append(h)
+            if first:
+                break
+    return out
 
 
 def _def_above(text: str, start: int, pos: int) -> Optional[str]:

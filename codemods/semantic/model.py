@@ -1663,7 +1663,8 @@ class SemanticModel:
 
 
     # ---- added for device (TM102)
-    def find_named(self, types: tuple, names, words: Optional[tuple] = None, screen: Optional[Callable] = None) -> list:
+    def find_named(self, types: tuple, names, words: Optional[tuple] = None, screen: Optional[Callable] = None,
+                   keep: Optional[Callable] = None) -> list:
         """Nodes of ``types`` by the name they carry: a def/class named one of ``names``,
         a call whose callee is spelled ``name(...)``/``x.name(...)``, an attribute
         ``x.name``, a name ``name``.  Parses only the chunks whose text contains one of
@@ -1671,7 +1672,13 @@ class SemanticModel:
         given, that ``screen(text, start, end, hits)`` accepts (``hits``: where the words
         start in the chunk; a rule's own text test of a
         chunk: it must accept every chunk where the rule could find a node); never
-        searches node text (cheaper than ``find(containing=...)``); source order."""
+        searches node text (cheaper than ``find(containing=...)``); source order.
+        ``keep(text, start, end, hits)``, instead of a screen: the hits of a chunk that may
+        be where a node the caller keeps stands (a rule's own test of each hit; it must
+        keep the hit of every node it could keep): a chunk with none is not parsed, and
+        a statement or method holding none is not entered (nor parsed)."""
+        if keep is not None:
+            screen = keep
         names = frozenset(names)
         whole = words is None  # the words are the names: only whole-word hits can be one
         words = tuple(words) if words is not None else tuple(names)
@@ -1705,8 +1712,10 @@ class SemanticModel:
                     if not whole or not (_word_char(text, j - 1) or _word_char(text, j + n)):
                         hits.append(j)
                     j = text.find(w, j + 1, c.end)
-                if hits and (screen is None or screen(text, c.start, c.end, hits)):
-                    chosen.append((c, hits))
+                if hits:
+                    ok = True if screen is None else screen(text, c.start, c.end, hits)
+                    if ok:
+                        chosen.append((c, ok if keep is not None else hits))
         else:  # a rule's fixed set of words: one pattern for them all
             whole = whole and all(w.isidentifier() for w in words)
             pattern = find_words(words)
@@ -1737,8 +1746,9 @@ class SemanticModel:
                     got.append(j)
             for i, hits in sorted(by_chunk.items()):
                 c = chunks[i]
-                if screen is None or screen(text, c.start, c.end, hits):
-                    chosen.append((c, hits))
+                ok = True if screen is None else screen(text, c.start, c.end, hits)
+                if ok:
+                    chosen.append((c, ok if keep is not None else hits))
         self.source.parse_all([c for c, _ in chosen])  # in one call of the parser
         for c, hits in chosen:
             stmts = self._parse(c)
