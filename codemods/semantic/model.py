@@ -1676,7 +1676,9 @@ class SemanticModel:
         ``keep(text, start, end, hits)``, instead of a screen: the hits of a chunk that may
         be where a node the caller keeps stands (a rule's own test of each hit; it must
         keep the hit of every node it could keep): a chunk with none is not parsed, and
-        a statement or method holding none is not entered (nor parsed)."""
+        a statement or method holding none is not entered (nor parsed); a chunk some
+        other query already indexed gives all its nodes of the name (a superset: the
+        caller's own tests of a node decide)."""
         if keep is not None:
             screen = keep
         names = frozenset(names)
