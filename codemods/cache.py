@@ -464,12 +464,11 @@ class Cache:
         if r.tree_dependent and e["tree"] != tree:
             return None
         if r.deps:
+            memo = dep_stats if dep_stats is not None else {}
             for d, dsize, dmtime in r.deps:
-                got = dep_stats.get(d) if dep_stats is not None else None
+                got = memo.get(d)
                 if got is None:
-                    got = _stat(d)
-                    if dep_stats is not None:
-                        dep_stats[d] = got
+                    got = memo[d] = _stat(d)
                 if got != (dsize, dmtime):
                     return None
         if e["name"] is not None:

@@ -150,7 +150,8 @@ def _resolve_relative(mod: str, importer: str) -> Optional[str]:
 class ImportIndex:
     """Who imports what, found on demand: ``importers(module)`` reads the import
     statements of the files of the tree whose bytes contain the module's last name
-    (``main`` for ``examples.dcgan.main``) and the word ``import``; results are kept per
+    (``main`` for ``examples.dcgan.main``) and the word ``import`` (from the second last
+    name on, a table of every file's import statements, read once); results are kept per
     last name.  module name -> {importer file -> names imported from it ("*": the
     module itself)}."""
 
@@ -159,7 +160,6 @@ class ImportIndex:
         self._read = read
         self._by_stem: dict[str, dict[str, dict[str, set[str]]]] = {}
         self._partial = False
-        self._scans = 0
         # (path, its import statements) of every file that has some, read once the run
         # asks for a second stem: a tree with many scripts (a monorepo) asks for many, and
         # each scan read every file of the tree again
@@ -205,18 +205,12 @@ class ImportIndex:
         files whose bytes may name it in an import (``_named_in_an_import``), every later
         one from the table of all import statements, read on the second (the same
         records: the test only leaves out files where no statement records the stem)."""
-        self._scans += 1
-        if self._table is None and self._scans > 1:
+        if self._table is None and self._by_stem:  # a stem was scanned already: read them all, once
             self._table = [(path, stmts) for path in self.files for stmts in [self._statements_of(path)] if stmts]
         idx: dict[str, dict[str, set[str]]] = {}
         if self._table is not None:
             for path, stmts in self._table:
-                real = None
-                for mod, names in stmts:
-                    if stem in (mod or "") or any(stem in n for n in names):
-                        if real is None:
-                            real = os.path.realpath(path)
-                        _record(idx, real, path, mod, names)
+                _record_stem(idx, path, stmts, stem)
             return idx
         key = stem.encode("utf-8")
         for path in self.files:
@@ -225,12 +219,7 @@ class ImportIndex:
                 data = _notebook_code(data)  # a kernel runs its code cells: their imports import
             if data is None or b"import" not in data or not _named_in_an_import(data, key):
                 continue
-            text = data.decode("utf-8", "replace")
-            real = os.path.realpath(path)
-            for mod, names in _import_statements(text):
-                if stem not in (mod or "") and not any(stem in n for n in names):
-                    continue  # (``import pkg.mod``: the stem inside a dotted name counts)
-                _record(idx, real, path, mod, names)
+            _record_stem(idx, path, _import_statements(data.decode("utf-8", "replace")), stem)
         return idx
 
     def _statements_of(self, path: str) -> list:
@@ -242,6 +231,17 @@ class ImportIndex:
         if data is None or b"import" not in data:
             return []
         return list(_import_statements(data.decode("utf-8", "replace")))
+
+
+def _record_stem(idx: dict, path: str, stmts, stem: str) -> None:
+    """Record in ``idx`` the statements of ``path`` that may import a module named ``stem``."""
+    real = None
+    for mod, names in stmts:
+        if stem not in (mod or "") and not any(stem in n for n in names):
+            continue  # (``import pkg.mod``: the stem inside a dotted name counts)
+        if real is None:
+            real = os.path.realpath(path)
+        _record(idx, real, path, mod, names)
 
 
 def _notebook_code(data: bytes) -> Optional[bytes]:

@@ -1679,8 +1679,6 @@ class SemanticModel:
         a statement or method holding none is not entered (nor parsed); a chunk some
         other query already indexed gives all its nodes of the name (a superset: the
         caller's own tests of a node decide)."""
-        if keep is not None:
-            screen = keep
         names = frozenset(names)
         whole = words is None  # the words are the names: only whole-word hits can be one
         words = tuple(words) if words is not None else tuple(names)
@@ -1690,7 +1688,7 @@ class SemanticModel:
         # change): a name many classes share (``forward``, ``_init_weights``) is looked
         # for once per file, not once per method of that name; a screen is a caller's
         # own test, so its answers are not kept
-        key = (types, names, words) if screen is None else None
+        key = (types, names, words) if screen is None and keep is None else None
         if key is not None:
             got = self._named.get(key)
             if got is not None:
@@ -1698,6 +1696,15 @@ class SemanticModel:
         out = []
         text = self.text
         chosen = []
+
+        def choose(c, hits) -> None:  # the chunk and the hits to enter it by, if any
+            if keep is not None:
+                hits = keep(text, c.start, c.end, hits)
+            elif screen is not None and not screen(text, c.start, c.end, hits):
+                return
+            if hits:
+                chosen.append((c, hits))
+
         if len(words) == 1:  # one name (the model's own lookups): the chunks that hold it are remembered
             w = words[0]
             n = len(w)
@@ -1715,9 +1722,7 @@ class SemanticModel:
                         hits.append(j)
                     j = text.find(w, j + 1, c.end)
                 if hits:
-                    ok = True if screen is None else screen(text, c.start, c.end, hits)
-                    if ok:
-                        chosen.append((c, ok if keep is not None else hits))
+                    choose(c, hits)
         else:  # a rule's fixed set of words: one pattern for them all
             whole = whole and all(w.isidentifier() for w in words)
             pattern = find_words(words)
@@ -1748,9 +1753,7 @@ class SemanticModel:
                     got.append(j)
             for i, hits in sorted(by_chunk.items()):
                 c = chunks[i]
-                ok = True if screen is None else screen(text, c.start, c.end, hits)
-                if ok:
-                    chosen.append((c, ok if keep is not None else hits))
+                choose(c, hits)
         self.source.parse_all([c for c, _ in chosen])  # in one call of the parser
         for c, hits in chosen:
             stmts = self._parse(c)
