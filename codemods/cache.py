@@ -55,7 +55,8 @@ CACHE_DIRNAME = ".torchmend_cache"
 MARKER = b"# created by torchmend: this directory is a cache\n"
 CACHE_FILE = "cache.json"
 FORMAT = "torchmend-cache"
-VERSION = 5  # 4: findings carry their notebook cell, warnings may too; 5: empty results as [stage, parsed, tree_dependent]
+VERSION = 6  # 4: findings carry their notebook cell, warnings may too; 5: empty results as [stage, parsed, tree_dependent];
+# 6: the files results read in one table, results naming them by index
 RACY_NS = 2_000_000_000  # mtimes within 2 s of the read are not trusted
 MAX_CACHE_BYTES = 256 * 1024 * 1024  # a bigger cache file is not loaded
 MAX_RESULTS = 50_000
@@ -165,13 +166,24 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+_FINDING_KEYS = frozenset({"code", "message", "line", "col", "severity", "applied", "safety", "end", "cell"})
+_SEVERITIES = frozenset(v.value for v in Severity)
+_SAFETIES = frozenset(v.value for v in Safety) | {None}
+
+
+def _check_finding(d: Any) -> None:
+    _need(isinstance(d, dict) and d.keys() == _FINDING_KEYS, "finding fields")
+    _need(_is_int(d["cell"]), "finding cell")
+    _need(isinstance(d["code"], str) and isinstance(d["message"], str), "finding code/message")
+    _need(isinstance(d["end"], list) and len(d["end"]) == 4 and all(_is_int(v) for v in d["end"]), "finding end")
+    _need(_is_int(d["line"]) and _is_int(d["col"]) and isinstance(d["applied"], bool), "finding position")
+    _need(type(d["severity"]) is str and d["severity"] in _SEVERITIES, "finding severity/safety")
+    _need(d["safety"] is None or (type(d["safety"]) is str and d["safety"] in _SAFETIES), "finding severity/safety")
+
+
 def _finding_from_dict(d: Any, path: str, check: bool = True) -> Finding:
     if check:
-        _need(isinstance(d, dict) and set(d) == {"code", "message", "line", "col", "severity", "applied", "safety", "end", "cell"}, "finding fields")
-        _need(_is_int(d["cell"]), "finding cell")
-        _need(isinstance(d["code"], str) and isinstance(d["message"], str), "finding code/message")
-        _need(isinstance(d["end"], list) and len(d["end"]) == 4 and all(_is_int(v) for v in d["end"]), "finding end")
-        _need(_is_int(d["line"]) and _is_int(d["col"]) and isinstance(d["applied"], bool), "finding position")
+        _check_finding(d)
     try:
         sev = Severity(d["severity"])
         safety = None if d["safety"] is None else Safety(d["safety"])
@@ -182,7 +194,8 @@ def _finding_from_dict(d: Any, path: str, check: bool = True) -> Finding:
                    safety=safety, end_line=e[0], end_col=e[1], stmt_lines=(e[2], e[3]), cell=d["cell"])
 
 
-_RESULT_KEYS = {"findings", "applied", "diff", "suggestions", "error", "skipped", "parsed", "stage", "tree_dependent", "deps", "warnings"}
+_RESULT_KEYS = frozenset({"findings", "applied", "diff", "suggestions", "error", "skipped", "parsed", "stage", "tree_dependent", "deps",
+                          "warnings"})
 
 
 def result_to_dict(r: FileResult) -> Any:
@@ -212,32 +225,58 @@ def _check_empty(d: list) -> None:
     _need(len(d) == 3 and type(d[0]) is str and type(d[1]) is bool and type(d[2]) is bool, "empty result")
 
 
-def result_from_dict(d: Any, path: str, check: bool = True) -> FileResult:
+def _check_dep(dep: Any) -> None:
+    _need(type(dep) is list and len(dep) == 3 and type(dep[0]) is str and type(dep[1]) is int and type(dep[2]) is int,
+          "dependency")
+
+
+def _check_result(d: Any, ndeps: Optional[int] = None) -> None:
+    """InvalidCache unless ``d`` is exactly what :func:`result_to_dict` stores (``ndeps``:
+    its dependencies are indices into a cache's table of that many, not triples)."""
+    if type(d) is list:
+        _check_empty(d)
+        return
+    _need(isinstance(d, dict) and d.keys() == _RESULT_KEYS, "result fields")
+    _need(isinstance(d["findings"], list) and isinstance(d["suggestions"], list) and isinstance(d["deps"], list), "result lists")
+    _need(isinstance(d["applied"], dict) and all(isinstance(k, str) and _is_int(v) for k, v in d["applied"].items()), "applied")
+    _need(isinstance(d["diff"], str), "diff")
+    _s2b(d["diff"])  # (bytes stored as text: a lone surrogate that is no byte is refused here)
+    _need(all(v is None or isinstance(v, str) for v in (d["error"], d["skipped"])), "error/skipped")
+    _need(isinstance(d["parsed"], bool) and isinstance(d["tree_dependent"], bool) and isinstance(d["stage"], str), "flags")
+    _need(isinstance(d["warnings"], list) and all(
+        isinstance(w, list) and len(w) in (2, 3) and _is_int(w[0]) and isinstance(w[1], str) and all(_is_int(x) for x in w[2:])
+        for w in d["warnings"]), "warnings")
+    for f in d["findings"]:
+        _check_finding(f)
+    for s in d["suggestions"]:
+        _need(isinstance(s, dict) and s.keys() == {"finding", "diff"} and isinstance(s["diff"], str), "suggestion")
+        _s2b(s["diff"])
+        _check_finding(s["finding"])
+    if ndeps is None:
+        for dep in d["deps"]:
+            _check_dep(dep)
+    else:
+        for i in d["deps"]:
+            _need(type(i) is int and 0 <= i < ndeps, "dependency")
+
+
+def result_from_dict(d: Any, path: str, check: bool = True, deps_table: Optional[list] = None) -> FileResult:
     """The result stored by :func:`result_to_dict`, for ``path``; InvalidCache if ``d``
     is not exactly that shape (``check=False``: ``d`` was checked when the cache was
-    loaded)."""
-    if type(d) is list:  # an empty result
-        _check_empty(d)
-        return FileResult(path=path, parsed=d[1], stage=d[0], cacheable=True, tree_dependent=d[2])
+    loaded).  ``deps_table``: ``d``'s dependencies are indices into it (a cache's table
+    of ``[path, size, mtime_ns]``), not the triples themselves."""
     if check:
-        _need(isinstance(d, dict) and set(d) == _RESULT_KEYS, "result fields")
-        _need(isinstance(d["findings"], list) and isinstance(d["suggestions"], list) and isinstance(d["deps"], list), "result lists")
-        _need(isinstance(d["applied"], dict) and all(isinstance(k, str) and _is_int(v) for k, v in d["applied"].items()), "applied")
-        _need(isinstance(d["diff"], str), "diff")
-        _need(all(v is None or isinstance(v, str) for v in (d["error"], d["skipped"])), "error/skipped")
-        _need(isinstance(d["parsed"], bool) and isinstance(d["tree_dependent"], bool) and isinstance(d["stage"], str), "flags")
-        _need(isinstance(d["warnings"], list) and all(
-            isinstance(w, list) and len(w) in (2, 3) and _is_int(w[0]) and isinstance(w[1], str) and all(_is_int(x) for x in w[2:])
-            for w in d["warnings"]), "warnings")
-        for s in d["suggestions"]:
-            _need(isinstance(s, dict) and set(s) == {"finding", "diff"} and isinstance(s["diff"], str), "suggestion")
-        for dep in d["deps"]:
-            _need(isinstance(dep, list) and len(dep) == 3 and isinstance(dep[0], str) and _is_int(dep[1]) and _is_int(dep[2]), "dependency")
-    suggestions = [Suggestion(_finding_from_dict(s["finding"], path, check), _s2b(s["diff"])) for s in d["suggestions"]]
-    deps = [tuple(dep) for dep in d["deps"]]
+        _check_result(d, None if deps_table is None else len(deps_table))
+    if type(d) is list:  # an empty result
+        return FileResult(path=path, parsed=d[1], stage=d[0], cacheable=True, tree_dependent=d[2])
+    suggestions = [Suggestion(_finding_from_dict(s["finding"], path, False), _s2b(s["diff"])) for s in d["suggestions"]]
+    if deps_table is None:
+        deps = tuple(tuple(dep) for dep in d["deps"])
+    else:
+        deps = tuple(tuple(deps_table[i]) for i in d["deps"])
     return FileResult(
         path=path,
-        findings=[_finding_from_dict(f, path, check) for f in d["findings"]],
+        findings=[_finding_from_dict(f, path, False) for f in d["findings"]],
         applied=Counter(d["applied"]),
         diff=_s2b(d["diff"]),
         suggestions=suggestions,
@@ -247,7 +286,7 @@ def result_from_dict(d: Any, path: str, check: bool = True) -> FileResult:
         stage=d["stage"],
         cacheable=True,
         tree_dependent=d["tree_dependent"],
-        deps=tuple(deps),
+        deps=deps,
         warnings=[tuple(w) for w in d["warnings"]],
     )
 
@@ -255,31 +294,34 @@ def result_from_dict(d: Any, path: str, check: bool = True) -> FileResult:
 _ENTRY_KEYS = frozenset({"d", "used", "tree", "name", "r"})
 
 
-def _validate(data: Any) -> tuple[dict, dict]:
-    """(files, results) of a loaded cache; InvalidCache on anything unexpected.  Stored
-    results are checked here too, so that a bad one cannot surface mid-run."""
+_TOP_KEYS = frozenset({"format", "version", "tool", "written_ns", "files", "results", "deps"})
+
+
+def _validate(data: Any) -> tuple[dict, dict, list]:
+    """(files, results, dependency table) of a loaded cache; InvalidCache on anything
+    unexpected.  Stored results are checked here too, so that a bad one cannot surface
+    mid-run."""
     _need(isinstance(data, dict), "not a JSON object")
     _need(data.get("format") == FORMAT, "not a torchmend cache")
-    _need(set(data) == {"format", "version", "tool", "written_ns", "files", "results"}, "top-level fields")
-    files, results = data["files"], data["results"]
-    _need(isinstance(files, dict) and isinstance(results, dict), "tables")
+    _need(data.keys() == _TOP_KEYS, "top-level fields")
+    files, results, deps = data["files"], data["results"], data["deps"]
+    _need(isinstance(files, dict) and isinstance(results, dict) and type(deps) is list, "tables")
     # (the loops run once per entry of a warm run's cache: exact type tests, written out;
     # JSON gives exactly list, str, int (never a bool for an int: ``type(v) is int``))
     for v in files.values():
         if not (type(v) is list and len(v) == 4 and type(v[0]) is int and type(v[1]) is int and type(v[2]) is str
                 and type(v[3]) is int):
             raise InvalidCache("file entry")
+    for dep in deps:
+        _check_dep(dep)
+    ndeps = len(deps)
     for e in results.values():
         _need(type(e) is dict and e.keys() == _ENTRY_KEYS, "result entry")
         _need(type(e["d"]) is str and type(e["used"]) is int, "result entry digest")
         _need(e["tree"] is None or type(e["tree"]) is str, "result entry tree")
         _need(e["name"] is None or type(e["name"]) is str, "result entry name")
-        r = e["r"]
-        if type(r) is list:  # an empty result: its shape is all there is to check
-            _check_empty(r)
-        else:
-            result_from_dict(r, "")
-    return files, results
+        _check_result(e["r"], ndeps)
+    return files, results, deps
 
 
 def _read_regular(path: str, limit: int) -> Optional[bytes]:
@@ -327,6 +369,11 @@ class Cache:
         self.max_bytes = opts.max_bytes
         self.files: dict[str, list] = {}
         self.results: dict[str, dict] = {}
+        # ``[path, size, mtime_ns]`` of the files results read (``deps``: the entries of a
+        # directory's files read their neighbours, so the same few are named thousands of
+        # times): each once, results name them by index
+        self.deps: list[list] = []
+        self._dep_ids: Optional[dict] = None  # (path, size, mtime_ns) -> index, made by the first put
         self.dirty = False
         self.hits = 0
         # a run does not change directory: relative paths are joined to it here (abspath
@@ -362,9 +409,9 @@ class Cache:
             if isinstance(data, dict) and data.get("format") == FORMAT and (data.get("version") != VERSION or data.get("tool") != self.tool):
                 self.dirty = True  # another torchmend version: replaced without a word
                 return
-            self.files, self.results = _validate(data)
+            self.files, self.results, self.deps = _validate(data)
         except Exception as e:  # InvalidCache, or anything else a hand-made file provokes
-            self.files, self.results = {}, {}
+            self.files, self.results, self.deps = {}, {}, []
             self.dirty = True
             why = str(e) if isinstance(e, InvalidCache) else f"unexpected content: {type(e).__name__}"
             self.warning = f"warning: ignoring the cache {self._shown(self.file)} ({why}): it will be rebuilt"
@@ -460,22 +507,29 @@ class Cache:
         e = self.results.get(self._result_key(digest, name, None, sk)) or self.results.get(self._result_key(digest, name, ap, sk))
         if e is None:
             return None
-        r = result_from_dict(e["r"], path, check=False)  # checked when the cache was loaded
-        if r.tree_dependent and e["tree"] != tree:
-            return None
-        if r.deps:
-            memo = dep_stats if dep_stats is not None else {}
-            for d, dsize, dmtime in r.deps:
-                got = memo.get(d)
-                if got is None:
-                    got = memo[d] = _stat(d)
-                if got != (dsize, dmtime):
-                    return None
+        rd = e["r"]  # (checked when the cache was loaded)
+        if type(rd) is list:
+            if rd[2] and e["tree"] != tree:
+                return None
+        else:
+            if rd["tree_dependent"] and e["tree"] != tree:
+                return None
+            if rd["deps"]:
+                memo = dep_stats if dep_stats is not None else {}
+                table = self.deps
+                for i in rd["deps"]:
+                    d, dsize, dmtime = table[i]
+                    got = memo.get(d)
+                    if got is None:
+                        got = memo[d] = _stat(d)
+                    if got[0] != dsize or got[1] != dmtime:
+                        return None
         if e["name"] is not None:
             from .gitdiff import diff_path
 
             if diff_path(path) != e["name"]:
                 return None  # its diff names the file otherwise (another current directory)
+        r = result_from_dict(rd, path, check=False, deps_table=self.deps)
         r.digest, r.size, r.mtime_ns = digest, st.st_size, st.st_mtime_ns
         if e["used"] != self._now:
             e["used"] = self._now
@@ -498,10 +552,25 @@ class Cache:
             from .gitdiff import diff_path
 
             name = diff_path(r.path)
-        e = {"d": r.digest, "used": self._now, "tree": tree if r.tree_dependent else None, "name": name, "r": result_to_dict(r)}
+        rd = result_to_dict(r)
+        if type(rd) is dict and rd["deps"]:
+            rd["deps"] = [self._dep_id(dep) for dep in rd["deps"]]
+        e = {"d": r.digest, "used": self._now, "tree": tree if r.tree_dependent else None, "name": name, "r": rd}
         if self.results.get(key) != e:
             self.results[key] = e
             self.dirty = True
+
+    def _dep_id(self, dep: list) -> int:
+        """The index of ``[path, size, mtime_ns]`` in the table (added if new)."""
+        ids = self._dep_ids
+        if ids is None:
+            ids = self._dep_ids = {tuple(d): i for i, d in enumerate(self.deps)}
+        key = tuple(dep)
+        i = ids.get(key)
+        if i is None:
+            i = ids[key] = len(self.deps)
+            self.deps.append(list(dep))
+        return i
 
     # ----------------------------------------------------------------- saving
     def _prune(self) -> None:
@@ -514,6 +583,22 @@ class Cache:
         if len(self.results) > MAX_RESULTS:
             newest = sorted(self.results.items(), key=lambda kv: kv[1]["used"], reverse=True)[:MAX_RESULTS]
             self.results = dict(newest)
+        # the table keeps the files the kept results read, renumbered in first-use order
+        renumber: dict = {}
+        table: list = []
+        for e in self.results.values():
+            rd = e["r"]
+            if type(rd) is dict and rd["deps"]:
+                new = []
+                for i in rd["deps"]:
+                    j = renumber.get(i)
+                    if j is None:
+                        j = renumber[i] = len(table)
+                        table.append(self.deps[i])
+                    new.append(j)
+                rd["deps"] = new
+        self.deps = table
+        self._dep_ids = None
 
     def save(self) -> None:
         if self.disabled or not self.dirty:
@@ -523,7 +608,7 @@ class Cache:
         self._prune()
         data = {
             "format": FORMAT, "version": VERSION, "tool": self.tool, "written_ns": time.time_ns(),
-            "files": self.files, "results": self.results,
+            "files": self.files, "results": self.results, "deps": self.deps,
         }
         try:
             os.makedirs(self.dir, exist_ok=True)

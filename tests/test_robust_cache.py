@@ -334,3 +334,66 @@ def test_a_result_that_read_a_changed_file_is_recomputed_with_the_runs_stat_memo
     memo = {}
     assert c.get("a.py", dep_stats=memo) is None and c.get("b.py", dep_stats=memo) is None
     assert c.get("b.py") is None  # without a memo: asked each time
+
+
+def _put_with_deps(c, tmp_path, name, deps, opts):
+    (tmp_path / name).write_text(f"# {name}\n")
+    r = engine.process_text(name, f"# {name}\n", opts)
+    raw = (tmp_path / name).read_bytes()
+    st = os.stat(name)
+    r.digest, r.size, r.mtime_ns, r.cacheable = engine.content_digest(raw), st.st_size, st.st_mtime_ns, True
+    r.deps = tuple((str(d), *engine._stat(str(d))) for d in deps)
+    c.put(r, time.time_ns())
+
+
+def test_the_files_results_read_are_stored_once_and_named_by_index(tmp_path, monkeypatch):
+    """Neighbours read each other: every result of a directory names the same files.  The
+    cache keeps each ``[path, size, mtime]`` once; a result holds indices; what comes
+    back is the same dependencies; a result dropped by the pruning takes its files out
+    of the table, and the indices of the others follow."""
+    monkeypatch.chdir(tmp_path)
+    opts = Options(fix=False)
+    shared = [tmp_path / f"n{i}.py" for i in range(3)]
+    for d in shared:
+        d.write_text("x = 1\n")
+    only_c = tmp_path / "only_c.py"
+    only_c.write_text("y = 1\n")
+    c = Cache(opts, directory=str(tmp_path / "cache"))
+    for name in ("a.py", "b.py"):
+        _put_with_deps(c, tmp_path, name, shared, opts)
+    _put_with_deps(c, tmp_path, "c.py", [only_c, shared[2]], opts)
+    c.save()
+    data = json.loads((tmp_path / "cache" / "cache.json").read_text())
+    assert sorted(p for p, _, _ in data["deps"]) == sorted(str(d) for d in [*shared, only_c])
+    stored = [e["r"]["deps"] for e in data["results"].values()]
+    assert all(type(i) is int for ds in stored for i in ds) and sum(map(len, stored)) == 8
+    c = Cache(opts, directory=str(tmp_path / "cache"))
+    got = c.get("c.py")
+    assert got is not None and got.deps == ((str(only_c), *engine._stat(str(only_c))), (str(shared[2]), *engine._stat(str(shared[2]))))
+    assert c.get("a.py").deps == tuple((str(d), *engine._stat(str(d))) for d in shared)
+    # c.py goes (its file is deleted and its result pruned): only_c.py leaves the table
+    os.unlink("c.py")
+    c.results = {k: e for k, e in c.results.items() if len(e["r"]["deps"]) == 3}
+    c.dirty = True
+    c.save()
+    data = json.loads((tmp_path / "cache" / "cache.json").read_text())
+    assert sorted(p for p, _, _ in data["deps"]) == sorted(str(d) for d in shared)
+    c = Cache(opts, directory=str(tmp_path / "cache"))
+    assert c.get("a.py").deps == tuple((str(d), *engine._stat(str(d))) for d in shared)
+    shared[1].write_text("x = 2  # changed\n")
+    assert Cache(opts, directory=str(tmp_path / "cache")).get("b.py") is None
+
+
+@pytest.mark.parametrize("bad", [lambda d: {**d, "deps": d["deps"][:-1]}, lambda d: {**d, "deps": [[1, 2, 3]] * len(d["deps"])},
+                                 lambda d: {k: v for k, v in d.items() if k != "deps"}])
+def test_a_dependency_table_that_does_not_match_is_an_invalid_cache(tmp_path, monkeypatch, bad):
+    monkeypatch.chdir(tmp_path)
+    opts = Options(fix=False)
+    (tmp_path / "n.py").write_text("x = 1\n")
+    c = Cache(opts, directory=str(tmp_path / "cache"))
+    _put_with_deps(c, tmp_path, "a.py", [tmp_path / "n.py"], opts)
+    c.save()
+    f = tmp_path / "cache" / "cache.json"
+    f.write_text(json.dumps(bad(json.loads(f.read_text()))))
+    c = Cache(opts, directory=str(tmp_path / "cache"))
+    assert c.warning is not None and "ignoring the cache" in c.warning and c.get("a.py") is None
