@@ -277,7 +277,7 @@ def result_from_dict(d: Any, path: str, check: bool = True, deps_table: Optional
     return FileResult(
         path=path,
         findings=[_finding_from_dict(f, path, False) for f in d["findings"]],
-        applied=Counter(d["applied"]),
+        applied=Counter(d["applied"]) if d["applied"] else Counter(),
         diff=_s2b(d["diff"]),
         suggestions=suggestions,
         error=d["error"],
@@ -515,14 +515,20 @@ class Cache:
             if rd["tree_dependent"] and e["tree"] != tree:
                 return None
             if rd["deps"]:
+                # the memo holds each file's (size, mtime) by path and, by the entry's
+                # index, whether the table's entry still holds (a directory's results
+                # name the same entries)
                 memo = dep_stats if dep_stats is not None else {}
                 table = self.deps
                 for i in rd["deps"]:
-                    d, dsize, dmtime = table[i]
-                    got = memo.get(d)
-                    if got is None:
-                        got = memo[d] = _stat(d)
-                    if got[0] != dsize or got[1] != dmtime:
+                    ok = memo.get(i)
+                    if ok is None:
+                        d, dsize, dmtime = table[i]
+                        got = memo.get(d)
+                        if got is None:
+                            got = memo[d] = _stat(d)
+                        ok = memo[i] = got[0] == dsize and got[1] == dmtime
+                    if not ok:
                         return None
         if e["name"] is not None:
             from .gitdiff import diff_path
