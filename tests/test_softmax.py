@@ -269,6 +269,20 @@ def test_forward_returning_sequential_attribute():
     assert "self.head = nn.Sequential(nn.Linear(4, 3))" in out
 
 
+@pytest.mark.parametrize("ctor,head", [
+    ("SM(dim=1)", "from torch.nn import Softmax as SM\n"),
+    ("Act(dim=1)", "Act = nn.Softmax\n"),
+    ("nn.Softmax(dim=1)", "# nn.Softmax held by self.sm; XSoftmax is another name\nclass XSoftmax:\n    pass\n"),
+])
+def test_softmax_module_under_another_name_is_followed(ctor, head):
+    """The module may be built through a name bound to ``nn.Softmax`` here: the attribute
+    that holds it is still followed into ``forward``'s return."""
+    src = HEAD + head + MODEL.format(body="return self.sm(self.fc(x))").replace("nn.Softmax(dim=1)", ctor)
+    r, out = run(src, head=False)
+    assert codes(r) == ["TM501"]
+    assert "return self.fc(x)" in out
+
+
 def test_model_passed_to_two_models_function_probability_use_not_rewritten():
     src = MODEL.format(body="return F.softmax(self.fc(x), dim=1)") + "train(nn.Linear(4, 3), loader, nn.CrossEntropyLoss())\n"
     src = src.replace("_, pred = torch.max(out, 1)", "print(out)")

@@ -45,7 +45,7 @@ from typing import Callable, Optional
 from ..rule import Fix, Safety, Severity
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
-from ..semantic.source import callee_screen
+from ..semantic.source import callee_hits
 
 TM501, TM502 = "TM501", "TM502"
 
@@ -248,6 +248,26 @@ def _facts(sem: SemanticModel) -> dict:
     return got
 
 
+def _is_softmax_module_class(q: str) -> bool:
+    return N.is_softmax_class(q) or N.is_log_softmax_class(q)
+
+
+def _module_level_aliases(sem: SemanticModel, test: Callable[[str], bool]) -> tuple[str, ...]:
+    """The names bound at module level to what ``test`` accepts by qualified name: an
+    import of it under another name, an assignment of it (``CE = nn.CrossEntropyLoss``)."""
+    out = set()
+    for name, bs in sem.module_scope.bindings.items():
+        for b in bs:
+            q = None
+            if b.kind in (BindingKind.IMPORT, BindingKind.FROM_IMPORT):
+                q = {b.qualname} if b.qualname else set()
+            elif b.kind is BindingKind.ASSIGNMENT and isinstance(b.value, (ast.Name, ast.Attribute)):
+                q = sem.qualnames(b.value)
+            if q and any(test(x) for x in q):
+                out.add(name)
+    return tuple(sorted(out))
+
+
 def softmax_holders(sem: SemanticModel) -> Optional[frozenset]:
     """The names (last part: ``sm`` for ``self.sm``) that may hold an ``nn.Softmax`` /
     ``nn.LogSoftmax`` module object, or None when a module object goes somewhere this
@@ -259,7 +279,10 @@ def softmax_holders(sem: SemanticModel) -> Optional[frozenset]:
     holders: Optional[set] = set()
     if "Softmax" in sem.text:
         pending = []
-        for c in sem.find(ast.Call, containing=("Softmax",)):
+        # the constructor calls: by the class's name, or a name bound to the class here
+        # (``from torch.nn import Softmax as SM``, ``SM = nn.Softmax``)
+        names = ("LogSoftmax", "Softmax") + _module_level_aliases(sem, _is_softmax_module_class)
+        for c in sem.find_named((ast.Call,), names, keep=callee_hits(names)):
             if module_kind(sem, c) is None:
                 continue
             p = sem.parent(c)
@@ -696,7 +719,7 @@ class Analysis:
         # ``CE(...)``); an inline loss (``nn.CrossEntropyLoss()(x, y)``) is the call of
         # such a call; only the chunks where a word stands before a ``(`` are parsed
         words = self._ce_words()
-        for call in sem.find_named((ast.Call,), words, screen=callee_screen(words)):
+        for call in sem.find_named((ast.Call,), words, keep=callee_hits(words)):
             q = sem.qualnames(call.func)
             if any(N.is_cross_entropy_function(x) for x in q):
                 self._add_site(out, call, "fn", [], sem.segment(call.func))
@@ -729,15 +752,7 @@ class Analysis:
         bound at module level to them (``from torch.nn import CrossEntropyLoss as CE``,
         ``CE = nn.CrossEntropyLoss``)."""
         words = {"cross_entropy", "CrossEntropyLoss"}
-        for name, bs in self.sem.module_scope.bindings.items():
-            for b in bs:
-                q = None
-                if b.kind in (BindingKind.IMPORT, BindingKind.FROM_IMPORT):
-                    q = {b.qualname} if b.qualname else set()
-                elif b.kind is BindingKind.ASSIGNMENT and isinstance(b.value, (ast.Name, ast.Attribute)):
-                    q = self.sem.qualnames(b.value)
-                if q and any(N.is_cross_entropy_class(x) or N.is_cross_entropy_function(x) for x in q):
-                    words.add(name)
+        words.update(_module_level_aliases(self.sem, lambda x: N.is_cross_entropy_class(x) or N.is_cross_entropy_function(x)))
         return tuple(sorted(words))
 
     def _add_site(self, out, call, form, ctors, label, complete=True) -> None:

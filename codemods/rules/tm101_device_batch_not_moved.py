@@ -11,7 +11,7 @@ from ..semantic.nodes import node_type
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
-from ..semantic.source import callee_screen, starts_statement
+from ..semantic.source import callee_hits, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
     cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_known_device, is_module_class,
@@ -78,7 +78,7 @@ def _loader_calls(sem: SemanticModel) -> list:
     """The calls that make a torch ``DataLoader`` (``DataLoader(...)``, ``data.DataLoader(...)``):
     only the chunks where the word stands before a ``(`` are parsed (it is also in the
     type hints and docstrings of code that only receives loaders)."""
-    calls = sem.find_named((ast.Call,), ("DataLoader",), ("DataLoader",), screen=callee_screen(("DataLoader",)))
+    calls = sem.find_named((ast.Call,), ("DataLoader",), ("DataLoader",), keep=callee_hits(("DataLoader",)))
     return [c for c in calls if N.is_loader(sem.call_qualname(c))]
 
 

@@ -29,7 +29,7 @@ import re
 from itertools import accumulate
 from typing import Iterator, Optional
 
-__all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "begins_statement", "callee_screen",
+__all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "begins_statement", "callee_hits",
            "callees", "char_col", "line_starts", "pad", "parse_at", "starts_statement", "words"]
 
 # a line that starts a top-level definition (the patterns that scan a whole file match
@@ -408,24 +408,28 @@ def before_a_call(text: str, i: int) -> bool:
     return _CALL_AFTER.match(text, i) is not None
 
 
-_CALLEE_SCREENS: dict = {}
+_CALLEE_HITS: dict = {}
 
 
-def callee_screen(names: tuple):
-    """A ``find_named`` screen for calls by one of ``names``: some hit of a name in the
-    chunk is written as a callee (``before_a_call``), as the callee of every call node
-    found by its name is (kept per tuple of names)."""
-    got = _CALLEE_SCREENS.get(names)
+def callee_hits(names: tuple):
+    """A ``find_named`` ``keep`` for calls by one of ``names``: the hits where a name is
+    written as a callee (``before_a_call``), as the callee of every call node found by
+    its name is; a statement or method where a name only stands otherwise (an import,
+    an annotation, a comment, ``isinstance(x, Name)``) is not entered (kept per tuple of
+    names)."""
+    got = _CALLEE_HITS.get(names)
     if got is None:
 
-        def got(text: str, start: int, end: int, hits) -> bool:
+        def got(text: str, start: int, end: int, hits) -> list:
+            out = []
             for h in hits:
                 for w in names:
                     if text.startswith(w, h) and before_a_call(text, h + len(w)):
-                        return True
-            return False
+                        out.append(h)
+                        break
+            return out
 
-        _CALLEE_SCREENS[names] = got
+        _CALLEE_HITS[names] = got
     return got
 
 
