@@ -318,3 +318,34 @@ def test_a_lazy_method_can_be_changed_like_any_node():
     ast.increment_lineno(want, 10)
     want.body[2].end_lineno = 99 + 10  # (body[0] is the docstring, body[2] `prop`)
     assert ast.dump(cls, include_attributes=True) == ast.dump(want, include_attributes=True)
+
+
+_PARAMS = ["a", "b: int = 1", "c='x:)'", 'd=r"\\\\"', "e=(1, 2)", "f={'k': [1]}", "g=f\"{x}:\"", 'h: "Dict[str, int]" = {}',
+           "i=lambda y: y", "j='''a\n:)'''", "*args", "**kw", "k=[  # a comment: (\n 1]", "l=\\\n 2"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PARAMS), max_size=6), st.sampled_from([", ", ",\n    ", ",  # why: (\n    "]),
+       st.sampled_from(["", " -> int", " -> 'A:B'"]), st.booleans())
+def test_header_colon_is_the_tokenizers(params, sep, ret, is_class):
+    """The ``:`` that ends a header, found without the tokenizer (brackets, strings,
+    comments and continuations passed over), is the one the tokenizer ends it with."""
+    import io
+    import tokenize
+
+    from torchmend.semantic.members import _header_colon
+
+    head = ("class C(" if is_class else "def f(") + sep.join(params) + ")" + ("" if is_class else ret)
+    text = "x = 1\n" + head + ":\n    pass\n"
+    depth, want = 0, None
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        elif tok.type == tokenize.OP and tok.string == ":" and depth == 0 and tok.start[0] > 1:
+            line_start = sum(len(ln) for ln in text.splitlines(True)[: tok.start[0] - 1])
+            want = line_start + tok.start[1]
+            break
+    assert want is not None
+    assert _header_colon(text, len("x = 1\n"), len(text)) == want
