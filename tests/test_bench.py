@@ -288,3 +288,24 @@ def test_triage_per_source_makes_each_top_directory_its_own_project(tmp_path):
     mine = {(r.source, r.path, r.code, r.kind) for r in rows}
     assert ("a/one", "main.py", "TM301", "finding") in mine
     assert ("a/one", "main.py", "TM301", "safe-rewrite") in mine  # b/two is not part of a/one's project
+
+
+def test_instructions_picks_every_kth_gated_file_and_lays_out_a_version(tmp_path, monkeypatch):
+    """bench/instructions.py: the workload is every K-th file a gate lets through (or of
+    all files), by path; a version is laid out as the installed package (its ``cli``
+    inside ``torchmend``); without valgrind it measures nothing and says so."""
+    import instructions
+
+    tree = tmp_path / "t"
+    tree.mkdir()
+    for i in range(6):
+        body = "import torch\nloss.backward()\nopt.step()\n" if i % 2 == 0 else "x = 1\n"
+        (tree / f"m{i}.py").write_text(body)
+    assert instructions.gated_files(str(tree), 1, False) == ["m0.py", "m2.py", "m4.py"]
+    assert instructions.gated_files(str(tree), 2, False) == ["m0.py", "m4.py"]
+    assert instructions.gated_files(str(tree), 3, True) == ["m0.py", "m3.py"]
+    pkg = instructions.package_for("WORKTREE", str(tmp_path / "v"))
+    assert os.path.isfile(os.path.join(pkg, "torchmend", "engine.py"))
+    assert os.path.isfile(os.path.join(pkg, "torchmend", "cli", "main.py"))
+    monkeypatch.setattr(instructions.shutil, "which", lambda name: None)
+    assert instructions.main(["--tree", str(tree)]) == 2
