@@ -74,6 +74,7 @@ def count(pkg: str, listing: str, tree: str) -> tuple[int, str]:
     """(instructions, the workload's output) of one run under callgrind."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = pkg
+    env["PYTHONHASHSEED"] = "0"  # (set and dict orders, hence the work done, the same in every run)
     p = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", _WORKLOAD, listing, tree],
         capture_output=True, text=True, env=env, cwd=tree,

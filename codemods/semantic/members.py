@@ -204,11 +204,21 @@ def _skip_string(text: str, i: int, end: int) -> int:
         j = k + 1
 
 
+# the characters a header's scan stops at (a string prefix is passed over with the name
+# it may be part of: the quote after it starts the literal all the same)
+_HEADER_STOP = re.compile(r"[()\[\]{}#'\":\n]")
+
+
 def _header_colon(text: str, i: int, end: int) -> int:
     """The offset of the ``:`` that ends the ``def``/``class`` header starting at ``i``
     (outside brackets, strings and comments); -1 when there is none before ``end``."""
     depth = 0
-    while i < end:
+    search = _HEADER_STOP.search
+    while True:
+        m = search(text, i, end)
+        if m is None:
+            return -1
+        i = m.start()
         ch = text[i]
         if ch in "([{":
             depth += 1
@@ -222,19 +232,18 @@ def _header_colon(text: str, i: int, end: int) -> int:
                 return -1
             i = nl
             continue
-        elif ch in "'\"" or (ch in "rRbBuUfF" and _STRING_START.match(text, i, end) and not (i and _word(text[i - 1]))):
+        elif ch == "'" or ch == '"':
             j = _skip_string(text, i, end)
             if j < 0:
                 return -1
             i = j
             continue
-        elif ch == ":" and depth == 0:
-            return i
-        elif ch == "\n" and depth == 0 and text[i - 1] != "\\":
+        elif ch == ":":
+            if depth == 0:
+                return i
+        elif depth == 0 and text[i - 1] != "\\":  # a newline
             return -1  # the header's line ended without a ':'
         i += 1
-    return -1
-
 
 
 def spine(text: str, start: int, end: int, first_line: int, class_at: int, min_method: int = 400):
