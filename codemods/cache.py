@@ -6,7 +6,7 @@ version, validated on load: nothing in it can run code.  A cache that fails vali
 (corrupt, truncated, hand-made, written by something else) is ignored with one warning
 line and rebuilt; one from another torchmend version is replaced silently.
 
-It holds two tables:
+It holds three tables:
 
 * ``files``: absolute path -> ``[size, mtime_ns, content digest, seen_ns]``, what a file
   held when it was last read.  Fast path: same size and mtime_ns -> the recorded digest,
@@ -20,6 +20,9 @@ It holds two tables:
   (not its directory, not the current directory, not the list of paths given).  The
   stored result names no path: it gets the path it is used for.  A result that carries a
   diff records the name the diff shows and is used only where that name is the same.
+* ``deps``: ``[path, size, mtime_ns]`` of each file some stored result read (below), once;
+  a result names its entries by index (a directory's results name the same neighbours:
+  each is stored once, and checked once per run).
 
 A result for which a rule looked at other files (``FileResult.tree_dependent``: is this
 script imported elsewhere?  ``FileResult.deps``: which model does a sibling module

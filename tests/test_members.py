@@ -161,6 +161,26 @@ def test_a_query_that_keeps_some_hits_parses_only_the_methods_that_hold_them():
     assert sem.find_named((ast.Call,), ("zeros",), (".zeros(",), keep=lambda *a: []) == []
 
 
+def test_calls_by_name_enter_only_the_methods_where_the_name_is_a_callee():
+    """``keep=callee_hits(names)``: a method where the name only stands otherwise (an
+    ``isinstance`` test, an annotation, a comment) is not parsed; a call written with
+    spaces or a line break before its ``(`` is still one."""
+    from torchmend.semantic.source import callee_hits
+
+    methods = [f"    def m{i}(self, x):\n        y = x * {i}\n        return y\n" for i in range(5)]
+    methods[0] = "    def m0(self, x):\n        return isinstance(x, nn.CrossEntropyLoss)\n"
+    methods[1] = "    def m1(self, x: CrossEntropyLoss):\n        return x  # CrossEntropyLoss\n"
+    methods[2] = "    def m2(self, x):\n        return nn.CrossEntropyLoss ()(x, 1)\n"
+    methods[3] = "    def m3(self, x):\n        return CrossEntropyLoss(\n            reduction='sum')\n"
+    text = _class(methods)
+    sem = SemanticModel(text, lazy_min_chars=0)
+    names = ("CrossEntropyLoss",)
+    calls = sem.find_named((ast.Call,), names, keep=callee_hits(names))
+    assert [sem.enclosing_function(c).name for c in calls] == ["m2", "m3"]
+    cls = sem.enclosing(calls[0], ast.ClassDef)
+    assert [m.name for m in cls.body if pending(m) is not None] == ["m0", "m1", "m4"]
+
+
 def test_a_lazy_method_is_a_function_def_to_every_reader():
     text = _class(MEMBERS[:3])
     src, body = _lazy_body(text)
