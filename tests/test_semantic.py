@@ -197,3 +197,25 @@ def test_lazy_and_whole_parse_agree(lazy):
     call = next(c for c in sem.find(ast.Call, containing=("helper_3",)) if isinstance(c.func, ast.Name))
     target = sem.callee(call)
     assert isinstance(target, ast.FunctionDef) and target.name == "helper_3" and target.lineno == 14
+
+
+def test_a_walk_records_the_parents_of_what_it_reaches(monkeypatch):
+    """What ``walk`` yields has its ancestors known at once (a rule that walks a
+    statement asks next for the loop or scope around what it finds): the same ancestors
+    a descent from the top-level statement gives, without that descent."""
+    src = "import torch\n\nclass M:\n" + "".join(f"    def m{i}(self, x):\n        return x + {i}\n\n" for i in range(40)) + (
+        "    def go(self, xs):\n        for x in xs:\n            y = self.m3(torch.relu(x))\n        return y\n")
+    want_sem = model(src, lazy_min_chars=0)
+    loop = want_sem.find(ast.For)[0]
+    want = {ast.dump(c.func): [type(a).__name__ for a in want_sem.ancestors(c)] for c in want_sem.walk(loop) if isinstance(c, ast.Call)}
+    sem = model(src, lazy_min_chars=0)
+    go = next(b.node for b in sem.scope_for(next(iter(sem.module_scope.get("M"))).node).get("go"))
+    loop = go.body[0]
+    found = [n for n in sem.walk(loop) if isinstance(n, ast.Call)]
+    assert len(found) == 2
+    calls_made = []
+    real = SemanticModel._adopt_around
+    monkeypatch.setattr(SemanticModel, "_adopt_around", lambda self, node: calls_made.append(node) or real(self, node))
+    got = {ast.dump(c.func): [type(a).__name__ for a in sem.ancestors(c)] for c in found}
+    assert got == want and all(v[-3:] == ["FunctionDef", "ClassDef", "Module"] for v in got.values())
+    assert [type(n).__name__ for n in calls_made] == ["For"]  # only the loop itself, reached through go.body

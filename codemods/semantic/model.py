@@ -1282,19 +1282,13 @@ class SemanticModel:
     def receiver(call):
         return call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
 
-    @staticmethod
-    def walk(node, *, scopes: bool = True) -> Iterator[ast.AST]:
+    def walk(self, node, *, scopes: bool = True) -> Iterator[ast.AST]:
         """``node`` and its descendants; with ``scopes=False`` not into nested functions,
-        classes and lambdas (their headers neither)."""
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            yield n
-            if not scopes and n is not node and isinstance(n, (*_DEFS, ast.ClassDef, ast.Lambda)):
-                continue
-            kids = child_nodes(n)
-            kids.reverse()
-            stack.extend(kids)
+        classes and lambdas (their headers neither).  The parent of each node reached is
+        recorded: a rule that walks a statement asks next for the ancestors of what it
+        finds there (the scope of a name, the loop around a call), which would otherwise
+        be found by a descent from the top-level statement."""
+        return _walk(node, scopes, self._parent)
 
     # ---- added for main_guard
     def top_statement(self, node):
@@ -2015,8 +2009,24 @@ def _node_name(n) -> Optional[str]:
     return getattr(n, "name", None)
 
 
+def _walk(node, scopes: bool, parent: Optional[dict] = None) -> Iterator[ast.AST]:
+    """:meth:`SemanticModel.walk` (``parent``: the dict to record each child's parent in)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not scopes and n is not node and isinstance(n, (*_DEFS, ast.ClassDef, ast.Lambda)):
+            continue
+        kids = child_nodes(n)
+        if kids:
+            if parent is not None:
+                parent.update(dict.fromkeys(kids, n))
+            kids.reverse()
+            stack.extend(kids)
+
+
 def _is_generator(fdef) -> bool:
-    for n in SemanticModel.walk(fdef, scopes=False):
+    for n in _walk(fdef, False):
         if isinstance(n, (ast.Yield, ast.YieldFrom)):
             return True
     return False
