@@ -371,7 +371,7 @@ def test_the_files_results_read_are_stored_once_and_named_by_index(tmp_path, mon
     got = c.get("c.py")
     assert got is not None and got.deps == ((str(only_c), *engine._stat(str(only_c))), (str(shared[2]), *engine._stat(str(shared[2]))))
     assert c.get("a.py").deps == tuple((str(d), *engine._stat(str(d))) for d in shared)
-    # c.py goes (its file is deleted and its result pruned): only_c.py leaves the table
+    # c.py goes (its file deleted, its result dropped as the pruning drops it): only_c.py leaves the table
     os.unlink("c.py")
     c.results = {k: e for k, e in c.results.items() if len(e["r"]["deps"]) == 3}
     c.dirty = True
