@@ -184,14 +184,10 @@ def _check_finding(d: Any) -> None:
     _need(d["safety"] is None or (type(d["safety"]) is str and d["safety"] in _SAFETIES), "finding severity/safety")
 
 
-def _finding_from_dict(d: Any, path: str, check: bool = True) -> Finding:
-    if check:
-        _check_finding(d)
-    try:
-        sev = Severity(d["severity"])
-        safety = None if d["safety"] is None else Safety(d["safety"])
-    except ValueError:
-        raise InvalidCache("finding severity/safety") from None
+def _finding_from_dict(d: Any, path: str) -> Finding:
+    """The finding of a stored result ``_check_finding`` accepted."""
+    sev = Severity(d["severity"])
+    safety = None if d["safety"] is None else Safety(d["safety"])
     e = d["end"]
     return Finding(code=d["code"], message=d["message"], line=d["line"], col=d["col"], severity=sev, path=path, applied=d["applied"],
                    safety=safety, end_line=e[0], end_col=e[1], stmt_lines=(e[2], e[3]), cell=d["cell"])
@@ -272,14 +268,14 @@ def result_from_dict(d: Any, path: str, check: bool = True, deps_table: Optional
         _check_result(d, None if deps_table is None else len(deps_table))
     if type(d) is list:  # an empty result
         return FileResult(path=path, parsed=d[1], stage=d[0], cacheable=True, tree_dependent=d[2])
-    suggestions = [Suggestion(_finding_from_dict(s["finding"], path, False), _s2b(s["diff"])) for s in d["suggestions"]]
+    suggestions = [Suggestion(_finding_from_dict(s["finding"], path), _s2b(s["diff"])) for s in d["suggestions"]]
     if deps_table is None:
         deps = tuple(tuple(dep) for dep in d["deps"])
     else:
         deps = tuple(tuple(deps_table[i]) for i in d["deps"])
     return FileResult(
         path=path,
-        findings=[_finding_from_dict(f, path, False) for f in d["findings"]],
+        findings=[_finding_from_dict(f, path) for f in d["findings"]],
         applied=Counter(d["applied"]) if d["applied"] else Counter(),
         diff=_s2b(d["diff"]),
         suggestions=suggestions,
@@ -496,7 +492,8 @@ class Cache:
         (``opts``, the file's own Options; default: the run's), and, for a result that
         depends on other files, the tree fingerprint ``tree`` and the files it read; else
         None.  ``known``: the file's stat as :func:`stat_files` took it.  ``dep_stats``:
-        a run's memo of the (size, mtime) of the files results read (many results read
+        a run's memo of the (size, mtime) of the files results read, by path, and of
+        whether each entry of the table still holds, by its index (many results read
         the same few files: each is asked once per run, not once per result)."""
         if self.disabled:
             return None
