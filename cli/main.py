@@ -116,6 +116,7 @@ class _Ctx:
         self.settings = settings_from_cli(cli)
         self.base = Options(fix=fix, write=write, fix_edits=fix_edits)
         self._opts: dict = {}
+        self._by_path: dict = {}  # path -> its Options
         self.jobs, self.quiet, self.verbose = jobs, quiet, verbose
         self.no_cache, self.cache_dir = no_cache, cache_dir
         self.changed_since, self.executor = changed_since, executor
@@ -125,10 +126,13 @@ class _Ctx:
         self.roots: tuple = ()
 
     def options_for(self, path: str):
-        fs = self.settings.for_file(path)
-        got = self._opts.get(fs)
+        got = self._by_path.get(path)  # (asked once when the configurations are read, again by the run)
         if got is None:
-            got = self._opts[fs] = replace(self.base, select=fs.select, unsafe_fixes=fs.unsafe_fixes, roots=self.roots)
+            fs = self.settings.for_file(path)
+            got = self._opts.get(fs)
+            if got is None:
+                got = self._opts[fs] = replace(self.base, select=fs.select, unsafe_fixes=fs.unsafe_fixes, roots=self.roots)
+            self._by_path[path] = got
         return got
 
     def discover(self, paths):
@@ -136,7 +140,7 @@ class _Ctx:
 
         s = self.settings
         return discover(list(paths), excludes_for=s.excludes_for, gitignore_for=s.respect_gitignore,
-                        force_exclude=s.force_exclude())
+                        force_exclude=s.force_exclude(), listing=s.listing)
 
     def run(self, paths):
         from torchmend.errors import Interrupted

@@ -353,6 +353,16 @@ def _read_regular(path: str, limit: int) -> Optional[bytes]:
 
 
 # --------------------------------------------------------------------------- the cache
+def _normal_relative(path: str) -> bool:
+    """``path`` is relative and ``os.path.normpath`` leaves it as it is (POSIX; no empty,
+    ``.`` or ``..`` part), so that joined to a normal directory it is normal too."""
+    return (
+        os.sep == "/" and path != "" and path[0] != "/" and path not in (".", "..")
+        and not path.startswith(("./", "../")) and not path.endswith(("/", "/.", "/.."))
+        and "//" not in path and "/./" not in path and "/../" not in path
+    )
+
+
 class Cache:
     """``get``/``put`` results for one run's settings; ``save`` writes it back.
     ``warning``: one line to show the user (an invalid cache that was ignored), or None."""
@@ -378,6 +388,7 @@ class Cache:
         # a run does not change directory: relative paths are joined to it here (abspath
         # asks the system for it again on every call, twice per file)
         self._cwd = os.getcwd()
+        self._cwd_pre = self._cwd if self._cwd.endswith(os.sep) else self._cwd + os.sep
         self.warning: Optional[str] = None
         self.disabled = False
         # when an entry was last used, to the hour: a warm run within the hour rewrites nothing
@@ -483,7 +494,10 @@ class Cache:
         return digest, st
 
     def _abs(self, path: str) -> str:
-        """``os.path.abspath(path)`` against the directory of the run."""
+        """``os.path.abspath(path)`` against the directory of the run (a relative path
+        in normal form, as discovery gives them, is appended to it as it is)."""
+        if _normal_relative(path):
+            return self._cwd_pre + path
         return os.path.normpath(path if os.path.isabs(path) else os.path.join(self._cwd, path))
 
     def get(self, path: str, tree: Optional[str] = None, opts: Optional[Options] = None, known=None,
@@ -495,14 +509,14 @@ class Cache:
         a run's memo of the (size, mtime) of the files results read, by path, and of
         whether each entry of the table still holds, by its index (many results read
         the same few files: each is asked once per run, not once per result)."""
-        if self.disabled:
-            return None
+        if self.disabled or not self.results:
+            return None  # (an empty cache: no file is read and hashed here for nothing)
         ap = self._abs(path)
         got = self._digest(path, ap, known)
         if got is None:
             return None
         digest, st = got
-        name = os.path.basename(path)
+        name = os.path.basename(path) if os.altsep else path[path.rfind("/") + 1:]
         sk = self._settings(opts)
         e = self.results.get(self._result_key(digest, name, None, sk)) or self.results.get(self._result_key(digest, name, ap, sk))
         if e is None:

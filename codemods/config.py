@@ -31,7 +31,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from .discovery import DEFAULT_EXCLUDES, Excludes
+from .discovery import DEFAULT_EXCLUDES, Excludes, Listing
 
 KEYS = (
     "select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores",
@@ -165,13 +165,16 @@ def read_config(path: str) -> Optional[Config]:
     return _parse(path, data, os.path.basename(path))
 
 
-def find_config(start: str, _cache: Optional[dict] = None) -> Optional[Config]:
-    """The nearest configuration at or above ``start`` (a file or directory)."""
+def find_config(start: str, _cache: Optional[dict] = None, listed: Optional[dict] = None) -> Optional[Config]:
+    """The nearest configuration at or above ``start`` (a file or directory).
+    ``listed``: directory -> the configuration names that are files there, as a walk
+    of it saw them (:class:`~torchmend.discovery.Listing`); other directories are
+    looked at."""
     cache = {} if _cache is None else _cache
     d = os.path.abspath(start)
     if d in cache:  # a directory already looked up (the keys are directories): no stat
         return cache[d]
-    if not os.path.isdir(d):
+    if (listed is None or d not in listed) and not os.path.isdir(d):
         d = os.path.abspath(os.path.dirname(start) or ".")
     walked = []
     found: Optional[Config] = None
@@ -181,9 +184,12 @@ def find_config(start: str, _cache: Optional[dict] = None) -> Optional[Config]:
             break
         walked.append(d)
         got = None
+        here = listed.get(d) if listed is not None else None
         for name in CONFIG_NAMES:
+            if here is not None and name not in here:
+                continue
             p = os.path.join(d, name)
-            if os.path.isfile(p):
+            if here is not None or os.path.isfile(p):
                 got = read_config(p)
                 if got is not None:
                     break
@@ -265,6 +271,9 @@ class Settings:
         self._excludes: dict[int, Excludes] = {}
         self._layered: dict[int, frozenset] = {}
         self._settings: dict[FileSettings, FileSettings] = {}  # one object per distinct value
+        # what discovery's walk saw of the configuration names, by directory (each
+        # directory's lookup answers from it, without a stat per name)
+        self.listing = Listing(frozenset(CONFIG_NAMES))
         self.fixed: Optional[Config] = None  # --config / --isolated: one for every file
         if cli.isolated:
             self.fixed = Config(root=self.cwd)
@@ -285,7 +294,7 @@ class Settings:
         """The configuration that governs ``path`` (a file, or a directory's entries)."""
         if self.fixed is not None:
             return self.fixed
-        return find_config(path, self._dirs) or self.default
+        return find_config(path, self._dirs, self.listing.files) or self.default
 
     def config_files(self) -> list[str]:
         """The configuration files read so far (for --verbose)."""
@@ -307,7 +316,7 @@ class Settings:
             self._files[path] = got
             return got
         d = os.path.abspath(rel_dir)
-        cfg = self.fixed or (self._dirs[d] if d in self._dirs else find_config(d, self._dirs)) or self.default
+        cfg = self.fixed or (self._dirs[d] if d in self._dirs else find_config(d, self._dirs, self.listing.files)) or self.default
         cli = self.cli
         base = self._layered.get(id(cfg))
         if base is None:  # once per configuration file, not per file

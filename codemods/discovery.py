@@ -45,6 +45,18 @@ class Discovery:
     with_temp: set[str] = field(default_factory=set)
 
 
+@dataclass
+class Listing:
+    """What a walk saw of some file names (a configuration's): ``files[dir]`` holds
+    those of ``names`` that are regular files, or links to one, in the directory whose
+    absolute path is ``dir``; a directory's entry is made before the walk asks
+    ``excludes_for``/``gitignore_for`` about it, so that a configuration lookup there
+    answers from the listing instead of a stat per name."""
+
+    names: frozenset
+    files: dict = field(default_factory=dict)
+
+
 class Excludes:
     """Gitignore-style globs, each relative to a directory: ``(root, glob)`` pairs.  A glob
     without ``/`` matches a name at any depth (``build``, ``*_pb2.py``); one with ``/``
@@ -83,6 +95,31 @@ class Excludes:
             rx = re.compile("|".join(pats)) if pats else None
             drx = re.compile("|".join(dir_pats)) if dir_pats else None
             self._specs.append((root, names, dir_names, rx, drx, None))
+        self._simple = all(spec[5] is None for spec in self._specs)
+
+    def by_name_in(self, abs_dir: str) -> bool:
+        """Whether the entries of directory ``abs_dir`` are matched by their names alone
+        (:meth:`match_name` then answers as :meth:`match`): every glob is a name glob, the
+        directory is at or under each root (each entry's path relative to a root is the
+        directory's plus its name) and the directory itself does not match (no part of
+        its relative path matches: only the name is left to test)."""
+        if not self._simple:
+            return False
+        for root in (spec[0] for spec in self._specs):
+            if abs_dir != root and not abs_dir.startswith(root if root.endswith(os.sep) else root + os.sep):
+                return False
+        return not self.match(abs_dir, True)
+
+    def match_name(self, name: str, is_dir: bool) -> bool:
+        """:meth:`match` for an entry of a directory for which :meth:`by_name_in` holds."""
+        for _, names, dir_names, rx, drx, _ in self._specs:
+            if name in names or (is_dir and name in dir_names):
+                return True
+            if rx is not None and rx.match(name):
+                return True
+            if is_dir and drx is not None and drx.match(name):
+                return True
+        return False
 
     def match(self, abs_path: str, is_dir: bool) -> bool:
         for root, names, dir_names, rx, drx, spec in self._specs:
@@ -112,9 +149,11 @@ class Excludes:
         return False
 
 
-def _gitignore(dirpath: str):
+def _gitignore(dirpath: str, exists: Optional[bool] = None):
+    """The ``.gitignore`` of ``dirpath``, or None.  ``exists``: whether the directory's
+    listing holds one (a regular file or a link to one); None: look."""
     p = os.path.join(dirpath, ".gitignore")
-    if not os.path.isfile(p):
+    if not (os.path.isfile(p) if exists is None else exists):
         return None
     import pathspec
 
@@ -274,11 +313,13 @@ def discover(
     excludes_for: Optional[Callable[[str], Excludes]] = None,
     gitignore_for: Optional[Callable[[str], bool]] = None,
     force_exclude: bool = False,
+    listing: Optional[Listing] = None,
 ) -> Discovery:
     """The files to process.  ``excludes_for(dir)`` gives the exclusion globs for the
     entries of a directory (hierarchical configuration), else the defaults plus
     ``exclude`` (relative to the current directory); ``gitignore_for(dir)`` likewise
-    whether git's ignore rules apply there."""
+    whether git's ignore rules apply there.  ``listing``: filled with what each walked
+    directory holds of its names (see :class:`Listing`)."""
     out = Discovery()
     seen: set[str] = set()
     real_roots = [os.path.realpath(p) for p in paths] + [os.path.realpath(".")]
@@ -315,12 +356,12 @@ def discover(
             add(path)
             continue
         top = os.path.normpath(given)
-        _walk(top, out, add, excludes_for, gitignore_for, force_exclude)
+        _walk(top, out, add, excludes_for, gitignore_for, force_exclude, listing)
     out.files.sort(key=lambda p: p.replace(os.sep, "/"))
     return out
 
 
-def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
+def _walk(top, out, add, excludes_for, gitignore_for, force_exclude, listing=None) -> None:
     abs_top = os.path.abspath(top)
     if force_exclude and abs_top != os.path.abspath(".") and excludes_for(os.path.dirname(abs_top)).match(abs_top, True):
         return
@@ -346,6 +387,8 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
     # a directory entered through no link has its parent's real path plus its name (one
     # realpath for the top, not one per directory: it costs an lstat per component)
     sep = os.sep
+    # the names looked for in each listing: the configuration's and each directory's .gitignore
+    watched = (listing.names if listing is not None else frozenset()) | {".gitignore"}
     stack = [(top, abs_top, None, repo, specs)]
     while stack:
         dirpath, abs_dir, real_dir, repo, specs = stack.pop()
@@ -357,12 +400,23 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
             (out.errors if dirpath == top else out.warnings).append((dirpath, msg))
             continue
         out.listed.add(dirpath)
+        present = set()
+        for entry in entries:
+            if entry.name in watched:
+                try:
+                    if entry.is_file():
+                        present.add(entry.name)
+                except OSError:
+                    pass
+        if listing is not None:
+            listing.files[abs_dir] = frozenset(present & listing.names)
         use_git = gitignore_for(abs_dir)
         if use_git and repo is None:
-            s = _gitignore(dirpath)
+            s = _gitignore(dirpath, ".gitignore" in present)
             if s is not None:
                 specs = specs + [(abs_dir, s)]
         excl = excludes_for(abs_dir)
+        by_name = excl.by_name_in(abs_dir)
         # the entries' paths by concatenation (both prefixes are normalised already)
         abs_pre = abs_dir if abs_dir.endswith(sep) else abs_dir + sep
         shown_pre = "" if dirpath == "." else dirpath if dirpath.endswith(sep) else dirpath + sep
@@ -381,7 +435,7 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude) -> None:
                     out.with_temp.add(dirpath)
                 continue
             full = abs_pre + name
-            if excl.match(full, is_dir):
+            if excl.match_name(name, is_dir) if by_name else excl.match(full, is_dir):
                 continue
             sub_repo = repo
             if use_git:

@@ -189,3 +189,55 @@ def test_one_settings_answers_each_file_as_a_fresh_one_does(tmp_path, monkeypatc
     assert got == [resolve(CliOptions(ignore=["TM502"])).for_file(p) for p in paths]
     assert got[0].select == {"TM201", "TM202", "TM501"} and got[2].select == {"TM101", "TM102"}
     assert got[5].select == ALL - {"TM201", "TM202", "TM502"} and got[6].select == ALL - {"TM502"}
+
+
+def test_configurations_found_from_the_walk_are_those_found_by_looking(tmp_path, monkeypatch):
+    """A walk of the tree tells each directory's configuration lookup which
+    configuration files stand there (no stat per name): every file gets the settings
+    and excludes a Settings that looks for itself gives it.  A directory named like a
+    configuration file, a link to one, a pyproject.toml without the table and an
+    excluded directory's configuration are told apart as the lookup tells them."""
+    from torchmend.discovery import discover
+
+    write(tmp_path, "pyproject.toml", '[tool.torchmend]\nselect = ["TM2", "TM5"]\nextend-exclude = ["skip"]\n')
+    write(tmp_path, "a/torchmend.toml", 'select = ["TM1"]\n')
+    write(tmp_path, "a/pyproject.toml", '[tool.torchmend]\nselect = ["TM3"]\n')  # torchmend.toml wins in one directory
+    write(tmp_path, "b/pyproject.toml", "[project]\nname = 'b'\n")  # no table: the one above governs
+    (tmp_path / "c" / "torchmend.toml").mkdir(parents=True)  # a directory, not a configuration
+    write(tmp_path, "c/pyproject.toml", '[tool.torchmend]\nselect = ["TM4"]\n')
+    write(tmp_path, "elsewhere/cfg.toml", 'select = ["TM301"]\nexclude = ["d2"]\n')
+    (tmp_path / "d").mkdir()
+    os.symlink(tmp_path / "elsewhere" / "cfg.toml", tmp_path / "d" / "torchmend.toml")
+    write(tmp_path, "skip/torchmend.toml", "selct = 1\n")  # never read: excluded
+    for rel in ["t.py", "a/t.py", "a/deep/t.py", "b/t.py", "c/t.py", "d/t.py", "d/d2/t.py", "d/e/t.py", "skip/t.py"]:
+        write(tmp_path, rel, "x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    walked = resolve(CliOptions())
+    files = discover(["."], excludes_for=walked.excludes_for, gitignore_for=walked.respect_gitignore,
+                     listing=walked.listing).files
+    assert files == ["a/deep/t.py", "a/t.py", "b/t.py", "c/t.py", "d/e/t.py", "d/t.py", "t.py"]
+    assert walked.listing.files[str(tmp_path / "a")] == {"torchmend.toml", "pyproject.toml"}
+    assert walked.listing.files[str(tmp_path / "c")] == {"pyproject.toml"}
+    looked = resolve(CliOptions())
+    for p in files:
+        assert walked.for_file(p) == looked.for_file(p), p
+        d = os.path.dirname(os.path.abspath(p))
+        assert walked.excludes_for(d).patterns == looked.excludes_for(d).patterns, p
+    assert walked.for_file("d/t.py").select == {"TM301"} and walked.for_file("c/t.py").select == {"TM401"}
+    # the walk's lookups asked the file system nothing about the configuration names
+    # or the walked directories (the given path is asked about, and the .gitignore
+    # files above it)
+    calls = []
+    isfile, isdir = os.path.isfile, os.path.isdir
+    monkeypatch.setattr(os.path, "isfile", lambda p: calls.append(p) or isfile(p))
+    monkeypatch.setattr(os.path, "isdir", lambda p: calls.append(p) or isdir(p))
+    again = resolve(CliOptions())
+    calls.clear()
+    discover(["."], excludes_for=again.excludes_for, gitignore_for=again.respect_gitignore, listing=again.listing)
+    for p in files:
+        again.for_file(p)
+    from torchmend.config import CONFIG_NAMES
+
+    walked_dirs = set(again.listing.files)
+    assert str(tmp_path) in walked_dirs and len(walked_dirs) == 9  # (not d/d2 and skip: excluded)
+    assert [c for c in calls if os.path.basename(c) in CONFIG_NAMES or os.path.abspath(c) in walked_dirs] == ["."]

@@ -522,3 +522,52 @@ def test_the_encoding_shortcut_answers_as_tokenize(pieces, nl):
             return ("error", str(e))
 
     assert answer(True) == answer(False)
+
+
+_GLOBS = ["a", "build", "dist/", "*.py", "*_pb2.py", "gen*", "a?", ".venv", "x", "data/", "[ab]c", "sub/x", "!keep.py", "**/tmp"]
+_PARTS = ["a", "b", "x", "z", "ac", "bc", "build", "dist", "gen1", "data", "m.py", "m_pb2.py", ".venv", "keep.py", "tmp", "sub"]
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["", "a", "a/b", "z"]), st.sampled_from(_GLOBS)), min_size=1, max_size=4),
+    st.lists(st.sampled_from(_PARTS), max_size=3),
+)
+@settings(max_examples=600, deadline=None)
+def test_name_matches_answer_as_path_matches(patterns, parts):
+    """In a directory where :meth:`Excludes.by_name_in` holds, an entry's name alone
+    decides: ``match_name`` answers as ``match`` on the entry's whole path (globs
+    rooted at, above and beside the directory, name and path globs, negations), for
+    every name, as a file and as a directory."""
+    from torchmend.discovery import Excludes
+
+    base = "/r"
+    ex = Excludes([(os.path.join(base, root) if root else base, glob) for root, glob in patterns])
+    d = "/".join([base] + parts)
+    if ex.by_name_in(d):
+        for name in _PARTS:
+            for is_dir in (False, True):
+                assert ex.match_name(name, is_dir) == ex.match(d + "/" + name, is_dir), (name, is_dir)
+
+
+def test_name_matches_are_taken_where_they_apply():
+    """(The shortcut is used: the defaults' entries under their root are matched by name.)"""
+    from torchmend.discovery import DEFAULT_EXCLUDES, Excludes
+
+    ex = Excludes([("/r", g) for g in DEFAULT_EXCLUDES])
+    assert ex.by_name_in("/r") and ex.by_name_in("/r/a/b") and ex.match_name("build", True)
+    assert not ex.by_name_in("/r/build") and not ex.by_name_in("/elsewhere")  # inside an excluded one; outside the root
+    assert not Excludes([("/r", "src/gen/*.py")]).by_name_in("/r/src")  # a path glob: the whole path is matched
+
+
+@given(st.lists(st.sampled_from(["a", "b.py", ".", "..", "", ".x", "x."]), max_size=5), st.booleans(), st.booleans())
+@settings(max_examples=500, deadline=None)
+def test_cache_paths_are_the_normalised_absolute_paths(parts, lead, trail):
+    """The cache's absolute path of a file (joined without normpath when the path is
+    already in normal form) is ``normpath(join(cwd, path))`` for any spelling."""
+    from torchmend.cache import Cache
+
+    path = ("/" if lead else "") + "/".join(parts) + ("/" if trail else "")
+    c = Cache.__new__(Cache)
+    for cwd in ("/w/x", "/"):
+        c._cwd, c._cwd_pre = cwd, cwd if cwd.endswith("/") else cwd + "/"
+        assert c._abs(path) == os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))

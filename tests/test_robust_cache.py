@@ -181,6 +181,21 @@ def test_same_content_elsewhere_is_a_cache_hit(tree, rules):
     assert b"other/m0.py:1:1: TM901" in out  # findings (on stdout) name the file they are used for
 
 
+def test_an_empty_cache_reads_no_file_and_is_filled_from_the_results(tree, rules, monkeypatch):
+    """A first run (no cache yet, or one of another version) does not read and hash the
+    files to look them up: nothing could match.  The results fill it as before: the
+    next run takes every file from it."""
+    c = Cache(Options(fix=False))
+    opened = []
+    real_open = os.open
+    with monkeypatch.context() as m:
+        m.setattr(cache_mod.os, "open", lambda p, *a, **k: opened.append(p) or real_open(p, *a, **k))
+        assert not c.results and c.get("pkg/m0.py") is None and opened == [] and c.files == {}
+    cli("check", "-j", "1", "pkg")
+    warm = cli("check", "-j", "1", "pkg")[2]
+    assert "(5 from cache, 0 skipped by the text gate, 0 analysed" in warm
+
+
 def test_a_diff_from_another_directory_is_recomputed_not_misnamed(tree, rules):
     cli("diff", "-j", "1", "pkg")
     os.chdir("pkg")
