@@ -757,6 +757,12 @@ def main() -> None:  # console-script entry point
 
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, interrupted)
+    from torchmend.runner import _quiet_collector
+
+    # the command's process is ours alone, as a worker's is: what the imports made is
+    # left out of every collection, and young objects are collected rarely (the
+    # cache's JSON and the results are many small containers, almost none in a cycle)
+    _quiet_collector()
     sys.exit(run_cli())
 
 
