@@ -51,6 +51,21 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TM = [sys.executable, "-m", "torchmend"]
 
 
+def install_kind() -> str:
+    """How the measured command finds torchmend (asked of the interpreter itself, from
+    an empty directory): an editable (development) install starts every process
+    through setuptools' import finder, which imports pathlib and more before torchmend
+    runs (about 20 ms a process here); users run it from a wheel."""
+    probe = ("import sys, torchmend; print(torchmend.__file__); "
+             "print(any('__editable__' in getattr(f, '__module__', '') for f in sys.meta_path))")
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run([sys.executable, "-c", probe], cwd=d, capture_output=True, text=True)
+    if r.returncode:
+        return "torchmend not importable"
+    where, editable = r.stdout.split()[:2]
+    return f"editable install of {os.path.dirname(os.path.dirname(where))}" if editable == "True" else f"installed at {os.path.dirname(where)}"
+
+
 def find_ruff() -> str | None:
     here = os.path.join(os.path.dirname(sys.executable), "ruff")
     return shutil.which("ruff") or (here if os.path.exists(here) else None)
@@ -319,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     if probe.returncode:
         sys.exit(f"bench: `{' '.join(TM)}` does not run: {(probe.stderr.strip().splitlines() or ['?'])[-1]} (run bench/run.py with the Python torchmend is installed in)")
     ver = subprocess.run([ruff, "--version"], capture_output=True, text=True).stdout.strip() if ruff else ""
-    print(f"torchmend: {' '.join(TM)}; ruff: {f'{ruff} ({ver})' if ruff else 'NOT FOUND on PATH or next to ' + sys.executable + ' (pip install ruff): ruff rows and ratio lines skipped'}")
+    print(f"torchmend: {' '.join(TM)} ({install_kind()}); ruff: {f'{ruff} ({ver})' if ruff else 'NOT FOUND on PATH or next to ' + sys.executable + ' (pip install ruff): ruff rows and ratio lines skipped'}")
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     # as installed: pip byte-compiles a package when it installs it, so the runs measured
     # here use bytecode too (an environment that sets PYTHONDONTWRITEBYTECODE would make
