@@ -1,0 +1,225 @@
+"""TM103 loss-weight-not-moved: the shapes it reports (and how it fixes them), and
+look-alikes that must produce no finding at all."""
+
+import textwrap
+
+import pytest
+
+from torchmend.engine import Options, process_text
+from tests.patching import apply_patch
+
+HEAD = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+"""
+
+
+def run(body: str, unsafe: bool = False, head: str = HEAD):
+    src = head + textwrap.dedent(body)
+    res = process_text("t.py", src, Options(unsafe_fixes=unsafe))
+    assert res.error is None, res.error
+    out = apply_patch(src.encode(), res.diff).decode() if res.changed else src
+    if res.changed:  # idempotent
+        again = process_text("t.py", out, Options(unsafe_fixes=unsafe))
+        assert again.error is None and not again.changed, again.diff
+        assert not [f for f in again.findings if f.code == "TM103"]
+    return [f for f in res.findings if f.code == "TM103"], out
+
+
+BUGS = {
+    "inline literal weight": """
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 3.0]))
+        x, y = torch.randn(2, 4).to(device), torch.tensor([0, 2]).to(device)
+        loss = criterion(model(x), y)
+    """,
+    "weight from numpy counts, through a name": """
+        counts = np.bincount(np.array([0, 0, 1, 2]))
+        w = torch.from_numpy(1.0 / counts).float()
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.NLLLoss(weight=w / w.sum())
+        out = model(torch.randn(2, 4).to(device)).log_softmax(dim=1)
+        loss = criterion(out, torch.tensor([0, 2]).to(device))
+    """,
+    "positional weight, the loss passed to a training function": """
+        def step(model, criterion, x, y):
+            return criterion(model(x.to(device)), y.to(device))
+
+        model = nn.Linear(4, 3).to(device)
+        loss_fn = nn.CrossEntropyLoss(torch.ones(3))
+        step(model, loss_fn, torch.randn(2, 4), torch.tensor([0, 2]))
+    """,
+    "pos_weight, legacy constructor, called inline": """
+        model = nn.Linear(4, 1).to(device)
+        out = model(torch.randn(2, 4).to(device))
+        loss = nn.BCEWithLogitsLoss(pos_weight=torch.FloatTensor([3.0]))(out, torch.ones(2, 1).to(device))
+    """,
+}
+
+
+@pytest.mark.parametrize("body", BUGS.values(), ids=BUGS.keys())
+def test_reported_and_moved_where_built(body):
+    found, out = run(body)
+    assert len(found) == 1 and found[0].applied, found
+    assert ".to(device)" in out.replace(textwrap.dedent(body), "") or "Loss(" in out
+    # the loss, not the weight, is moved: exactly one line changed, ending with the move
+    changed = [ln for ln in out.splitlines() if ln not in (HEAD + textwrap.dedent(body)).splitlines()]
+    assert len(changed) == 1 and ".to(device)" in changed[0], changed
+
+
+def test_cuda_style_script_gets_cuda_and_keeps_comments():
+    body = """
+        model = nn.Linear(4, 1)
+        model.cuda()
+        criterion = nn.BCEWithLogitsLoss(
+            pos_weight=torch.FloatTensor([3.0]),  # rare positives
+        )
+        loss = criterion(model(torch.randn(2, 4).cuda()), torch.ones(2, 1).cuda())
+    """
+    found, out = run(body)
+    assert len(found) == 1 and found[0].applied
+    assert "    pos_weight=torch.FloatTensor([3.0]),  # rare positives\n).cuda()\n" in out
+
+
+def test_a_device_that_cannot_be_named_where_the_loss_is_built_is_report_only():
+    body = """
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
+
+        def evaluate(model, x, y):
+            dev = "cuda"
+            model = model.to(dev)
+            return criterion(model(x.to(dev)), y.to(dev))
+    """
+    found, out = run(body, unsafe=True)
+    assert len(found) == 1 and found[0].fix is None and "move the loss to the device" in found[0].message
+    assert out == HEAD + textwrap.dedent(body)
+
+
+def test_a_loss_also_called_with_cpu_tensors_is_an_unsafe_fix():
+    body = """
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
+        x, y = torch.randn(2, 4), torch.tensor([0, 2])
+        train_loss = criterion(model(x.to(device)), y.to(device))
+        baseline = criterion(torch.zeros(2, 3), y)
+    """
+    found, out = run(body)
+    assert len(found) == 1 and not found[0].applied and found[0].fix is not None
+    found, out = run(body, unsafe=True)
+    assert found[0].applied and "nn.CrossEntropyLoss(weight=torch.ones(3)).to(device)" in out
+
+
+LOOKALIKES = {
+    "weight made on the device": """
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.CrossEntropyLoss(weight=torch.tensor([1.0, 2.0, 3.0], device=device))
+        loss = criterion(model(torch.randn(2, 4).to(device)), torch.tensor([0, 2]).to(device))
+    """,
+    "weight moved before the loss is built": """
+        w = torch.tensor([1.0, 2.0, 3.0])
+        w = w.to(device)
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.CrossEntropyLoss(weight=w)
+        loss = criterion(model(torch.randn(2, 4).to(device)), torch.tensor([0, 2]).to(device))
+    """,
+    "loss moved in place later": """
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
+        criterion.to(device)
+        loss = criterion(model(torch.randn(2, 4).to(device)), torch.tensor([0, 2]).to(device))
+    """,
+    "loss moved where it is built": """
+        model = nn.Linear(4, 3).cuda()
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(3)).cuda()
+        loss = criterion(model(torch.randn(2, 4).cuda()), torch.tensor([0, 2]).cuda())
+    """,
+    "a submodule of the model": """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.loss = nn.CrossEntropyLoss(weight=torch.ones(3))
+
+            def forward(self, x, y):
+                return self.loss(self.fc(x), y)
+
+        model = Net().to(device)
+        loss = model(torch.randn(2, 4).to(device), torch.tensor([0, 2]).to(device))
+    """,
+    "the model is not moved": """
+        model = nn.Linear(4, 3)
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
+        loss = criterion(model(torch.randn(2, 4)), torch.tensor([0, 2]))
+    """,
+    "moved to the CPU": """
+        cpu = torch.device("cpu")
+        model = nn.Linear(4, 3).to(cpu)
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
+        loss = criterion(model(torch.randn(2, 4).to(cpu)), torch.tensor([0, 2]).to(cpu))
+    """,
+    "a weight of unknown origin": """
+        def make(weights):
+            return nn.CrossEntropyLoss(weight=weights)
+
+        model = nn.Linear(4, 3).to(device)
+        criterion = make(torch.ones(3).to(device))
+        loss = criterion(model(torch.randn(2, 4).to(device)), torch.tensor([0, 2]).to(device))
+    """,
+    "a copy of a tensor that may be on the device": """
+        def weights_of(t):
+            return torch.tensor(t)
+
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.CrossEntropyLoss(weight=torch.tensor(model.weight.sum(dim=1)))
+        loss = criterion(model(torch.randn(2, 4).to(device)), torch.tensor([0, 2]).to(device))
+    """,
+    "the loss handed to code this file does not show": """
+        import trainer_lib
+
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
+        trainer_lib.fit(model, criterion)
+        loss = criterion(model(torch.randn(2, 4).to(device)), torch.tensor([0, 2]).to(device))
+    """,
+    "no weight": """
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.CrossEntropyLoss(ignore_index=-100, reduction="mean")
+        loss = criterion(model(torch.randn(2, 4).to(device)), torch.tensor([0, 2]).to(device))
+    """,
+    "a default device set": """
+        torch.set_default_device(device)
+        model = nn.Linear(4, 3).to(device)
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
+        loss = criterion(model(torch.randn(2, 4)), torch.tensor([0, 2]))
+    """,
+}
+
+
+@pytest.mark.parametrize("body", LOOKALIKES.values(), ids=LOOKALIKES.keys())
+def test_lookalikes_are_silent(body):
+    found, out = run(body, unsafe=True)
+    assert found == [] and out == HEAD + textwrap.dedent(body)
+
+
+@pytest.mark.parametrize("text,may", [
+    ("nn.CrossEntropyLoss()", False),
+    ("nn.CrossEntropyLoss(ignore_index=-100, reduction='mean')", False),
+    ("nn.CrossEntropyLoss(\n    reduction='none',\n)", False),
+    ("nn.CrossEntropyLoss(weight=w)", True),
+    ("nn.CrossEntropyLoss(w)", True),
+    ("nn.BCEWithLogitsLoss(reduction='none', pos_weight=pw)", True),
+    ("nn.CrossEntropyLoss(reduction=f'{x}')  # weight", False),
+    ("nn.CrossEntropyLoss(reduction='mean'  # )\n)", True),
+    ("nn.CrossEntropyLoss(**kw)", True),
+    ("nn.CrossEntropyLoss(reduction='a\\'b')", True),
+    ("(nn.CrossEntropyLoss)(w)", True),
+])
+def test_the_text_screen_keeps_every_call_that_may_pass_a_weight(text, may):
+    """The screen of the gate and of the parse keeps a call when its brackets may hold a
+    weight (a keyword first and no ``weight`` between them is all it rules out)."""
+    from torchmend.rules.tm103_loss_weight_not_moved import _text_may_pass_weight
+
+    assert _text_may_pass_weight(text) is may
