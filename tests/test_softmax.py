@@ -1049,3 +1049,28 @@ def test_a_loss_called_through_forward():
     """)
     assert bugs(r) == ["TM501"] and "feeds `loss.forward`" in r.findings[0].message
     assert "return self.fc(x)" in out
+
+
+def test_a_sequential_built_with_add_module_ends_with_its_last_addition():
+    """``seq = nn.Sequential(); seq.add_module(...)``: the last module added is the last
+    layer (removed when it is a Softmax); a Softmax followed by an added layer is not
+    the output, and a sequence changed otherwise is not judged."""
+    from torchmend.engine import Options, process_text
+
+    head = "import torch\nimport torch.nn as nn\n"
+    tail = "loss = nn.CrossEntropyLoss()(model(torch.randn(2, 8)), torch.tensor([0, 1]))\n"
+    bug = head + ("model = nn.Sequential()\nmodel.add_module('fc', nn.Linear(8, 3))\n"
+                  "model.add_module('sm', nn.Softmax(dim=1))\n") + tail
+    r = process_text("t.py", bug, Options())
+    assert [f.code for f in r.findings] == ["TM501"] and r.findings[0].applied
+    assert b"-model.add_module('sm', nn.Softmax(dim=1))" in r.diff
+    for body in (
+        "model = nn.Sequential(nn.Linear(8, 3), nn.Softmax(dim=1))\nmodel.add_module('head', nn.Linear(3, 3))\n",
+        "model = nn.Sequential()\nmodel.add_module('sm', nn.Softmax(dim=1))\nmodel.add_module('fc', nn.Linear(8, 3))\n",
+        "model = nn.Sequential(nn.Linear(8, 3), nn.Softmax(dim=1))\nmodel.append(nn.Linear(3, 3))\n",
+        "model = nn.Sequential(nn.Linear(8, 3), nn.Softmax(dim=1))\nmodel[1] = nn.Identity()\n",
+        "model = nn.Sequential()\nmodel.add_module('fc', nn.Linear(8, 3))\nif True:\n"
+        "    model.add_module('sm', nn.Softmax(dim=1))\n",
+    ):
+        r = process_text("t.py", head + body + tail, Options(unsafe_fixes=True))
+        assert r.findings == [] and not r.changed, body

@@ -112,6 +112,7 @@ class Model:
     where: str = ""  # a sibling module's file name (cross-file)
     base: Optional[str] = None  # a base class other than torch.nn.Module (LightningModule, ...): never fixed
     lines: tuple = ()  # lines the removal edits besides the anchor's
+    built_by: frozenset = frozenset()  # ids of the ``seq.add_module`` attributes that build it (not uses)
 
 
 @dataclass
@@ -487,10 +488,33 @@ def _self_attr_reads(sem: SemanticModel, cls: ast.ClassDef, attr: str) -> int:
 
 
 def seq_model(sem: SemanticModel, call) -> Optional[Model]:
-    """``nn.Sequential(..., nn.Softmax(dim=1))`` (positional modules only)."""
+    """``nn.Sequential(..., nn.Softmax(dim=1))`` (positional modules only), or an
+    ``nn.Sequential`` whose last module is added so: ``seq.add_module("sm", nn.Softmax(1))``
+    (see :func:`_added_modules`)."""
     if not (isinstance(call, ast.Call) and any(N.is_sequential(q) for q in sem.qualnames(call.func))):
         return None
-    if len(call.args) < 2 or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    added = _added_modules(sem, call)
+    if added is None:
+        return None
+    if added:
+        stmt, add = added[-1]
+        k = module_kind(sem, add.args[1])
+        nxt = next_statement(sem, stmt)
+        if k is None or nxt is None:
+            return None
+        log, dim = k
+
+        def removal(view, stmt=stmt, nxt=nxt):
+            return remove_statement(view, stmt, nxt)
+
+        built = frozenset(id(a.func) for _, a in added)
+        # the statement after it gets the removed line's trailing comment
+        edits = (nxt.lineno,) if trailing_comment(sem, stmt) else ()
+        return Model(call, "nn.Sequential", Soft(add.args[1], log, None, dim), add.args[1], removal, built_by=built,
+                     lines=edits)
+    if len(call.args) < 2:
         return None
     k = module_kind(sem, call.args[-1])
     if k is None:
@@ -502,6 +526,47 @@ def seq_model(sem: SemanticModel, call) -> Optional[Model]:
         return drop_last_argument(view, call)
 
     return Model(call, "nn.Sequential", Soft(last, log, None, dim), last, removal)
+
+
+_MUTATORS = frozenset({"add_module", "register_module", "append", "extend", "insert", "pop", "__setitem__",
+                       "__delitem__", "__iadd__"})
+
+
+def _added_modules(sem: SemanticModel, call: ast.Call) -> Optional[list]:
+    """The ``(statement, call)`` of each ``seq.add_module(name, module)`` that adds to the
+    ``nn.Sequential`` built by ``call`` (``seq = nn.Sequential(...)``), in order: [] when
+    nothing is added, None when the modules cannot be told this way (the sequence is
+    changed otherwise, an addition is not a statement of the block that builds it, or
+    the name is bound again).  Only a name bound once, in the block of its additions."""
+    p = sem.parent(call)
+    if not (isinstance(p, ast.Assign) and p.value is call and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name)):
+        return []  # not kept in a name: nothing can add to it by name
+    b = sem.target_binding(p.targets[0])
+    if b is None or len(b.scope.get(p.targets[0].id)) != 1:
+        return None
+    block = sem.block_of(p)
+    out = []
+    for ref in sem.references(b):
+        a = sem.parent(ref)
+        if isinstance(a, ast.Subscript) and a.value is ref and not isinstance(a.ctx, ast.Load):
+            return None  # ``seq[1] = ...``, ``del seq[1]``
+        if not (isinstance(a, ast.Attribute) and a.value is ref and a.attr in _MUTATORS):
+            continue
+        c = sem.parent(a)
+        stmt = sem.parent(c)
+        if a.attr not in ("add_module", "register_module") or not (
+            isinstance(c, ast.Call) and c.func is a and len(c.args) == 2 and not c.keywords
+            and isinstance(stmt, ast.Expr) and stmt.value is c and block is not None
+            and any(s is stmt for s in block)
+        ):
+            return None
+        out.append((stmt, c))
+    if block is not None:
+        at = {id(s): i for i, s in enumerate(block)}
+        if any(at[id(st)] < at[id(p)] for st, _ in out):
+            return None
+        out.sort(key=lambda t: at[id(t[0])])
+    return out
 
 
 # =========================================================================== LibCST side of the fixes
@@ -1182,7 +1247,7 @@ class Analysis:
             if p.attr == "forward" and isinstance(gp, ast.Call) and gp.func is p:
                 self._output(gp, model, uses, e)
                 return
-            if p.attr in NEUTRAL_ATTRS:
+            if p.attr in NEUTRAL_ATTRS or id(p) in model.built_by:
                 return
             if model.cls is not None and self._submodule(model, p.attr):
                 return  # a layer before the softmax: cannot see the model's output
