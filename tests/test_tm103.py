@@ -223,3 +223,38 @@ def test_the_text_screen_keeps_every_call_that_may_pass_a_weight(text, may):
     from torchmend.rules.tm103_loss_weight_not_moved import _text_may_pass_weight
 
     assert _text_may_pass_weight(text) is may
+
+
+def test_a_functional_loss_gets_its_weight_moved_to_the_inputs_device():
+    body = """
+        import torch.nn.functional as F
+
+        model = nn.Linear(4, 3).to(device)
+        w = torch.tensor([1.0, 2.0, 3.0])
+        x, y = torch.randn(2, 4).to(device), torch.tensor([0, 2]).to(device)
+        out = model(x)
+        loss = F.cross_entropy(out, y, weight=w)
+        loss2 = F.nll_loss(model(x).log_softmax(1), y, weight=w / w.sum())
+        fine = F.cross_entropy(out, y, weight=w.to(device))
+        cpu_only = F.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 1]), weight=w)
+    """
+    found, out = run(body)
+    assert len(found) == 2 and all(f.applied for f in found)
+    assert "loss = F.cross_entropy(out, y, weight=w.to(out.device))\n" in out
+    assert "loss2 = F.nll_loss(model(x).log_softmax(1), y, weight=(w / w.sum()).to(device))\n" in out
+    assert "fine = F.cross_entropy(out, y, weight=w.to(device))\n" in out  # untouched
+    assert "cpu_only = F.cross_entropy(torch.zeros(2, 3), torch.tensor([0, 1]), weight=w)\n" in out
+
+
+def test_a_functional_loss_in_a_helper_with_a_weight_parameter_is_silent():
+    body = """
+        import torch.nn.functional as F
+
+        def weighted(out, y, w):
+            return F.cross_entropy(out, y, weight=w)
+
+        model = nn.Linear(4, 3).to(device)
+        loss = weighted(model(torch.randn(2, 4).to(device)), torch.tensor([0, 2]).to(device), torch.ones(3).to(device))
+    """
+    found, out = run(body, unsafe=True)
+    assert found == []

@@ -25,6 +25,15 @@ _WEIGHTED = {
     "MultiMarginLoss": {"weight": 2},
 }
 _PREFIXES = ("torch.nn.", "torch.nn.modules.loss.")
+# the functional losses (``torch.nn.functional.X``): parameter -> position
+_FUNCTIONAL = {
+    "cross_entropy": {"weight": 2},
+    "nll_loss": {"weight": 2},
+    "binary_cross_entropy": {"weight": 2},
+    "binary_cross_entropy_with_logits": {"weight": 2, "pos_weight": 6},
+    "multilabel_soft_margin_loss": {"weight": 2},
+    "multi_margin_loss": {"weight": 4},
+}
 # tensor methods whose result stays on the device of the tensor they are called on
 _KEEP = frozenset({
     "float", "double", "half", "long", "int", "bfloat16", "view", "reshape", "unsqueeze", "squeeze", "clone",
@@ -44,6 +53,7 @@ _MAX_DEPTH = 6
 
 
 _NAMES = tuple(sorted(_WEIGHTED))
+_FN_NAMES = tuple(sorted(_FUNCTIONAL))
 _KEYWORD_FIRST = re.compile(r"[A-Za-z_]\w*\s*=(?!=)")
 
 
@@ -66,6 +76,12 @@ def _may_pass_weight(text: str, i: int, end: int) -> bool:
         return False  # no argument
     if not _KEYWORD_FIRST.match(text, k):
         return True  # a positional argument (or a comment, ``**kwargs``, ``*args``)
+    return _brackets_may_hold_weight(text, j, end)
+
+
+def _brackets_may_hold_weight(text: str, j: int, end: int) -> bool:
+    """The brackets opening at ``j`` hold the word ``weight``, or what they hold cannot be
+    told here (a comment, a string with a backslash or a triple quote, no closing one)."""
     depth, m = 1, j + 1
     while m < end:
         ch = text[m]
@@ -97,18 +113,46 @@ def _weighted_hits(text: str, start: int, end: int, hits) -> list:
     return out
 
 
+def _fn_may_pass_weight(text: str, i: int, end: int) -> bool:
+    """The call of a functional loss whose name ends at ``i`` names a weight in its
+    brackets (``F.cross_entropy(out, y, weight=w)``; a weight passed by position is not
+    looked for)."""
+    j = i
+    while j < end and text[j] in " \t\r\n\\)":
+        j += 1
+    return j >= end or text[j] != "(" or _brackets_may_hold_weight(text, j, end)
+
+
+def _fn_hits(text: str, start: int, end: int, hits) -> list:
+    """A ``find_named`` ``keep`` for the functional losses (:func:`_fn_may_pass_weight`)."""
+    out = []
+    for h in callee_hits(_FN_NAMES)(text, start, end, hits):
+        w = max((n for n in _FN_NAMES if text.startswith(n, h)), key=len)
+        if _fn_may_pass_weight(text, h + len(w), end):
+            out.append(h)
+    return out
+
+
 def _text_may_pass_weight(text: str) -> bool:
-    """:func:`_may_pass_weight` holds at some place where a loss class is named as a
-    callee."""
-    for n in _NAMES:
-        j = text.find(n)
-        while j >= 0:
-            e = j + len(n)
-            if (j == 0 or not (text[j - 1].isalnum() or text[j - 1] == "_")) and before_a_call(text, e) \
-                    and _may_pass_weight(text, e, len(text)):
-                return True
-            j = text.find(n, e)
+    """:func:`_may_pass_weight` (a loss class) or :func:`_fn_may_pass_weight` (a functional
+    loss) holds at some place where its name is written as a callee."""
+    for names, test in ((_NAMES, _may_pass_weight), (_FN_NAMES, _fn_may_pass_weight)):
+        for n in names:
+            j = text.find(n)
+            while j >= 0:
+                e = j + len(n)
+                if (j == 0 or not (text[j - 1].isalnum() or text[j - 1] == "_")) and before_a_call(text, e) \
+                        and test(text, e, len(text)):
+                    return True
+                j = text.find(n, e)
     return False
+
+
+def _functional(sem: SemanticModel, call: ast.Call) -> Optional[str]:
+    q = sem.call_qualname(call)
+    if q and q.startswith("torch.nn.functional.") and q[len("torch.nn.functional."):] in _FUNCTIONAL:
+        return q[len("torch.nn.functional."):]
+    return None
 
 
 def _loss_class(sem: SemanticModel, call: ast.Call) -> Optional[str]:
@@ -243,7 +287,10 @@ class LossWeightNotMoved(Rule):
     moved so.  The weight is followed through names and through methods and arithmetic
     that keep a tensor where it is (`torch.tensor(w).float()`, `w / w.sum()`); the loss
     object through names, parameters of same-file functions it is passed to, and its
-    call sites (`criterion(out, y)`, `criterion.forward(out, y)`).
+    call sites (`criterion(out, y)`, `criterion.forward(out, y)`).  The functional
+    losses too (`F.cross_entropy(out, y, weight=w)`, `F.nll_loss`,
+    `F.binary_cross_entropy[_with_logits]`, ...) when the input or the target is on a
+    device and the call names its weight with `weight=`/`pos_weight=`.
 
     Not reported: a weight made with `device=` or moved (`.to(device)`, `.cuda()`), a
     weight of unknown origin (a parameter, another module's tensor), a loss moved
@@ -280,6 +327,9 @@ class LossWeightNotMoved(Rule):
     with an unconditional `.cuda()` at the top level of the script.  It is safe when
     every call of the loss gets a tensor on that device, unsafe otherwise (a call may
     get CPU tensors).  Without a device that can be named there, it is reported only.
+    A functional loss gets its weight moved where it is passed, to the input's device
+    (`weight=w.to(out.device)`, safe; when the input is no name, the device its
+    tensors were moved with, if it can be named there).
     """
 
     code = "TM103"
@@ -289,7 +339,7 @@ class LossWeightNotMoved(Rule):
     severity = Severity.BUG
     # a loss class written before ``(``; then the screen of its calls (a weight may be
     # passed by position: ``nn.CrossEntropyLoss(w)``)
-    needles = ("Loss(",)
+    needles = ("Loss(", "cross_entropy", "_loss(")  # (nll_loss, multi_margin_loss, ...)
     verify = Verify("device", ("Expected all tensors to be on the same device",))
     corpus_minimum = (2, 2)
     valid = (
@@ -321,12 +371,67 @@ class LossWeightNotMoved(Rule):
             return
         sem = ctx.sem
         ctors = [c for c in sem.find_named((ast.Call,), _NAMES, keep=_weighted_hits) if _loss_class(sem, c)]
-        if not ctors or framework_in_file(sem) is not None:
+        calls = [c for c in sem.find_named((ast.Call,), _FN_NAMES, keep=_fn_hits) if _functional(sem, c)]
+        if not (ctors or calls) or framework_in_file(sem) is not None:
             return
         for ctor in ctors:
             f = self._check_ctor(ctx, ctor)
             if f is not None:
                 yield f
+        for call in calls:
+            f = self._check_functional(ctx, call)
+            if f is not None:
+                yield f
+
+    def _check_functional(self, ctx: Context, call: ast.Call):
+        """``F.cross_entropy(out, y, weight=w)`` with ``w`` made on the CPU and the input
+        (or the target) on the device: the fix moves the weight to the input's device."""
+        sem = ctx.sem
+        name = _functional(sem, call)
+        weights = []
+        for param, pos in _FUNCTIONAL[name].items():
+            w = sem.argument(call, param, pos)
+            if w is None:
+                continue
+            if not isinstance(w, ast.AST) or isinstance(w, ast.Starred):
+                return None
+            made = _cpu_made(sem, w)
+            if made is None:
+                return None
+            weights.append((param, w, made))
+        if not weights or len(call.args) < 1 or isinstance(call.args[0], ast.Starred):
+            return None
+        inp = call.args[0]
+        move = next((m for m in (_device_move(sem, a) for a in call.args[:2] if not isinstance(a, ast.Starred))
+                     if m is not None), None)
+        if move is None:
+            return None
+        param, w, made = weights[0]
+        msg = (
+            f"`{sem.segment(call.func)}(..., {param}=...)`: its `{param}` is a tensor made on the CPU"
+            f" (`{_short(sem.segment(made))}`, line {made.lineno}) while the input is on the device;"
+            " on a GPU this fails with 'Expected all tensors to be on the same device'"
+        )
+        if isinstance(inp, ast.Name):
+            where = f"{inp.id}.device"
+        else:
+            t = self._device_text(sem, move, call)
+            where = t[3:-1] if t is not None and t.startswith("to(") else None
+        if where is None or len(weights) > 1:
+            return ctx.finding(self, call, msg + f"; move it to the input's device")
+        fix_text = f".to({where})"
+
+        def build(view, w=w, fix_text=fix_text):
+            import libcst as cst
+
+            node = view.node(w)
+            if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not node.lpar:
+                node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            moved = cst.parse_expression(f"x{fix_text}")
+            return {view.node(w): moved.with_changes(func=moved.func.with_changes(value=node))}
+
+        return ctx.finding(self, call, f"{msg}; move it: `{param}=...{fix_text}`",
+                           Fix(build, Safety.SAFE, message=f"move the `{param}` with `{fix_text[1:]}`"))
 
     def _check_ctor(self, ctx: Context, ctor: ast.Call):
         sem = ctx.sem
