@@ -258,3 +258,27 @@ def test_a_functional_loss_in_a_helper_with_a_weight_parameter_is_silent():
     """
     found, out = run(body, unsafe=True)
     assert found == []
+
+
+def test_no_fix_names_a_device_bound_only_after_the_loss_is_built():
+    """A loss built before the line that binds the device: `.to(device)` there would be a
+    NameError; reported only.  A module device bound before a function that builds the
+    loss is bound when the function runs: fixed."""
+    late = """
+        criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
+        dev = torch.device("cuda")
+        model = nn.Linear(4, 3).to(dev)
+        loss = criterion(model(torch.randn(2, 4).to(dev)), torch.tensor([0, 2]).to(dev))
+    """
+    found, out = run(late, unsafe=True)
+    assert len(found) == 1 and found[0].fix is None and out == HEAD + textwrap.dedent(late)
+    early = """
+        def train(model, x, y):
+            criterion = nn.CrossEntropyLoss(weight=torch.ones(3))
+            return criterion(model(x.to(device)), y.to(device))
+
+        train(nn.Linear(4, 3).to(device), torch.randn(2, 4), torch.tensor([0, 2]))
+    """
+    found, out = run(early)
+    assert len(found) == 1 and found[0].applied
+    assert "criterion = nn.CrossEntropyLoss(weight=torch.ones(3)).to(device)\n" in out
