@@ -186,10 +186,13 @@ def find_config(start: str, _cache: Optional[dict] = None, listed: Optional[dict
         got = None
         here = listed.get(d) if listed is not None else None
         for name in CONFIG_NAMES:
-            if here is not None and name not in here:
+            # listed by that name: a file; listed in another case only: the file system
+            # says whether the name finds it; not listed: no such file
+            exact = here is not None and name in here
+            if here is not None and not exact and not any(h.lower() == name for h in here):
                 continue
             p = os.path.join(d, name)
-            if here is not None or os.path.isfile(p):
+            if exact or os.path.isfile(p):
                 got = read_config(p)
                 if got is not None:
                     break

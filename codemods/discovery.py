@@ -387,8 +387,11 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude, listing=Non
     # a directory entered through no link has its parent's real path plus its name (one
     # realpath for the top, not one per directory: it costs an lstat per component)
     sep = os.sep
-    # the names looked for in each listing: the configuration's and each directory's .gitignore
-    watched = (listing.names if listing is not None else frozenset()) | {".gitignore"}
+    # the names looked for in each listing: the configuration's and each directory's
+    # .gitignore, in any case (a case-insensitive file system finds ``PyProject.toml`` by
+    # that name: such an entry is kept, and whoever reads the listing looks it up)
+    listed_lower = {n.lower() for n in (listing.names if listing is not None else ())}
+    watched = listed_lower | {".gitignore"}
     stack = [(top, abs_top, None, repo, specs)]
     while stack:
         dirpath, abs_dir, real_dir, repo, specs = stack.pop()
@@ -402,17 +405,20 @@ def _walk(top, out, add, excludes_for, gitignore_for, force_exclude, listing=Non
         out.listed.add(dirpath)
         present = set()
         for entry in entries:
-            if entry.name in watched:
+            if entry.name.lower() in watched:
                 try:
                     if entry.is_file():
                         present.add(entry.name)
                 except OSError:
                     pass
         if listing is not None:
-            listing.files[abs_dir] = frozenset(present & listing.names)
+            listing.files[abs_dir] = frozenset(n for n in present if n.lower() in listed_lower)
         use_git = gitignore_for(abs_dir)
         if use_git and repo is None:
-            s = _gitignore(dirpath, ".gitignore" in present)
+            # a .gitignore by that very name: read; another case of it: looked up (the
+            # file system says whether that name finds it); none: none
+            gi = True if ".gitignore" in present else None if any(n.lower() == ".gitignore" for n in present) else False
+            s = _gitignore(dirpath, gi)
             if s is not None:
                 specs = specs + [(abs_dir, s)]
         excl = excludes_for(abs_dir)

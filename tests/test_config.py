@@ -241,3 +241,19 @@ def test_configurations_found_from_the_walk_are_those_found_by_looking(tmp_path,
     walked_dirs = set(again.listing.files)
     assert str(tmp_path) in walked_dirs and len(walked_dirs) == 9  # (not d/d2 and skip: excluded)
     assert [c for c in calls if os.path.basename(c) in CONFIG_NAMES or os.path.abspath(c) in walked_dirs] == ["."]
+
+
+def test_a_configuration_name_in_another_case_is_looked_up(tmp_path, monkeypatch):
+    """The walk lists ``PyProject.toml`` too: whether ``pyproject.toml`` finds it is the
+    file system's answer (a case-insensitive one does), as without the listing."""
+    from torchmend.discovery import discover
+
+    write(tmp_path, "sub/PyProject.toml", '[tool.torchmend]\nselect = ["TM2"]\n')
+    write(tmp_path, "sub/t.py", "x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    walked = resolve(CliOptions())
+    discover(["."], excludes_for=walked.excludes_for, gitignore_for=walked.respect_gitignore, listing=walked.listing)
+    assert walked.listing.files[str(tmp_path / "sub")] == {"PyProject.toml"}
+    insensitive = os.path.isfile(str(tmp_path / "sub" / "pyproject.toml"))
+    assert walked.for_file("sub/t.py") == resolve(CliOptions()).for_file("sub/t.py")
+    assert (walked.for_file("sub/t.py").select == {"TM201", "TM202"}) is insensitive
