@@ -323,7 +323,9 @@ class LossWeightNotMoved(Rule):
     ## Fix safety
     The fix moves the loss module where it is built, with the device its inputs were
     moved with: `.to(device)` when that device can be named there (the same variable,
-    or the same known device value), `.cuda()` when the model or the inputs were moved
+    or the same known device value, bound before the loss is built: a parameter, an
+    earlier statement of a block that holds it, a module name bound before the function
+    that builds it), `.cuda()` when the model or the inputs were moved
     with an unconditional `.cuda()` at the top level of the script.  It is safe when
     every call of the loss gets a tensor on that device, unsafe otherwise (a call may
     get CPU tensors).  Without a device that can be named there, it is reported only.
