@@ -13,6 +13,7 @@ from ..semantic.source import before_a_call, callee_hits
 from ._device import (
     Move, device_text_at, file_mentions_device, framework_in_file, is_cpu_device, model_state, move_of,
 )
+from ._tensor_device import _short
 
 # loss classes that register a class-weight tensor as a buffer: parameter -> position
 _WEIGHTED = {
@@ -64,10 +65,8 @@ def _may_pass_weight(text: str, i: int, end: int) -> bool:
     (``CrossEntropyLoss()``, ``CrossEntropyLoss(ignore_index=-100, reduction="none")``)
     is ruled out; a comment, a string with a backslash or a triple quote in them keeps
     it (what they hold is not read here)."""
-    j = i
-    while j < end and text[j] in " \t\r\n\\)":
-        j += 1
-    if j >= end or text[j] != "(":
+    j = _open_bracket(text, i, end)
+    if j < 0:
         return True
     k = j + 1
     while k < end and text[k] in " \t\r\n\\":
@@ -102,35 +101,35 @@ def _brackets_may_hold_weight(text: str, j: int, end: int) -> bool:
     return True
 
 
-def _weighted_hits(text: str, start: int, end: int, hits) -> list:
-    """A ``find_named`` ``keep``: the callee hits of the loss classes whose call may pass
-    a weight (:func:`_may_pass_weight`)."""
-    out = []
-    for h in callee_hits(_NAMES)(text, start, end, hits):
-        w = next(n for n in _NAMES if text.startswith(n, h))
-        if _may_pass_weight(text, h + len(w), end):
-            out.append(h)
-    return out
+def _open_bracket(text: str, i: int, end: int) -> int:
+    """Where the ``(`` of the call whose callee's name ends at ``i`` stands (spaces, line
+    breaks, continuations and closing brackets between), or -1."""
+    j = i
+    while j < end and text[j] in " \t\r\n\\)":
+        j += 1
+    return j if j < end and text[j] == "(" else -1
 
 
 def _fn_may_pass_weight(text: str, i: int, end: int) -> bool:
     """The call of a functional loss whose name ends at ``i`` names a weight in its
     brackets (``F.cross_entropy(out, y, weight=w)``; a weight passed by position is not
     looked for)."""
-    j = i
-    while j < end and text[j] in " \t\r\n\\)":
-        j += 1
-    return j >= end or text[j] != "(" or _brackets_may_hold_weight(text, j, end)
+    j = _open_bracket(text, i, end)
+    return j < 0 or _brackets_may_hold_weight(text, j, end)
 
 
-def _fn_hits(text: str, start: int, end: int, hits) -> list:
-    """A ``find_named`` ``keep`` for the functional losses (:func:`_fn_may_pass_weight`)."""
-    out = []
-    for h in callee_hits(_FN_NAMES)(text, start, end, hits):
-        w = max((n for n in _FN_NAMES if text.startswith(n, h)), key=len)
-        if _fn_may_pass_weight(text, h + len(w), end):
-            out.append(h)
-    return out
+def _hits(names: tuple, test):
+    """A ``find_named`` ``keep``: the callee hits of ``names`` (the longest that stands
+    there) whose call passes ``test(text, end of the name, end)``."""
+    def keep(text: str, start: int, end: int, hits) -> list:
+        out = []
+        for h in callee_hits(names)(text, start, end, hits):
+            w = max((n for n in names if text.startswith(n, h)), key=len)
+            if test(text, h + len(w), end):
+                out.append(h)
+        return out
+
+    return keep
 
 
 def _text_may_pass_weight(text: str) -> bool:
@@ -148,19 +147,44 @@ def _text_may_pass_weight(text: str) -> bool:
     return False
 
 
-def _functional(sem: SemanticModel, call: ast.Call) -> Optional[str]:
+_CTOR_HITS = _hits(_NAMES, _may_pass_weight)
+_FN_HITS = _hits(_FN_NAMES, _fn_may_pass_weight)
+
+
+def _entry(sem: SemanticModel, call: ast.Call, prefixes: tuple, table: dict) -> Optional[dict]:
+    """The weight parameters of the loss ``call`` makes or computes (``table``'s entry for
+    its qualified name under one of ``prefixes``), or None."""
     q = sem.call_qualname(call)
-    if q and q.startswith("torch.nn.functional.") and q[len("torch.nn.functional."):] in _FUNCTIONAL:
-        return q[len("torch.nn.functional."):]
+    for p in prefixes:
+        if q and q.startswith(p) and q[len(p):] in table:
+            return table[q[len(p):]]
     return None
 
 
-def _loss_class(sem: SemanticModel, call: ast.Call) -> Optional[str]:
-    q = sem.call_qualname(call)
-    for p in _PREFIXES:
-        if q and q.startswith(p) and q[len(p):] in _WEIGHTED:
-            return q[len(p):]
-    return None
+def _cpu_weights(sem: SemanticModel, call: ast.Call, params: dict) -> Optional[list]:
+    """``(parameter, argument, factory call)`` for each weight ``call`` passes, all made on
+    the CPU; None when one may be made elsewhere, moved, of unknown origin or hidden in
+    ``**kwargs`` (or when none is passed)."""
+    weights = []
+    for param, pos in params.items():
+        w = sem.argument(call, param, pos)
+        if w is None:
+            continue
+        if not isinstance(w, ast.AST) or isinstance(w, ast.Starred):
+            return None  # (``**kwargs`` that may hold it)
+        made = _cpu_made(sem, w)
+        if made is None:
+            return None  # made on a device, moved, or of unknown origin
+        weights.append((param, w, made))
+    return weights or None
+
+
+def _moved_call(node, fix_text: str):
+    """The LibCST call ``<node><fix_text>`` (``fix_text``: ``.to(device)``, ``.cuda()``)."""
+    import libcst as cst
+
+    moved = cst.parse_expression(f"x{fix_text}")  # ``x.to(device)``, with ``node`` for ``x``
+    return moved.with_changes(func=moved.func.with_changes(value=node))
 
 
 def _cpu_made(sem: SemanticModel, expr, depth: int = 0) -> Optional[ast.AST]:
@@ -369,39 +393,33 @@ class LossWeightNotMoved(Rule):
         return super().may_match(text, has) and file_mentions_device(text, has) and _text_may_pass_weight(text)
 
     def check(self, ctx: Context):
-        if not self.may_match(ctx.text, ctx.has) or ctx.has("set_default_device") or ctx.has("set_default_tensor_type"):
+        # (the screens of the text gate are the ``keep`` of the lookups below: no call they
+        # rule out is looked at, with or without the gate)
+        if not super().may_match(ctx.text, ctx.has) or not file_mentions_device(ctx.text, ctx.has) \
+                or ctx.has("set_default_device") or ctx.has("set_default_tensor_type"):
             return
         sem = ctx.sem
-        ctors = [c for c in sem.find_named((ast.Call,), _NAMES, keep=_weighted_hits) if _loss_class(sem, c)]
-        calls = [c for c in sem.find_named((ast.Call,), _FN_NAMES, keep=_fn_hits) if _functional(sem, c)]
+        ctors = [(c, e) for c in sem.find_named((ast.Call,), _NAMES, keep=_CTOR_HITS)
+                 for e in [_entry(sem, c, _PREFIXES, _WEIGHTED)] if e is not None]
+        calls = [(c, e) for c in sem.find_named((ast.Call,), _FN_NAMES, keep=_FN_HITS)
+                 for e in [_entry(sem, c, ("torch.nn.functional.",), _FUNCTIONAL)] if e is not None]
         if not (ctors or calls) or framework_in_file(sem) is not None:
             return
-        for ctor in ctors:
-            f = self._check_ctor(ctx, ctor)
+        for ctor, params in ctors:
+            f = self._check_ctor(ctx, ctor, params)
             if f is not None:
                 yield f
-        for call in calls:
-            f = self._check_functional(ctx, call)
+        for call, params in calls:
+            f = self._check_functional(ctx, call, params)
             if f is not None:
                 yield f
 
-    def _check_functional(self, ctx: Context, call: ast.Call):
+    def _check_functional(self, ctx: Context, call: ast.Call, params: dict):
         """``F.cross_entropy(out, y, weight=w)`` with ``w`` made on the CPU and the input
         (or the target) on the device: the fix moves the weight to the input's device."""
         sem = ctx.sem
-        name = _functional(sem, call)
-        weights = []
-        for param, pos in _FUNCTIONAL[name].items():
-            w = sem.argument(call, param, pos)
-            if w is None:
-                continue
-            if not isinstance(w, ast.AST) or isinstance(w, ast.Starred):
-                return None
-            made = _cpu_made(sem, w)
-            if made is None:
-                return None
-            weights.append((param, w, made))
-        if not weights or len(call.args) < 1 or isinstance(call.args[0], ast.Starred):
+        weights = _cpu_weights(sem, call, params)
+        if weights is None or len(call.args) < 1 or isinstance(call.args[0], ast.Starred):
             return None
         inp = call.args[0]
         move = next((m for m in (_device_move(sem, a) for a in call.args[:2] if not isinstance(a, ast.Starred))
@@ -426,30 +444,18 @@ class LossWeightNotMoved(Rule):
         def build(view, w=w, fix_text=fix_text):
             import libcst as cst
 
-            node = view.node(w)
+            old = node = view.node(w)
             if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not node.lpar:
                 node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            moved = cst.parse_expression(f"x{fix_text}")
-            return {view.node(w): moved.with_changes(func=moved.func.with_changes(value=node))}
+            return {old: _moved_call(node, fix_text)}
 
         return ctx.finding(self, call, f"{msg}; move it: `{param}=...{fix_text}`",
                            Fix(build, Safety.SAFE, message=f"move the `{param}` with `{fix_text[1:]}`"))
 
-    def _check_ctor(self, ctx: Context, ctor: ast.Call):
+    def _check_ctor(self, ctx: Context, ctor: ast.Call, params: dict):
         sem = ctx.sem
-        cls = _loss_class(sem, ctor)
-        weights = []
-        for param, pos in _WEIGHTED[cls].items():
-            w = sem.argument(ctor, param, pos)
-            if w is None:
-                continue
-            if not isinstance(w, ast.AST) or isinstance(w, ast.Starred):
-                return None  # (``**kwargs`` that may hold it)
-            made = _cpu_made(sem, w)
-            if made is None:
-                return None  # made on a device, moved, or of unknown origin
-            weights.append((param, w, made))
-        if not weights:
+        weights = _cpu_weights(sem, ctor, params)
+        if weights is None:
             return None
         flow = sem.value_uses(ctor)
         if flow.escapes:
@@ -496,11 +502,8 @@ class LossWeightNotMoved(Rule):
         fix_text = f".{text}"
 
         def build(view, ctor=ctor, fix_text=fix_text):
-            import libcst as cst
-
             node = view.node(ctor)
-            moved = cst.parse_expression(f"x{fix_text}")  # ``x.to(device)``, with the loss for ``x``
-            return {node: moved.with_changes(func=moved.func.with_changes(value=node))}
+            return {node: _moved_call(node, fix_text)}
 
         return ctx.finding(self, ctor, f"{msg}; move it: `{fix_text[1:]}`",
                            Fix(build, safety, message=f"move the loss with `{fix_text[1:]}`"))
@@ -563,8 +566,3 @@ def _binding_before(sem: SemanticModel, b, scope, at) -> bool:
 
 def _call_line(calls, moves) -> int:
     return next(c.lineno for c, m in zip(calls, moves) if m is not None)
-
-
-def _short(text: str, n: int = 40) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 3] + "..."
