@@ -112,17 +112,11 @@ class Excludes:
 
     def match_name(self, name: str, is_dir: bool) -> bool:
         """:meth:`match` for an entry of a directory for which :meth:`by_name_in` holds."""
-        for _, names, dir_names, rx, drx, _ in self._specs:
-            if name in names or (is_dir and name in dir_names):
-                return True
-            if rx is not None and rx.match(name):
-                return True
-            if is_dir and drx is not None and drx.match(name):
-                return True
-        return False
+        return any(_name_glob_hit(spec, name, is_dir) for spec in self._specs)
 
     def match(self, abs_path: str, is_dir: bool) -> bool:
-        for root, names, dir_names, rx, drx, spec in self._specs:
+        for spec_t in self._specs:
+            root, spec = spec_t[0], spec_t[5]
             prefix = root if root.endswith(os.sep) else root + os.sep
             if abs_path.startswith(prefix):
                 rel = abs_path[len(prefix):]
@@ -139,14 +133,19 @@ class Excludes:
             parts = rel.split("/")
             last = len(parts) - 1
             for i, part in enumerate(parts):
-                a_dir = is_dir or i < last
-                if part in names or (a_dir and part in dir_names):
-                    return True
-                if rx is not None and rx.match(part):
-                    return True
-                if a_dir and drx is not None and drx.match(part):
+                if _name_glob_hit(spec_t, part, is_dir or i < last):
                     return True
         return False
+
+
+def _name_glob_hit(spec: tuple, part: str, a_dir: bool) -> bool:
+    """One path component ``part`` (a directory's when ``a_dir``) matches a name glob of
+    ``spec`` (an ``Excludes`` entry: root, names, dir-only names, their regexes, ...)."""
+    _, names, dir_names, rx, drx, _ = spec
+    return (
+        part in names or (a_dir and part in dir_names) or (rx is not None and rx.match(part) is not None)
+        or (a_dir and drx is not None and drx.match(part) is not None)
+    )
 
 
 def _gitignore(dirpath: str, exists: Optional[bool] = None):
