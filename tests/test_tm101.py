@@ -1014,3 +1014,103 @@ def test_a_rebound_global_moved_again_before_the_call_is_reported(extra, between
 def test_a_module_moved_to_the_cpu_or_cast_in_init_is_not_moved(init):
     f, _, _ = run(SELF_TO.format(param=init, arg="").replace("self.to(device)", "self.to(" + init.split("=")[0] + ")"))
     assert codes(f) == []
+
+
+# ----------------------------------------------------------------------------- tensors the script makes
+
+MADE_HEAD = """\
+import numpy as np
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+arr = np.zeros((8, 4), dtype=np.float32)
+"""
+
+
+def test_full_batch_tensors_are_moved_where_made():
+    f, out, src = run(
+        """
+        X = torch.from_numpy(arr)
+        y = torch.tensor(arr[:, 0] > 0, dtype=torch.long)
+        model = nn.Linear(4, 2).to(device)
+        for epoch in range(3):
+            loss = nn.CrossEntropyLoss()(model(X), y)
+        """,
+        head=MADE_HEAD,
+    )
+    assert codes(f) == ["TM101", "TM101"]
+    assert added(src, out) == ["X = X.to(device)", "y = y.to(device)"]
+
+
+@pytest.mark.parametrize("make", [
+    "torch.randn(2, 4)", "torch.rand(2, 4).float()", "torch.FloatTensor(arr)", "torch.tensor([[1.0, 2.0, 3.0, 4.0]])",
+    "torch.from_numpy(arr).unsqueeze(0)", "torch.as_tensor(arr.tolist())",
+])
+def test_made_tensor_shapes(make):
+    f, out, src = run(f"model = nn.Linear(4, 2).cuda()\nx = {make}\nprint(model(x))\n", head=MADE_HEAD)
+    assert codes(f) == ["TM101"]
+    assert added(src, out) == ["x = x.cuda()"]
+
+
+@pytest.mark.parametrize("body", [
+    "x = torch.randn(2, 4, device=device)\nmodel = nn.Linear(4, 2).to(device)\nprint(model(x))\n",
+    "x = torch.randn(2, 4).to(device)\nmodel = nn.Linear(4, 2).to(device)\nprint(model(x))\n",
+    "x = torch.randn(2, 4)\nmodel = nn.Linear(4, 2).to(device)\nx = x.to(device)\nprint(model(x))\n",
+    "x = torch.randn(2, 4)\nmodel = nn.Linear(4, 2)\nprint(model(x))\n",
+    "x = torch.randn(2, 4)\nmodel = nn.Linear(4, 2).to('cpu')\nprint(model(x))\n",
+    "x = torch.randn(2, 4)\nmodel = nn.DataParallel(nn.Linear(4, 2).cuda())\nprint(model(x))\n",
+    # a 0-dim tensor mixes with device tensors
+    "s = torch.tensor(2.0)\nmodel = nn.Linear(4, 2).to(device)\nprint(model(torch.ones(1, 4, device=device)) * s)\n",
+    # ``torch.tensor`` of something that may already be a tensor keeps its device
+    "def f(t):\n    x = torch.tensor(t)\n    return model(x)\nmodel = nn.Linear(4, 2).to(device)\n",
+    # into a dataset: the loader's batches are what meets the model
+    "from torch.utils.data import TensorDataset\nX = torch.from_numpy(arr)\nds = TensorDataset(X)\n"
+    "model = nn.Linear(4, 2).to(device)\nfor (xb,) in ds:\n    print(model(xb.to(device)))\n",
+    # a method of a module class: TM102's domain
+    "class M(nn.Module):\n    def go(self):\n        x = torch.randn(2, 4)\n        return self.fc(x)\n",
+])
+def test_made_tensor_lookalikes(body):
+    f, out, src = run(body, head=MADE_HEAD)
+    assert f == [] and out == src
+
+
+def test_made_tensor_used_on_the_host_is_report_only():
+    f, out, src = run(
+        "model = nn.Linear(4, 2).to(device)\nx = torch.from_numpy(arr)\nprint(model(x))\nprint(x.numpy().sum())\n",
+        head=MADE_HEAD,
+    )
+    assert codes(f) == ["TM101"] and f[0].fix is None and "used on the host (line" in f[0].message
+    assert out == src
+
+
+def test_made_tensor_before_the_device_is_bound_is_report_only():
+    f, out, src = run(
+        "x = torch.randn(2, 4)\ndev = 'cuda'\nmodel = nn.Linear(4, 2).to(dev)\nprint(model(x))\n", head=MADE_HEAD,
+    )
+    assert codes(f) == ["TM101"] and f[0].fix is None and "`dev` is not bound yet" in f[0].message
+
+
+def test_made_tensor_gate_matches_the_analysis():
+    """The text screen lets every file through in which the analysis finds a made tensor:
+    module code, a function that moves something, not a class; ``x = Variable(...)``."""
+    from torchmend.rules.tm101_device_batch_not_moved import _made_outside_classes
+
+    yes = [
+        "x = torch.randn(2)\n",
+        "class A:\n    pass\nx = torch.randn(2)\n",
+        "def f():\n    x = torch.from_numpy(a)\n    m.to(d)\n",
+        "@dec\ndef f():\n    x = Variable(torch.FloatTensor(a))\n    m.cuda()\n",
+        "class A:\n    def g(self):\n        x = torch.randn(2)\n\nif True:\n    y = torch.rand(3)\n",
+    ]
+    no = [
+        "class A:\n    def g(self):\n        x = torch.randn(2)\n        y = x.to(d)\n",
+        "def f():\n    x = torch.randn(2)\n    return x\n",
+        "y = f(torch.randn(2))\n",
+    ]
+    for text in yes:
+        assert _made_outside_classes(text), text
+        sem = SemanticModel("import torch\n" + text)
+        assert D.made_tensors(sem) or "Variable" in text, text
+    for text in no:
+        assert not _made_outside_classes(text), text

@@ -44,10 +44,10 @@ from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 
 __all__ = [
-    "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move", "ModelState", "Loop",
+    "MADE_FACTORIES", "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move", "ModelState", "Loop",
     "device_origins", "is_known_device", "is_cpu_device", "move_of", "is_module_class", "model_state", "device_text_at",
     "loader_of", "loop_batch", "taken_batch", "framework_in_file", "file_mentions_device", "mentions_device", "visible_at",
-    "guard_of", "non_blocking_style", "is_torch_call", "type_moves",
+    "guard_of", "non_blocking_style", "is_torch_call", "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -659,6 +659,47 @@ def device_text_at(sem: SemanticModel, dev, at) -> Optional[str]:
     return None
 
 
+def bound_before(sem: SemanticModel, text: str, at) -> bool:
+    """Every name the expression ``text`` reads holds a value when ``at`` runs: a
+    parameter of the function around it, a name of its scope bound by a statement that
+    runs before it (earlier in a block that holds ``at``), or a module name bound before
+    the definition of the function that holds ``at``.  An attribute (``self.device``:
+    set where, in which order?) is not taken."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    if any(isinstance(n, ast.Attribute) for n in ast.walk(tree)):
+        return False
+    scope = sem.scope_of(at)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and not any(_binding_before(sem, b, scope, at) for b in sem.lookup(scope, n.id)):
+            return False
+    return True
+
+
+def _binding_before(sem: SemanticModel, b, scope, at) -> bool:
+    if b.kind is BindingKind.PARAMETER:
+        return True
+    stmt = b.stmt
+    if stmt is None:
+        return False
+    # the statement of ``at`` in each enclosing block, innermost first
+    for a in [sem.statement_of(at), *sem.ancestors(at)]:
+        if not isinstance(a, ast.stmt):
+            continue
+        if b.scope is not scope and a is not None and isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and sem.scope_of(a) is b.scope:
+            block = sem.block_of(a)  # a module (or outer) name: bound before the function is defined
+        elif b.scope is scope:
+            block = sem.block_of(a)
+        else:
+            continue
+        if block is not None and any(x is stmt for x in block):
+            return next(i for i, x in enumerate(block) if x is stmt) < next(i for i, x in enumerate(block) if x is a)
+    return False
+
+
 def _variable(sem: SemanticModel, dev) -> Optional[frozenset]:
     """The bindings of the name ``dev`` when every one of them reaches it (no rebinding
     after it in its scope): the identity of the value it holds."""
@@ -753,6 +794,8 @@ class Loop:
     # one sample indexed out of a loader's dataset (``x, y = test_data[0]``): only what
     # reaches the model counts (its other fields may be Python numbers)
     sample: bool = False
+    # a tensor the script makes on the CPU (``X = torch.from_numpy(a)``): no loader
+    made: bool = False
 
     @property
     def is_loop(self) -> bool:
@@ -855,6 +898,146 @@ def taken_samples(sem: SemanticModel, loaders: list) -> list:
                 if got is not None:
                     got.sample = True
                     out.append(got)
+    return out
+
+
+# tensor methods that keep a CPU tensor on the CPU (casts, shapes, copies)
+_KEEP_METHODS = frozenset({
+    "float", "double", "half", "long", "int", "bool", "byte", "short", "bfloat16", "view", "reshape", "unsqueeze",
+    "squeeze", "permute", "transpose", "t", "contiguous", "clone", "detach", "requires_grad_", "flatten", "expand",
+    "repeat", "view_as", "reshape_as", "normal_", "uniform_", "fill_", "zero_", "abs", "sqrt", "log", "exp",
+})
+# factories whose arguments are data (a tensor argument keeps its device): their data
+# must come from the host for the result to be a CPU tensor
+_DATA_FACTORIES = frozenset({"tensor", "as_tensor"})
+MADE_WORDS = tuple(sorted(N.FACTORIES))
+
+
+def made_tensor(sem: SemanticModel, expr, _depth: int = 0) -> Optional[ast.Call]:
+    """The factory call that made ``expr`` on the CPU: a ``torch`` factory without
+    ``device=`` (``torch.from_numpy(a)``, ``torch.tensor(rows, dtype=...)``,
+    ``torch.randn(8, 3)``, ``torch.FloatTensor(x)``), through casts and shape methods
+    (``.float()``, ``.unsqueeze(0)``, ``.type(torch.FloatTensor)``) and
+    ``Variable(...)``.  ``torch.tensor``/``as_tensor`` of something that may already be a
+    tensor (a name, a call) keep its device and do not count, nor does a 0-dim tensor
+    (``torch.tensor(2.0)``): it mixes with device tensors."""
+    if _depth > 8 or not isinstance(expr, ast.Call):
+        return None
+    f = expr.func
+    if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id in ("torch", "th")):
+        name = f.attr
+        if name in _KEEP_METHODS or (name == "type" and expr.args and not type_moves(sem, expr)):
+            return made_tensor(sem, f.value, _depth + 1)
+    q = sem.call_qualname(expr)
+    if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and len(expr.args) == 1 and not expr.keywords:
+        return made_tensor(sem, expr.args[0], _depth + 1)
+    fname = N.factory_name(q)
+    if fname not in MADE_FACTORIES or any(k.arg is None or k.arg == "device" for k in expr.keywords):
+        return None
+    if any(isinstance(a, ast.Starred) for a in expr.args):
+        return None
+    if fname in _DATA_FACTORIES:
+        if len(expr.args) != 1 or not _host_data(sem, expr.args[0]):
+            return None
+    elif fname in ("Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "DoubleTensor",
+                   "HalfTensor"):
+        if len(expr.args) != 1 or not _host_data(sem, expr.args[0]):
+            return None  # ``torch.Tensor(3, 4)``: a shape, fine too, but keep to data
+    elif not expr.args:
+        return None  # a 0-dim or empty shape
+    return expr
+
+
+_HOST_DATA_LIBS = ("numpy.", "pandas.", "sklearn.", "scipy.", "json.", "pickle.", "csv.", "PIL.", "cv2.")
+_HOST_DATA_BUILTINS = frozenset({"builtins.list", "builtins.range", "builtins.zip", "builtins.sorted", "builtins.map"})
+
+
+def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
+    """``e`` is host data: a literal container, a numpy array or a DataFrame's values
+    (made by ``numpy``/``pandas``/``sklearn`` calls or methods of what they made,
+    ``.values``, ``.to_numpy()``), followed through names."""
+    if depth > 4:
+        return False
+    t = type(e)
+    if t in (ast.List, ast.Tuple, ast.ListComp, ast.Dict):
+        return True
+    if t is ast.Attribute:
+        return e.attr == "values" or _host_data(sem, e.value, depth + 1)
+    if t is ast.Subscript:
+        return _host_data(sem, e.value, depth + 1)
+    if t in (ast.BinOp, ast.Compare, ast.UnaryOp):
+        # ``arr > 0``, ``arr * 2``: host data with numbers
+        parts = [e.left, e.right] if t is ast.BinOp else [e.left, *e.comparators] if t is ast.Compare else [e.operand]
+        data = [p for p in parts if not isinstance(p, ast.Constant)]
+        return bool(data) and all(_host_data(sem, p, depth + 1) for p in data)
+    if t is ast.Call:
+        q = sem.call_qualname(e) or ""
+        if q.startswith(_HOST_DATA_LIBS) or q in _HOST_DATA_BUILTINS:
+            return True
+        f = e.func
+        # ``rng.integers(...)``, ``df.drop(...)``, ``a.astype(...)``: a method of host data
+        return isinstance(f, ast.Attribute) and (f.attr in ("to_numpy", "tolist") or _host_data(sem, f.value, depth + 1))
+    if t is ast.Name:
+        bs = sem.reaching(e)
+        return bool(bs) and all(b.kind is BindingKind.ASSIGNMENT and b.value is not None
+                                and _host_data(sem, b.value, depth + 1) for b in bs)
+    return False
+
+
+# the factories that make a script's data (from host data) or its dummy inputs: the
+# constant ones (``zeros``, ``arange``, ``ones``) a library's helpers use all the time are
+# left to TM102
+MADE_FACTORIES = frozenset({
+    "from_numpy", "tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "DoubleTensor",
+    "BoolTensor", "ByteTensor", "HalfTensor", "randn", "rand", "randint",
+})
+# ``torch.<factory>(`` (one pattern with a literal head: the engine skips to each ``torch.``)
+MADE_CALL = re.compile(r"torch\.(?:" + "|".join(sorted(MADE_FACTORIES)) + r")\(")
+# what stands before it on its line in a statement that makes a tensor: ``x = `` or ``x = Variable(``
+MADE_PREFIX = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]*=[ \t]*(?:(?:\w+\.)*Variable\()?")
+
+
+def made_line_starts(text: str, start: int = 0, end: Optional[int] = None):
+    """The offsets of the lines in ``text[start:end]`` that begin a statement ``x =
+    torch.<factory>(`` (:data:`MADE_FACTORIES`)."""
+    for m in MADE_CALL.finditer(text, start, len(text) if end is None else end):
+        ls = text.rfind("\n", 0, m.start()) + 1
+        if MADE_PREFIX.fullmatch(text, ls, m.start()):
+            yield ls
+
+
+def made_tensors(sem: SemanticModel) -> list:
+    """Tensors a script makes on the CPU (``X_train = torch.from_numpy(X)``, ``x =
+    torch.randn(1, 3, 224, 224)``) at module level or in a plain function (not in a
+    class: a module's own code is TM102's), flowing through the rest of their block.
+    Only the chunks where such a statement starts a line are parsed."""
+    src, text = sem.source, sem.text
+    lines, chunks = set(), {}
+    for i, c in enumerate(src.chunks):
+        if c.kind == "class":
+            continue
+        # a function that moves nothing itself is left out (a model it gets moved elsewhere)
+        if c.kind == "def" and text.find(".to(", c.start, c.end) < 0 and text.find(".cuda(", c.start, c.end) < 0:
+            continue
+        for ls in made_line_starts(text, c.start, c.end):
+            chunks[i] = c
+            lines.add(c.start_line + text.count("\n", c.start, ls))
+    if not chunks:
+        return []
+    out = []
+    for stmt in sem.find(ast.Assign, containing=("torch.", "th."), chunks=[chunks[i] for i in sorted(chunks)]):
+        if stmt.lineno not in lines or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+            continue
+        if made_tensor(sem, stmt.value) is None:
+            continue
+        fn = sem.enclosing_function(stmt)
+        if fn is not None and sem.enclosing(fn, ast.ClassDef) is not None:
+            continue
+        block = sem.block_of(stmt)
+        if block is None:
+            continue
+        i = next(k for k, s in enumerate(block) if s is stmt)
+        out.append(Loop(stmt, [stmt.targets[0].id], None, [], block[i + 1:], made=True))
     return out
 
 

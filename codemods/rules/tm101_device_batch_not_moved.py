@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -14,9 +15,9 @@ from ..semantic import names as N
 from ..semantic.source import callee_hits, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
-    cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_known_device, is_module_class,
-    loop_batch, model_state, move_of, non_blocking_style, taken_batch, taken_samples, type_moves, visible_at,
-    without_cuda,
+    bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_known_device,
+    is_module_class, loop_batch, made_line_starts, made_tensors, model_state, move_of, non_blocking_style, taken_batch,
+    taken_samples, type_moves, visible_at, without_cuda,
 )
 from ._main_guard import is_main_guard
 
@@ -72,6 +73,46 @@ def _find_statement_moves(text: str) -> tuple:
                 out.add(text[j: i + len(needle)])
             i = text.find(needle, i + 1)
     return tuple(sorted(out))
+
+
+_TOP_LINE = re.compile(r"^[^ \t\r\n#]", re.M)
+
+
+def _made_outside_classes(text: str) -> bool:
+    """A statement ``x = torch.<factory>(`` stands outside every class, in module-level
+    code or in a function that moves something: the last line before it that starts in
+    column 0 (the top-level statement it belongs to) does not begin a class, nor a
+    function without ``.to(``/``.cuda(`` (the chunks :func:`made_tensors` reads)."""
+    defs = None
+    for ls in made_line_starts(text):
+        if defs is None:  # where the definitions in column 0 start (their line's newline)
+            defs = sorted(d.start() for pat in _DEF_LINES for d in pat.finditer(text))
+            if text.startswith(("class ", "def ", "async def ", "@")):
+                defs.insert(0, -1)  # the first line's (no newline before it)
+        k = bisect.bisect_left(defs, ls) - 1
+        if _outside_classes(text, ls, defs[k] + 1 if k >= 0 else -1):
+            return True
+    return False
+
+
+_DEF_LINES = tuple(re.compile(re.escape(w)) for w in ("\nclass ", "\ndef ", "\nasync def ", "\n@"))
+
+
+def _outside_classes(text: str, ls: int, top: int) -> bool:
+    if top < 0:
+        return True  # module-level code before any definition
+    if ls == top:
+        return True
+    # module-level code after the definition: a line in column 0 between the two
+    after = _TOP_LINE.search(text, top + 1, ls + 1)
+    if after is not None and not text.startswith("@", after.start()):
+        return True
+    if text.startswith("class ", top):
+        return False
+    # a function: it moves something itself
+    nxt = _TOP_LINE.search(text, ls)
+    end = nxt.start() if nxt is not None else len(text)
+    return text.find(".to(", top, end) >= 0 or text.find(".cuda(", top, end) >= 0
 
 
 def _loader_calls(sem: SemanticModel) -> list:
@@ -220,7 +261,28 @@ class _Flow:
                         self.unpack = stmt
                         self.unpacked = names
                     return
-        self.bind_value(target, self.val(value))
+        v = self.val(value)
+        if v[1] and not v[0] and isinstance(target, ast.Name) and self._module_move(value):
+            v = _EMPTY  # ``model = Net().to(device)`` (in a made tensor's block): a module, not a tensor
+        self.bind_value(target, v)
+
+    def _module_move(self, value) -> bool:
+        """``value`` is a move of a module (``Net().to(device)``, ``model.cuda()``)."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr in MOVE_METHODS):
+            return False
+        recv = value.func.value
+        while isinstance(recv, ast.Call) and isinstance(recv.func, ast.Attribute) and recv.func.attr in SELF_METHODS:
+            recv = recv.func.value
+        if isinstance(recv, ast.Call):
+            q = self.sem.call_qualname(recv)
+            if q is not None:
+                return N.is_module_class(q)
+            cls = self.sem.class_def(recv.func)
+            return cls is not None and is_module_class(self.sem, cls)
+        if isinstance(recv, (ast.Name, ast.Attribute)):
+            return model_state(self.sem, recv, value) is not None
+        return False
 
     def bind_value(self, target, v) -> None:
         if isinstance(target, ast.Name):
@@ -533,11 +595,20 @@ class _Flow:
             if cpu:
                 self.need(cpu, c, sem.segment(callee))
             return frozenset(), True
+        if isinstance(f, ast.Call) and N.is_module_class(sem.call_qualname(f)):
+            # ``nn.CrossEntropyLoss()(out, y)``: a library module made on the spot, on the CPU
+            self.val(f)
+            args = self._args(c)
+            self.meet(args, c)
+            return _result(args)
         target = sem.callee(c)
         if isinstance(target, _DEFS):
             return self.helper(c, target)
         qs = sem.qualnames(f) if isinstance(f, (ast.Name, ast.Attribute)) else set()
         q = next(iter(qs)) if len(qs) == 1 else None
+        if q is not None and q.startswith("torch.utils.data."):
+            self._args(c)
+            return _EMPTY  # a dataset or a loader holds them: its batches are a loop's own
         if q is not None and N.is_torch(q):
             args = self._args(c, skip_lengths=q in _PACK)
             if q in _TORCH_CROSSING or N.is_module_class(q) or N.is_parallel_wrapper(q):
@@ -1053,7 +1124,13 @@ class DeviceBatchNotMoved(Rule):
     be one.  A batch taken with `next(iter(loader))` counts as a loop's, and so does a
     sample indexed out of the dataset a loader reads (`x, y = test_data[0]`, as in a
     prediction after training), of which only what reaches the model counts (a sample's
-    label may be a Python number).  Same-file helpers the loop calls are read with their parameters bound to
+    label may be a Python number).  So does a tensor the script makes outside a module's
+    code from its data or at random (`X_train = torch.from_numpy(X)`, `y =
+    torch.tensor(df["y"].values)`, `dummy = torch.randn(1, 3, 224, 224)`, through casts,
+    shape methods and `Variable(...)`; not `torch.tensor(2.0)`, a 0-dim tensor that mixes
+    with device tensors, nor `torch.tensor(t)` of what may already be a tensor), with the
+    rest of its block as the loop body: full-batch training and inference on a dummy
+    input.  Same-file helpers the loop calls are read with their parameters bound to
     the loop's values; loaders, models and devices are followed through names, globals
     read in functions, parameters bound at their call sites, `self` attributes,
     containers (`loaders[phase]`) and builder functions.  A batch element is moved by
@@ -1103,7 +1180,10 @@ class DeviceBatchNotMoved(Rule):
     read together with device values (an imported loss, a metric object) the fix moves
     it too and is unsafe.  Report only: an unknown device (`args.device`, `local_rank`),
     a model moved inside a builder function or under a condition that cannot be copied,
-    a batch whose structure is unknown.  Nothing is reported for files that use a
+    a batch whose structure is unknown.  A made tensor is moved right after the
+    statement that makes it, when the device's names are bound before it and no read of
+    the tensor is on the host (`X.numpy()`, `plt.plot(X)`, a dataset); otherwise report
+    only.  Nothing is reported for files that use a
     training framework (Lightning, Accelerate, DeepSpeed, HF `Trainer`), values that come
     out of `accelerator.prepare(...)`, models wrapped in `DataParallel`,
     `DistributedDataParallel` or FSDP or loaded with `device_map=`, same-file models
@@ -1142,34 +1222,40 @@ class DeviceBatchNotMoved(Rule):
         "model = torch.nn.Linear(4, 2).to('cuda')\nfor x, y in loader:\n    x = x.to('cuda')\n"
         "    loss = torch.nn.functional.cross_entropy(model(x), y)\n",
         "import torch\nx = torch.zeros(3)\nx.to('cuda')\n",
+        "import torch\nmodel = torch.nn.Linear(4, 2).to('cuda')\nx = torch.randn(3, 4)\nprint(model(x))\n",
     )
 
     @classmethod
     def may_match(cls, text: str, has=None) -> bool:
-        """The text gate, tighter than the needles: a DataLoader is spelled, or a
-        statement starts with ``name.to(`` / ``name.cuda(`` (a possibly dropped move).
-        ``check`` finds nothing in any other file."""
+        """The text gate, tighter than the needles: a DataLoader is spelled, a statement
+        starts with ``name.to(`` / ``name.cuda(`` (a possibly dropped move), or a
+        statement ``x = torch.<factory>(`` stands where :func:`made_tensors` reads
+        (:func:`_made_outside_classes`).  ``check`` finds nothing in any other file."""
         has = has or text.__contains__
         if not super().may_match(text, has) or not file_mentions_device(text, has):
             return False
-        return has("DataLoader") or bool(_statement_moves(text))
+        if has("DataLoader") or _statement_moves(text):
+            return True
+        # a tensor the script makes (``torch.from_numpy(a)``) and a move (of the model)
+        return (has(".to(") or has(".cuda(")) and has("torch.") and _made_outside_classes(text)
 
     def check(self, ctx: Context):
         sem = ctx.sem
         if not file_mentions_device(ctx.text, ctx.has):
             return
         yield from self._noop_moves(ctx)
-        if not ctx.has("DataLoader") or ctx.has("set_default_device") or ctx.has("set_default_tensor_type"):
+        if ctx.has("set_default_device") or ctx.has("set_default_tensor_type"):
             return  # (a default device: batches may be made on it)
-        loader_calls = _loader_calls(sem)
-        if not loader_calls:
+        batches = []
+        loader_calls = _loader_calls(sem) if ctx.has("DataLoader") else []
+        if loader_calls:
+            loops = sem.statement_chunks(("for",))
+            batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
+            batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
+            batches += taken_samples(sem, loader_calls)
+        batches += made_tensors(sem)
+        if not any(b is not None for b in batches) or framework_in_file(sem) is not None:
             return
-        if framework_in_file(sem) is not None:
-            return
-        loops = sem.statement_chunks(("for",))
-        batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
-        batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
-        batches += taken_samples(sem, loader_calls)
         for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
             flow = _Flow(sem, lp)
             flow.start()
@@ -1296,7 +1382,7 @@ class DeviceBatchNotMoved(Rule):
             if not n.model and set(n.srcs) & set(meet) and n.what not in ops:
                 ops.append(n.what)
         via = next((f" in `{n.via}()`" for n in certain if n.model and n.via), "")
-        what = "sample" if lp.sample else "batch"
+        what = "sample" if lp.sample else "tensor" if lp.made else "batch"
         if reach:
             msg = f"{what} `{label(needed)}` reaches `{mname}`{via} on the CPU while the model is on {plan.where}"
             if meet:
@@ -1316,6 +1402,10 @@ class DeviceBatchNotMoved(Rule):
         body = lp.body
         if not body or lp.is_loop and sem.position(body[0])[0] == lp.node.lineno:
             return ctx.finding(self, sink.node, msg + extra)
+        if lp.made:
+            why = _made_fix_blocked(sem, lp, plan)
+            if why:
+                return ctx.finding(self, sink.node, f"{msg}; {why}")
         nb = non_blocking_style(sem)
         if c and c in move:
             if flow.container_use == {"dict"}:
@@ -1421,6 +1511,31 @@ class DeviceBatchNotMoved(Rule):
             if self._tensor_kind(sem, f.value, bs[0].stmt or at, depth + 1) == "tensor":
                 return "likely"
         return None
+
+
+def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
+    """Why a tensor the script makes cannot be moved right after it is made: the device
+    is not bound there yet, or the tensor is also used on the host (``X.numpy()``,
+    ``plt.plot(X)``, a dataset) where a device tensor would fail or be wrong."""
+    stmt = lp.node
+    if plan.style == "to" and not bound_before(sem, plan.device, stmt):
+        return f"`{plan.device}` is not bound yet where `{lp.names[0]}` is made: move it where it meets the model"
+    b = sem.target_binding(stmt.targets[0])
+    if b is None:
+        return "where it is read cannot be told"
+    for ref in sem.references(b):
+        p = sem.parent(ref)
+        host = False
+        if isinstance(p, ast.Attribute) and p.value is ref and p.attr == "numpy":
+            host = True
+        elif isinstance(p, ast.keyword) or isinstance(p, ast.Call) and ref in p.args:
+            call = sem.parent(p) if isinstance(p, ast.keyword) else p
+            q = sem.call_qualname(call) or ""
+            host = (q.startswith(_HOST_LIBS) and not q.startswith("builtins.")) or q.startswith("torch.utils.data.")
+        if host:
+            return (f"`{ref.id}` is also used on the host (line {ref.lineno}): move it where it meets the model,"
+                    " not where it is made")
+    return ""
 
 
 # tensor methods that neither nn.Module nor numpy arrays nor PIL images have

@@ -11,7 +11,7 @@ from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import before_a_call, callee_hits
 from ._device import (
-    Move, device_text_at, file_mentions_device, framework_in_file, is_cpu_device, model_state, move_of,
+    Move, bound_before, device_text_at, file_mentions_device, framework_in_file, is_cpu_device, model_state, move_of,
 )
 from ._tensor_device import _short
 
@@ -512,56 +512,15 @@ class LossWeightNotMoved(Rule):
     def _device_text(sem: SemanticModel, move: Move, at) -> Optional[str]:
         """``to(<device>)`` or ``cuda()`` for the loss built at ``at``: the device the
         inputs were moved with, named there and bound when ``at`` runs
-        (:func:`_bound_before`); None when it cannot be."""
+        (:func:`bound_before`); None when it cannot be."""
         if move.style == "to":
             t = device_text_at(sem, move.device, at) if move.device is not None else None
-            return f"to({t})" if t is not None and _bound_before(sem, t, at) else None
+            return f"to({t})" if t is not None and bound_before(sem, t, at) else None
         if move.style == "cuda" and move.device is None:
             stmt = sem.statement_of(move.call)
             if isinstance(sem.parent(stmt), ast.Module) and isinstance(sem.parent(sem.statement_of(at)), ast.Module):
                 return "cuda()"  # the script needs CUDA whatever runs: the loss may too
         return None
-
-
-def _bound_before(sem: SemanticModel, text: str, at) -> bool:
-    """Every name the expression ``text`` reads holds a value when ``at`` runs: a
-    parameter of the function around it, a name of its scope bound by a statement that
-    runs before it (earlier in a block that holds ``at``), or a module name bound before
-    the definition of the function that holds ``at``.  An attribute (``self.device``:
-    set where, in which order?) is not taken."""
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError:
-        return False
-    if any(isinstance(n, ast.Attribute) for n in ast.walk(tree)):
-        return False
-    scope = sem.scope_of(at)
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and not any(_binding_before(sem, b, scope, at) for b in sem.lookup(scope, n.id)):
-            return False
-    return True
-
-
-def _binding_before(sem: SemanticModel, b, scope, at) -> bool:
-    if b.kind is BindingKind.PARAMETER:
-        return True
-    stmt = b.stmt
-    if stmt is None:
-        return False
-    # the statement of ``at`` in each enclosing block, innermost first
-    for a in [sem.statement_of(at), *sem.ancestors(at)]:
-        if not isinstance(a, ast.stmt):
-            continue
-        if b.scope is not scope and a is not None and isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and sem.scope_of(a) is b.scope:
-            block = sem.block_of(a)  # a module (or outer) name: bound before the function is defined
-        elif b.scope is scope:
-            block = sem.block_of(a)
-        else:
-            continue
-        if block is not None and any(x is stmt for x in block):
-            return next(i for i, x in enumerate(block) if x is stmt) < next(i for i, x in enumerate(block) if x is a)
-    return False
 
 
 def _call_line(calls, moves) -> int:
