@@ -95,6 +95,30 @@ def test_reaching_definitions():
     assert vals == [[2], [2, 3], [2, 3, 4]]
 
 
+def test_reaching_definitions_across_branches():
+    """A binding in an ``if`` body neither dominates nor reaches a use in its ``else``
+    (or ``elif``), unless a loop around the ``if`` may run the body first; a ``try``
+    body does not dominate its handlers."""
+    src = (
+        "def f(m, c):\n    if c:\n        m = 1\n    else:\n        use(m)\n"
+        "    if c:\n        m = 2\n    elif c > 1:\n        use(m)\n"
+        "    for i in range(3):\n        if c:\n            m = 3\n        else:\n            use(m)\n"
+        "    try:\n        m = 4\n        m = g(m)\n    except ValueError:\n        use(m)\n"
+    )
+    sem = model(src)
+    uses = [n for n in names(sem, "m") if isinstance(n.ctx, ast.Load) and isinstance(sem.parent(n), ast.Call)
+            and sem.parent(n).func.id == "use"]
+
+    def vals(u):
+        return sorted("param" if b.value is None else ast.unparse(b.value) for b in sem.reaching(u))
+
+    assert [vals(u) for u in uses] == [
+        ["param"], ["1", "param"], ["1", "2", "3", "param"],
+        # the handler may run before ``m = 4`` as well as after it
+        ["1", "2", "3", "4", "g(m)", "param"],
+    ]
+
+
 def test_qualnames_through_imports_aliases_and_relative_imports():
     src = (
         "import torch.nn.functional as F\nfrom torch.nn import CrossEntropyLoss as CE\nimport torch\n"

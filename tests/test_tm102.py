@@ -846,3 +846,26 @@ def test_a_word_containing_mps_is_no_mps_device():
                 return t.sum()
         """)
     assert f == [], [m.message for m in f]
+
+
+def test_a_factory_in_one_branch_does_not_reach_the_other():
+    """``mask`` made in the ``if mask is None:`` branch is not what the ``else`` reads
+    (there it is the caller's): no finding; the same factory read after the ``if`` is."""
+    body = """
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x, mask=None):
+                if mask is None:
+                    mask = torch.ones(x.size(1))
+                    x = x.to(x.device)
+                else:
+                    x = self.fc(x) * mask
+                return x
+        """
+    f, out, src = run(body)
+    assert f == [] and out == src
+    f, _, _ = run(body.replace("        return x", "        return self.fc(x) * mask"))
+    assert codes(f) == ["TM102"]

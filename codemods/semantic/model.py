@@ -544,6 +544,8 @@ class SemanticModel:
         out = []
         dom = None
         for b in reversed(before):
+            if self._exclusive(b, name):
+                continue  # the other branch of an ``if`` around the use
             out.append(b)
             if self._dominates(b, name):
                 dom = b
@@ -561,7 +563,7 @@ class SemanticModel:
                     if dom is not None and _spans(inner, dom.order):
                         continue
                     out.append(b)
-        return out
+        return out or bs
 
     def scope_of_binding(self, b: Binding) -> Scope:
         return b.scope
@@ -576,12 +578,42 @@ class SemanticModel:
             return True
         if b.kind in (BindingKind.FOR_TARGET, BindingKind.COMPREHENSION_TARGET):
             return any(a is stmt for a in self.ancestors(use))
-        blk_parent = self.parent(stmt)
+        # the statement must stand in the very block that holds (a statement holding) the
+        # use: an ``if``'s body does not dominate its ``else``, a ``try``'s not its handlers
+        block = self.block_of(stmt)
         for a in self.ancestors(use):
-            if a is blk_parent:
-                return True
             if a is stmt:
                 return b.kind is BindingKind.WITH_TARGET or b.kind is BindingKind.FOR_TARGET
+            if block is not None and any(x is a for x in block):
+                return True
+        return False
+
+    def _exclusive(self, b: Binding, use) -> bool:
+        """``b`` is bound in one branch of an ``if`` and ``use`` sits in the other, and no
+        loop of the scope encloses that ``if`` (which could run the other branch first)."""
+        stmt = b.stmt
+        if stmt is None:
+            return False
+        up = {id(a) for a in self.ancestors(use)}
+        child = stmt
+        for a in self.ancestors(stmt):
+            if isinstance(a, _SCOPE_NODES):
+                return False
+            if id(a) in up:
+                if not isinstance(a, ast.If):
+                    return False
+                child_u = use
+                while self.parent(child_u) is not a:
+                    child_u = self.parent(child_u)
+                if child_u is a.test or any(x is child for x in a.body) == any(x is child_u for x in a.body):
+                    return False
+                for o in self.ancestors(a):
+                    if isinstance(o, _SCOPE_NODES):
+                        break
+                    if isinstance(o, (ast.For, ast.AsyncFor, ast.While)):
+                        return False
+                return True
+            child = a
         return False
 
     def qualnames(self, expr, _depth: int = 0) -> set[str]:
