@@ -658,3 +658,68 @@ def test_an_unfiltered_merge_into_a_renamed_head_is_still_reported():
         "model.fc = nn.Linear(512, 10)", "model.fc = nn.Sequential(nn.Dropout(0.5), nn.Linear(512, 10))")
     r, _ = run(src)
     assert [f.code for f in r.findings] == ["TM401"], r.findings
+
+
+# ----------------------------------------------------------------------------- counts set out of sight
+
+SUBCLASS = """\
+import torch
+from torchvision.models.resnet import ResNet, BasicBlock
+
+class Small(ResNet):
+    def __init__(self):
+        super().__init__(BasicBlock, [2, 2, 2, 2], num_classes={n})
+
+model = Small()
+model.load_state_dict(torch.load("resnet18-f37072fd.pth"))
+"""
+
+
+def test_a_subclass_building_its_base_with_another_class_count():
+    r, out = run(SUBCLASS.format(n=10))
+    assert [f.code for f in r.findings] == ["TM401"]
+    assert "`Small.__init__` builds `ResNet` with num_classes=10" in r.findings[0].message
+    for same in ("1000", "n"):  # the base's default; a parameter (the outer call's choice)
+        src = SUBCLASS.format(n=same)
+        if same == "n":
+            src = src.replace("def __init__(self):", "def __init__(self, n=1000):")
+        r, out = run(src)
+        assert r.findings == [], same
+
+
+SEG = """\
+import torchvision.models as models
+
+class Seg:
+    def __init__(self, n_class={n}):
+        self.n_class = n_class
+        self.model = models.segmentation.deeplabv3_resnet50(pretrained=True, num_classes=self.n_class)
+"""
+
+
+def test_a_segmentation_count_known_through_a_parameter_default():
+    r, _ = run(SEG.format(n=13))
+    assert [f.code for f in r.findings] == ["TM401"]
+    assert "(if self.n_class is not 21)" in r.findings[0].message  # callers elsewhere may pass another
+    r, _ = run(SEG.format(n=21))
+    assert r.findings == []
+
+
+def test_a_first_lenient_load_does_not_hide_the_state_dict():
+    """``model.load_state_dict(sd, strict=False)`` reads ``sd``: the later name-only
+    filter still comes from the same checkpoint."""
+    r, _ = run("""\
+        import torch
+        import torchvision.models as models
+        model = models.resnet50(weights=None)
+        model.fc = torch.nn.Linear(2048, 10)
+        sd = torch.load("resnet50-imagenet.pth")
+        try:
+            model.load_state_dict(sd, strict=False)
+        except RuntimeError:
+            own = model.state_dict()
+            sd = {k: v for k, v in sd.items() if k in own}
+            own.update(sd)
+            model.load_state_dict(own)
+        """)
+    assert [f.line for f in r.findings if f.code == "TM401"][-1] == 12

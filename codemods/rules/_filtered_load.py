@@ -130,7 +130,7 @@ class Values:
         """Where the state dict ``expr`` loaded at ``at`` (the ``load_state_dict`` call)
         comes from; ``into``: the model it is loaded into (``at``'s receiver)."""
         sem = self.sem
-        if depth > 4 or expr is None:
+        if depth > 6 or expr is None:
             return None
         if depth == 0:
             into = sem.dotted(sem.receiver(at))
@@ -298,6 +298,9 @@ class Values:
             elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "update" \
                     and parent.args == [ref] and not parent.keywords:
                 continue  # ``model_dict.update(sd)`` reads it
+            elif isinstance(parent, ast.Call) and sem.method_name(parent) == "load_state_dict" and parent.args \
+                    and parent.args[0] is ref:
+                continue  # ``model.load_state_dict(sd, strict=False)`` (a first try) reads it
             elif isinstance(parent, (ast.Call, ast.keyword)):
                 return True
         return False
@@ -692,6 +695,46 @@ class Heads:
                             and t.value.id == "self" and t.attr in HEADS and self._inherited(cls, t.attr):
                         return HeadChange(a, f"`{cls.name}.__init__` replaced the inherited `self.{t.attr}` (line {a.lineno})", False,
                                           removes_head(sem, a.value))
+                return self._base_init_count(cls, init)
+        return None
+
+    def _base_init_count(self, cls: ast.ClassDef, init) -> Optional[HeadChange]:
+        """``super().__init__(BasicBlock, [2, 2, 2, 2], num_classes=10)`` (or
+        ``Base.__init__(self, ..., num_classes=10)``) in ``cls.__init__``: the base is
+        built with another class count than its default (a same-file base's, or 1000 for
+        a torchvision or timm model); a count passed through from a parameter is the
+        outer call's choice."""
+        sem = self.sem
+        for n in sem.walk(init, scopes=False):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"):
+                continue
+            v = n.func.value
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super":
+                base = cls.bases[0] if len(cls.bases) == 1 else None
+            else:
+                base = next((b for b in cls.bases if sem.dotted(b) is not None and sem.dotted(b) == sem.dotted(v)), None)
+            if base is None:
+                continue
+            for kw in n.keywords:
+                if kw.arg not in CLASS_KWARGS:
+                    continue
+                origins = sem.origins(kw.value)
+                if not origins or any(o.kind is OriginKind.PARAMETER for o in origins):
+                    continue
+                bc = sem.class_def(base)
+                if bc is not None:
+                    default = self._default(ast.Call(func=base, args=[], keywords=[]), bc, kw.arg)
+                elif any(q.startswith(("torchvision.models.", "timm.")) for q in sem.qualnames(base)):
+                    default = TV_DEFAULT_CLASSES
+                else:
+                    default = None
+                vals = [o.node.value for o in origins if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
+                known = all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in origins)
+                if default is None or (known and vals and all(x == default for x in vals)):
+                    continue
+                removed = known and bool(vals) and all(x == 0 and not isinstance(x, bool) for x in vals)
+                return HeadChange(n, f"`{cls.name}.__init__` builds `{sem.segment(base)}` with {kw.arg}="
+                                     f"{sem.segment(kw.value)}", False, removed)
         return None
 
     def _inherited(self, cls: ast.ClassDef, attr: str) -> bool:

@@ -40,7 +40,8 @@ class StrictLoadAfterHeadChange(Rule):
     model whose classification head was changed before: replaced in the same scope
     (`model.fc = nn.Linear(...)`, `model.classifier[-1] = ...`, `model.heads.head = ...`),
     replaced by the builder function that made the model, or sized by the constructor
-    (`Net(num_classes=3)`).  The checkpoint is followed through variables and
+    (`Net(num_classes=3)`, or a same-file subclass whose `__init__` builds its base with
+    another count: `super().__init__(BasicBlock, [2, 2, 2, 2], num_classes=10)`).  The checkpoint is followed through variables and
     `ckpt["state_dict"]`; it may come from `torch.load`, `torch.hub.load_state_dict_from_url`,
     `model_zoo.load_url`, a torchvision weights enum or a pretrained zoo model's
     `state_dict()`, and through the recipe that keeps only the entries whose names the
@@ -48,7 +49,9 @@ class StrictLoadAfterHeadChange(Rule):
     `model_dict.update(sd)`): a head replaced under its old name keeps its entry, so that
     load fails the same way.  Also finds torchvision classification builders asked for pretrained
     weights and another number of classes (`models.resnet18(pretrained=True,
-    num_classes=10)`), which load the 1000-class weights into the new head themselves.
+    num_classes=10)`), which load the 1000-class weights into the new head themselves;
+    a count that is a parameter is read through the values it takes (its default, the
+    file's call sites): all equal to the pretrained count, nothing is reported.
 
     ## Why is this bad?
     A checkpoint of the original architecture has a head of a different shape, so the
@@ -343,20 +346,22 @@ class StrictLoadAfterHeadChange(Rule):
         if pre is None:
             return None
         count = None
-        consts = [o.node.value for o in sem.origins(nc) if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
-        if all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in sem.origins(nc)) and consts:
+        origins, complete = _count_origins(sem, nc)
+        consts = [o.node.value for o in origins if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
+        if all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in origins) and consts:
             if all(c == expected for c in consts):
-                return None
-            if len(set(consts)) == 1 and isinstance(consts[0], int):
+                return None  # (also every value a parameter takes: its default, its call sites here)
+            if complete and len(set(consts)) == 1 and isinstance(consts[0], int):
                 count = consts[0]
         name = sem.segment(call.func)
         if head is None:  # detection / segmentation
-            if pre != "yes" or count is None:
+            if pre != "yes":
                 return None
+            unless = "" if count is not None else f" (if {sem.segment(nc)} is not {expected})"
             return ctx.finding(
                 self, call,
                 f"`{name}(...)` loads pretrained weights with {expected} classes into a head built for "
-                f"num_classes={sem.segment(nc)}: torchvision raises (\"expected value {expected}\"); pass "
+                f"num_classes={sem.segment(nc)}{unless}: torchvision raises (\"expected value {expected}\"); pass "
                 "`weights_backbone=` instead (a pretrained backbone, a new head) or replace the predictor "
                 "after building it with its pretrained head (not fixed)",
             )
@@ -433,3 +438,21 @@ def _torch_name(sem) -> str:
         if any(b.kind is BindingKind.IMPORT and b.qualname == "torch" for b in bs) and len(bs) == 1:
             return name
     return "torch"
+
+
+def _count_origins(sem, nc) -> tuple:
+    """The origins of a class count, a parameter's replaced by those of the values it
+    takes (its default, the file's call sites); and whether those are all it can be."""
+    out, complete = [], True
+    for o in sem.origins(nc):
+        if o.kind is OriginKind.PARAMETER and o.binding is not None and o.binding.scope.node is not None:
+            pv = sem.param_values(o.binding.scope.node, o.binding.name)
+            if pv.values:
+                complete = complete and pv.complete
+                for v, _, _ in pv.values:
+                    out.extend(sem.origins(v))
+                continue
+        if o.kind is not OriginKind.VALUE:
+            complete = False
+        out.append(o)
+    return out, complete
