@@ -869,3 +869,57 @@ def test_a_factory_in_one_branch_does_not_reach_the_other():
     assert f == [] and out == src
     f, _, _ = run(body.replace("        return x", "        return self.fc(x) * mask"))
     assert codes(f) == ["TM102"]
+
+
+HELPER = textwrap.dedent("""
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def accuracy(pred, y):
+        correct = (pred.argmax(1) == y).float()
+        return correct.sum() / torch.FloatTensor([y.shape[0]])
+
+
+    model = Net().to(device)
+    for x, y in batches:
+        x, y = x.to(device), y.to(device)
+        print(accuracy({arg}, y))
+""")
+
+
+def test_a_metric_helper_fed_device_tensors_at_every_call():
+    f, out, src = run(HELPER.replace("{arg}", "model(x)"))
+    assert codes(f) == ["TM102"] and "in `accuracy`" in f[0].message
+    # a call with CPU tensors (a number read from a list): not every call passes a device tensor
+    f, _, _ = run(HELPER.replace("{arg}", "model(x)") + "print(accuracy(torch.tensor([[0.1, 0.9]]), torch.tensor([1])))\n")
+    assert f == []
+    # a model never moved: its output is where its input is
+    f, _, _ = run(HELPER.replace("{arg}", "model(x)").replace("Net().to(device)", "Net()").replace(
+        "x, y = x.to(device), y.to(device)", "pass"))
+    assert f == []
+
+
+def test_a_loss_helper_fix_follows_its_device_parameter():
+    f, out, src = run("""
+        class Net(nn.Module):
+            def forward(self, x):
+                return x
+
+
+        def ordinal(logits, levels):
+            ones = torch.ones(levels.shape[0], 1)
+            return (logits * torch.cat([ones, levels[:, :-1]], dim=1)).mean()
+
+
+        model = Net().to(device)
+        levels = torch.rand(8, 3, device=device)
+        print(ordinal(model(levels), levels))
+        """)
+    assert codes(f) == ["TM102"]
+    assert "ones = torch.ones(levels.shape[0], 1, device=levels.device)" in out

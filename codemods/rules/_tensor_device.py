@@ -40,7 +40,7 @@ from typing import Optional
 
 from ..semantic import BindingKind, SemanticModel
 from ..semantic import names as N
-from ._device import SELF_METHODS
+from ._device import SELF_METHODS, model_state
 from ..semantic.source import callees
 from ..semantic.source import words as find_words
 
@@ -216,6 +216,7 @@ class Analysis:
         self._fwd: dict = {}
         self._all: dict = {}
         self._module_class: dict = {}
+        self._fed: dict = {}
 
     @classmethod
     def of(cls, ctx) -> "Analysis":
@@ -232,8 +233,36 @@ class Analysis:
 
     def in_module(self, fn) -> bool:
         """``fn`` is a method of a module class with a ``forward``, or called from one
-        (``__init__`` and its helpers included)."""
-        return self._reach(fn, self._all, lambda f: self.module_class(self.sem.parent(f)))
+        (``__init__`` and its helpers included); or a helper fed device tensors."""
+        return self._reach(fn, self._all, lambda f: self.module_class(self.sem.parent(f))) or self.device_fed(fn)
+
+    def device_fed(self, fn) -> bool:
+        """``fn`` is a plain same-file function (a loss or a metric the training loop
+        calls, not module code) one of whose parameters is a device tensor at every call
+        site of the file (``categorical_accuracy(model(x), y)`` with a moved model), in a
+        file that defines a module's ``forward`` (a training script with its model; like
+        every TM102 report, see :func:`may_make_a_cpu_tensor`)."""
+        got = self._fed.get(fn)
+        if got is not None:
+            return got
+        self._fed[fn] = False  # (a recursive question answers no)
+        ok = False
+        if isinstance(fn, _DEFS) and self._defines_forward() and not self._reach(fn, self._all, lambda f: self.module_class(self.sem.parent(f))):
+            args = fn.args
+            ok = any(self._fed_param(fn, a.arg) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
+        self._fed[fn] = ok
+        return ok
+
+    def _defines_forward(self) -> bool:
+        got = self._fed.get("forward")
+        if got is None:
+            defs = self.sem.find_named(_DEFS, ("forward",))
+            got = self._fed["forward"] = any(self.is_forward(f) for f in defs)
+        return got
+
+    def _fed_param(self, fn, name: str) -> bool:
+        pv = self.sem.param_values(fn, name)
+        return pv.complete and bool(pv.values) and all(v is not None and self.is_device(v, (), 0) for v, _, _ in pv.values)
 
     def is_forward(self, fn) -> bool:
         """``fn`` is the ``forward`` of a module class."""
@@ -541,6 +570,12 @@ class Analysis:
             rets = sem.returns(fn)
             inner = stack + (e,)
             return bool(rets) and all(r is not None and self.is_device(r, inner, d) for r in rets)
+        f = e.func
+        encl = sem.enclosing_function(e)
+        if isinstance(f, (ast.Name, ast.Attribute)) and sem.qualname(f) is None and (encl is None or not self.in_fwd(encl)):
+            # the output of a model moved to a device (script code: ``model(x)``)
+            st = model_state(sem, f, e)
+            return st is not None and st.moved and not st.unmoved and not st.handled
         return False
 
     def is_move(self, e, name: Optional[str] = None) -> bool:
@@ -631,6 +666,9 @@ class Analysis:
             return True
         if self.is_forward(fn):
             return False
+        if not self.in_fwd(fn) and self.device_fed(fn):
+            # a helper outside module code: what every call site of the file passes
+            return self._fed_param(fn, b.name)
         # a call in the code forward reaches passes a device tensor: on that path it is one
         for call in self.sem.file_calls(fn):
             if self.in_fwd(self.sem.enclosing_function(call)):
@@ -874,7 +912,7 @@ class Analysis:
         return meets
 
     def _meet(self, meets, base, via, node, what, other):
-        if self.in_fwd(base):
+        if self.in_fwd(base) or self.device_fed(base):
             meets.append(Meet(node, what, other, via))
 
     def _step(self, node, stack, base, via, meets):

@@ -37,6 +37,9 @@ class TensorCreatedWithoutDevice(Rule):
     tensors too: `losses.append(torch.tensor(0.0))` beside the batch's losses).  The
     tensor comes from a factory (`torch.zeros`, `ones`, `empty`, `full`, `rand`, `randn`,
     `randint`, `arange`, `eye`, `linspace`, `tensor`, ...) called without `device=`.
+    Also in a plain same-file function outside module code (a loss, a metric) every
+    call of which in the file passes it a device tensor (the output of a model moved to
+    a device, a moved tensor), in a file that defines the model's `forward`.
 
     The value is followed through names, tensor methods and torch functions that keep
     it on the CPU, same-file helpers and methods (what they return, tuples included)
