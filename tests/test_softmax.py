@@ -1074,3 +1074,93 @@ def test_a_sequential_built_with_add_module_ends_with_its_last_addition():
     ):
         r = process_text("t.py", head + body + tail, Options(unsafe_fixes=True))
         assert r.findings == [] and not r.changed, body
+
+
+# ----------------------------------------------------------------------------- heads out of the plain shape
+TRAIN = """
+criterion = nn.CrossEntropyLoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    opt.zero_grad()
+    out = model(x)
+    loss = criterion({out}, y)
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_forward_returns_a_name_bound_by_a_sequential_head():
+    r, out = run(textwrap.dedent("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(8, 16)
+                self.head = nn.Sequential(nn.Linear(16, 4), nn.Softmax(dim=1))
+
+            def forward(self, x):
+                h = self.body(x)
+                out = self.head(h)
+                return out
+
+        model = Net()
+        """) + TRAIN.format(out="out"))
+    assert bugs(r) == ["TM501"] and "`Net.head` ends with `nn.Softmax(dim=1)`" in r.findings[0].message
+
+
+def test_forward_returning_the_softmax_inside_a_tuple():
+    src = """
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 4)
+
+            def forward(self, x):
+                logits = self.fc(x)
+                probs = F.softmax(logits, dim=1)
+                return {ret}
+
+        model = Net()
+        criterion = nn.CrossEntropyLoss()
+        for x, y in loader:
+            a, b = model(x)
+            loss = criterion(a, y)
+        """
+    r, out = run(src.replace("{ret}", "probs, logits.argmax(1)"))
+    assert bugs(r) == ["TM501"] and "element 0 of a tuple" in r.findings[0].message and out == HEAD + textwrap.dedent(
+        src.replace("{ret}", "probs, logits.argmax(1)"))
+    # the logits are element 0, the probabilities beside them: the loss gets logits
+    r, _ = run(src.replace("{ret}", "logits, probs"))
+    assert r.findings == []
+
+
+def test_a_torchvision_head_replaced_by_a_sequential_ending_with_log_softmax():
+    src = textwrap.dedent("""
+        import torchvision.models as models
+        model = models.densenet121(weights=None)
+        model.classifier = nn.Sequential(nn.Linear(1024, 2), {last})
+        """) + TRAIN.format(out="out")
+    r, out = run(src.replace("{last}", "nn.LogSoftmax(dim=1)"))
+    assert codes(r) == ["TM502"] and "`model.classifier`" in r.findings[0].message
+    assert "nn.NLLLoss()" in out
+    r, _ = run(src.replace("{last}", "nn.Softmax(dim=1)"))
+    assert bugs(r) == ["TM501"] and r.findings[0].fix is None
+    r, _ = run(src.replace("{last}", "nn.ReLU()"))
+    assert r.findings == []
+
+
+def test_a_softmax_function_kept_as_an_attribute():
+    r, out = run(textwrap.dedent("""
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 4)
+                self.softmax = nn.functional.softmax
+
+            def forward(self, x):
+                logits = self.fc(x)
+                return self.softmax(logits, 1)
+
+        model = Net()
+        """) + TRAIN.format(out="out"))
+    assert bugs(r) == ["TM501"]
+    assert "return logits\n" in out

@@ -113,6 +113,7 @@ class Model:
     base: Optional[str] = None  # a base class other than torch.nn.Module (LightningModule, ...): never fixed
     lines: tuple = ()  # lines the removal edits besides the anchor's
     built_by: frozenset = frozenset()  # ids of the ``seq.add_module`` attributes that build it (not uses)
+    index: Optional[int] = None  # forward returns a tuple: the element that is the (log-)probabilities
 
 
 @dataclass
@@ -316,6 +317,16 @@ def softmax_holders(sem: SemanticModel) -> Optional[frozenset]:
                                 pending.append(val)
             else:
                 holders = None
+    if holders is not None:
+        for a in sem.find(ast.Assign, containing=("softmax",)):
+            if isinstance(a.value, (ast.Name, ast.Attribute)) and any(
+                N.is_softmax(x) or N.is_log_softmax(x) for x in sem.qualnames(a.value)
+            ):
+                for t in a.targets:
+                    if isinstance(t, ast.Name):
+                        holders.add(t.id)
+                    elif isinstance(t, ast.Attribute):
+                        holders.add(t.attr)
     facts["holders"] = frozenset(holders) if holders is not None else None
     return facts["holders"]
 
@@ -350,6 +361,14 @@ def soft(sem: SemanticModel, node) -> Optional[Soft]:
         if holders is not None and (func.id if isinstance(func, ast.Name) else func.attr) not in holders:
             return None
         origins = sem.origins(func)
+        fq = {o.qualname for o in origins if o.kind is OriginKind.IMPORT}
+        if origins and len(fq) == len(origins) and all(N.is_softmax(x) or N.is_log_softmax(x) for x in fq) and (
+            len({N.is_log_softmax(x) for x in fq}) == 1
+        ):
+            inp, dim = arg_of(sem, node, "input", 0), arg_of(sem, node, "dim", 1)
+            if inp is None:
+                return None
+            return Soft(node, any(N.is_log_softmax(x) for x in fq), inp, dim)
         kinds = [module_kind(sem, o.node) if o.kind is OriginKind.VALUE else None for o in origins]
     if kinds and all(k is not None for k in kinds) and len({k[0] for k in kinds}) == 1:
         if len(node.args) != 1 or node.keywords or isinstance(node.args[0], ast.Starred):
@@ -385,6 +404,9 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
         return None
     ret = last
     name = f"{cls.name}.forward"
+    if isinstance(ret.value, ast.Tuple):
+        got = _tuple_model(sem, cls, forward, ret, name)
+        return _based(got, base) if got is not None else None
     s = soft(sem, ret.value)
     if s is not None and s.input is not None:
         def removal(view, ret=ret, s=s):
@@ -409,8 +431,20 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
 
                 edits = () if same and not trailing_comment(sem, prev) else (ret.lineno,)
                 return _based(Model(cls, name, s, s.node, removal, cls, _softmax_attrs(sem, cls, s), lines=edits), base)
-    # return self.net(h) where self.net = nn.Sequential(..., nn.Softmax(1))
+    # return self.net(h) where self.net = nn.Sequential(..., nn.Softmax(1)); also h = self.net(h); return h
     v = ret.value
+    if isinstance(v, ast.Name) and len(body) >= 2:
+        prev = body[-2]
+        if (isinstance(prev, ast.Assign) and len(prev.targets) == 1 and isinstance(prev.targets[0], ast.Name)
+                and prev.targets[0].id == v.id):
+            v = prev.value
+    seq = _head_seq(sem, cls, v)
+    return _based(seq, base) if seq is not None else None
+
+
+def _head_seq(sem, cls, v) -> Optional[Model]:
+    """``self.net(h)`` where ``self.net = nn.Sequential(..., nn.Softmax(1))``, the one
+    read of that attribute: the Sequential's model."""
     if (
         isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name)
         and sem.self_class(v.func.value) is cls
@@ -423,8 +457,37 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
                 seq.name = f"{cls.name}.{attr}"
                 seq.key, seq.cls = cls, cls
                 seq.softmax_attrs = frozenset({attr})
-                return _based(seq, base)
+                return seq
     return None
+
+
+def _tuple_model(sem, cls, forward, ret, name) -> Optional[Model]:
+    """``return probs, classes``: the one element that is a (log-)softmax (directly, a
+    name assigned one once in forward's own block, or a Sequential head).  Report only."""
+    elts = ret.value.elts
+    if any(isinstance(e, ast.Starred) for e in elts):
+        return None
+    found = []
+    for i, e in enumerate(elts):
+        v = e
+        if isinstance(e, ast.Name):
+            bs = sem.reaching(e)
+            if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or bs[0].value is None:
+                continue
+            if not any(s is bs[0].stmt for s in forward.body):
+                continue
+            v = bs[0].value
+        s = soft(sem, v)
+        if s is not None and s.input is not None:
+            found.append((i, Model(cls, name, s, s.node, None, cls, _softmax_attrs(sem, cls, s), index=i)))
+            continue
+        m = _head_seq(sem, cls, v)
+        if m is not None:
+            m.removal, m.index = None, i
+            found.append((i, m))
+    if len(found) != 1:
+        return None
+    return found[0][1]
 
 
 def _built_model(sem: SemanticModel, fdef) -> Optional[Model]:
@@ -527,6 +590,11 @@ def seq_model(sem: SemanticModel, call) -> Optional[Model]:
 
     return Model(call, "nn.Sequential", Soft(last, log, None, dim), last, removal)
 
+
+# torchvision classifiers whose forward returns the output of this attribute as is
+_TV_HEADS = (("resnet", "fc"), ("resnext", "fc"), ("wide_resnet", "fc"), ("regnet_", "fc"), ("shufflenet_v2", "fc"),
+             ("densenet", "classifier"), ("mobilenet_v", "classifier"), ("efficientnet_", "classifier"),
+             ("vgg", "classifier"), ("alexnet", "classifier"), ("mnasnet", "classifier"))
 
 _MUTATORS = frozenset({"add_module", "register_module", "append", "extend", "insert", "pop", "__setitem__",
                        "__delitem__", "__iadd__"})
@@ -1049,7 +1117,13 @@ class Analysis:
                 f = o.node.func
                 if isinstance(f, ast.Attribute) and f.attr == "forward":
                     f = f.value
-                out.extend(self.models_of(f))
+                out.extend(None if m is not None and m.index is not None else m for m in self.models_of(f))
+            elif (o.kind is OriginKind.PART and isinstance(o.node, ast.Call) and len(o.path) == 1
+                    and isinstance(o.path[0], int)):
+                f = o.node.func
+                if isinstance(f, ast.Attribute) and f.attr == "forward":
+                    f = f.value
+                out.extend(m if m is not None and m.index == o.path[0] else None for m in self.models_of(f))
             else:
                 out.append(None)
         return out
@@ -1080,7 +1154,7 @@ class Analysis:
                 elif any(N.is_sequential(q) for q in sem.qualnames(o.node.func)):
                     out.append(self.seq_model(o.node))
                 else:
-                    out.append(self.foreign_model(o.node))
+                    out.append(self.replaced_head(o.node) or self.foreign_model(o.node))
             else:
                 out.append(None)
         return out
@@ -1094,6 +1168,35 @@ class Analysis:
         if call not in self._seq_models:
             self._seq_models[call] = seq_model(self.sem, call)
         return self._seq_models[call]
+
+    def replaced_head(self, call: ast.Call) -> Optional[Model]:
+        """``m = torchvision.models.resnet18(...); m.fc = nn.Sequential(..., nn.Softmax(1))``:
+        the architecture's output layer replaced by a Sequential ending with a softmax
+        (the one store of that attribute on an object made by ``call``).  Report only."""
+        sem = self.sem
+        q = sem.qualname(call.func) or ""
+        if not q.startswith("torchvision.models."):
+            return None
+        arch = q.rsplit(".", 1)[1]
+        head = next((h for pre, h in _TV_HEADS if arch.startswith(pre)), None)
+        if head is None:
+            return None
+        found = []
+        for a in sem.find(ast.Assign, containing=(head,)):
+            for t in a.targets:
+                if isinstance(t, ast.Attribute) and t.attr == head and any(
+                    o.kind is OriginKind.VALUE and o.node is call for o in sem.origins(t.value)
+                ):
+                    found.append(a)
+        if len(found) != 1:
+            return None
+        m = self.seq_model(found[0].value)
+        if m is None:
+            return None
+        m.name = f"{sem.segment(found[0].targets[0])}"
+        m.removal = None
+        m.base = q  # its uses through the torchvision model are not followed: report only
+        return m
 
     def foreign_model(self, call: ast.Call) -> Optional[Model]:
         """``Net()`` with ``Net`` imported from a sibling module whose ``forward`` ends with
@@ -1439,6 +1542,8 @@ class Analysis:
         where = f"`{first.label}` (line {first.call.lineno})"
         soft_code = sem.segment(model.soft.node)
         msg = f"`{model.name}` ends with `{soft_code}` and its output feeds {where}, which expects logits"
+        if model.index is not None:
+            uses.insert(0, Use("unknown", model.anchor, why=f"`forward` returns it as element {model.index} of a tuple"))
         unknown = [u for u in uses if u.kind == "unknown"]
         if unknown:
             why = unknown[0].why

@@ -11,7 +11,11 @@ class SoftmaxBeforeCrossEntropy(Rule):
     Finds a softmax whose output is the *input* (first argument) of
     `nn.CrossEntropyLoss` / `F.cross_entropy`: applied inline, through a variable, or as
     the last step of a model (`nn.Sequential(..., nn.Softmax(dim=1))`, `return
-    F.softmax(x, dim=1)` or `return self.softmax(x)` in `forward`).  The loss object and
+    F.softmax(x, dim=1)` or `return self.softmax(x)` in `forward`, `self.softmax` a
+    module or the function; a Sequential head whose output `forward` returns, also
+    through a name; the one element of a returned tuple that is the softmax, unpacked
+    by the caller; a torchvision classifier whose `fc`/`classifier` was replaced by a
+    Sequential ending with the softmax).  The loss object and
     the model are followed through names, `self` attributes, function parameters,
     builder functions and `nn.DataParallel`; a model class imported from a sibling
     module is read there.  A softmax on the *target* side (distillation), an attention
@@ -45,7 +49,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     probabilities get `.softmax(dim=...)` re-applied (unsafe; each such line is reported
     too).  When the model is used where the file cannot show how (saved whole, passed to
     an unknown function, the file imported by another one, a skorch wrapper, a model
-    from another module), the rule only reports.  Comments on a removed line move to
+    from another module, a softmax returned in a tuple, a replaced torchvision head),
+    the rule only reports.  Comments on a removed line move to
     the line that remains.
     """
 
