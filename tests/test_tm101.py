@@ -1114,3 +1114,87 @@ def test_made_tensor_gate_matches_the_analysis():
         assert D.made_tensors(sem) or "Variable" in text, text
     for text in no:
         assert not _made_outside_classes(text), text
+
+
+# ----------------------------------------------------------------------------- loaders passed in
+
+TRAINER = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class Trainer:
+    def __init__(self, model: nn.Module, train_loader: DataLoader, valid_loader: DataLoader):
+        self.model = model.to(DEVICE)
+        self.train_loader = train_loader
+        self.valid_loader = valid_loader
+        self.criterion = nn.CrossEntropyLoss()
+
+    def train(self):
+        for x, y in self.train_loader:
+            {train_move}
+            loss = self.criterion(self.model(x), y)
+
+    def validate(self):
+        for x, y in self.valid_loader:
+            {valid_move}
+            loss = self.criterion(self.model(x), y)
+"""
+
+
+def test_a_loader_passed_in_is_plain_when_another_loop_of_the_class_moves_its_batch():
+    src = TRAINER.format(train_move="x, y = x.to(DEVICE), y.to(DEVICE)", valid_move="pass")
+    f, out, src = run(src, head="")
+    assert codes(f) == ["TM101"] and f[0].line == 23
+    assert added(src, out) == ["x, y = x.to(DEVICE), y.to(DEVICE)"]
+    # no loop of the class moves its batch: where the loaders come from is not known
+    f, out, _ = run(TRAINER.format(train_move="pass", valid_move="pass"), head="")
+    assert f == []
+    # both move: nothing to report
+    both = "x, y = x.to(DEVICE), y.to(DEVICE)"
+    f, _, _ = run(TRAINER.format(train_move=both, valid_move=both), head="")
+    assert f == []
+
+
+# ----------------------------------------------------------------------------- real repositories' shapes
+
+def test_a_module_moving_itself_to_an_expression_is_not_known_to_be_on_a_device():
+    """``self.to(next(net.parameters()).device)`` in ``__init__``: wherever ``net`` is,
+    the CPU included (a crash before: the move had no device to print)."""
+    f, out, src = run(
+        "class Wrap(nn.Module):\n    def __init__(self, net):\n        super().__init__()\n"
+        "        self.to(next(net.parameters()).device)\n\n"
+        "learner = Wrap(nn.Linear(4, 1))\nimages = torch.randn(8, 4)\nloss = learner(images)\n",
+        head=MADE_HEAD,
+    )
+    assert f == [] and out == src
+
+
+def test_what_a_moved_models_own_method_returns_is_not_followed():
+    """``result += model.test(...)``: a metric method of a model (PyG's RE-Net) returns
+    CPU numbers; its result is no device tensor for a tensor made beside it to meet."""
+    f, out, src = run(
+        "from mylib import Net\nmodel = Net().to(device)\nx = torch.randn(2, 4, device=device)\n"
+        "result = torch.tensor([0.0, 0.0])\nresult += model.stats(model(x))\n",
+        head=MADE_HEAD,
+    )
+    assert f == [] and out == src
+
+
+def test_an_argument_forward_moves_to_the_cpu_itself_stays_there():
+    """``pack_padded_sequence(emb, lengths.to("cpu"))`` in ``forward``: the lengths are
+    host values on purpose (the sentiment-analysis notebook's ``length_tensor``)."""
+    f, out, src = run(
+        "class RNN(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.emb = nn.Embedding(10, 4)\n        self.rnn = nn.LSTM(4, 4)\n"
+        "    def forward(self, text, lengths):\n"
+        "        packed = nn.utils.rnn.pack_padded_sequence(self.emb(text), lengths.to('cpu'))\n"
+        "        return self.rnn(packed)[1][0]\n\n"
+        "model = RNN()\nmodel = model.to(device)\ntext = torch.LongTensor([1, 2, 3]).to(device).unsqueeze(1)\n"
+        "length_tensor = torch.LongTensor([3])\nmodel(text, length_tensor)\n",
+        head=MADE_HEAD,
+    )
+    assert f == [] and out == src

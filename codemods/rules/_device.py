@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
@@ -432,7 +433,9 @@ def _self_moves(sem: SemanticModel, cls: ast.ClassDef, ctor: ast.Call, use) -> l
             got = sem.call_argument(init, ctor, dev.id)
             dev = got if got is not None and got is not UNKNOWN_ARG else None
         elif dev is not None and not isinstance(dev, ast.Constant):
-            dev = None
+            # ``self.to(next(net.parameters()).device)``: wherever the argument is, the CPU
+            # too: not a move to rely on
+            return []
         if isinstance(dev, ast.Constant) and (dev.value is None or dev.value == "cpu" or not isinstance(dev.value, (str, int))):
             return []  # ``self.to(None)``, ``self.to("cpu")``: no move
         if dev is not None and (_is_dtype(sem, dev) or is_cpu_device(sem, dev)):
@@ -817,8 +820,64 @@ def loop_batch(sem: SemanticModel, loop) -> Optional[Loop]:
         it = it.args[0]
     loaders = loader_of(sem, it)
     if loaders is None:
+        loaders = param_loader(sem, it)
+    if loaders is None:
         return None
     return _batch(loop, target, loaders, loop.body)
+
+
+_WITNESSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def param_loader(sem: SemanticModel, it) -> Optional[list]:
+    """A loader that reaches the loop as a parameter no call in the file binds (a
+    trainer's ``self.valid_dataloader``, set from ``__init__(self, ..., valid_dataloader)``):
+    taken as a plain DataLoader when another loop of the same class (or of the module's
+    functions) over such a parameter moves its batch elements to a device first (its
+    author's batches come out on the CPU).  Returns the parameters."""
+    origins = sem.origins(it)
+    if not origins or not all(o.kind is OriginKind.PARAMETER for o in origins):
+        return None
+    if id(_owner(sem, it)) not in witness_owners(sem):
+        return None
+    return [o.node for o in origins]
+
+
+def witness_owners(sem: SemanticModel) -> frozenset:
+    """The classes (or the module, for plain functions) that hold a loop over a parameter
+    whose first statements move the loop's batch elements (``x, y = x.to(d), y.to(d)``)."""
+    got = _WITNESSES.get(sem)
+    if got is None:
+        owners = set()
+        for lp in sem.find(ast.For, containing=(".to(", ".cuda(")):
+            it, target = lp.iter, lp.target
+            while isinstance(it, ast.Call) and it.args and sem.call_qualname(it) in _WRAPPERS:
+                if sem.call_qualname(it) == "builtins.enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                    target = target.elts[1]
+                it = it.args[0]
+            origins = sem.origins(it)
+            if origins and all(o.kind is OriginKind.PARAMETER for o in origins) and _moves_first(sem, target, lp.body):
+                owners.add(id(_owner(sem, lp)))
+        got = _WITNESSES[sem] = frozenset(owners)
+    return got
+
+
+def _owner(sem: SemanticModel, node):
+    fn = sem.enclosing_function(node)
+    cls = sem.enclosing(fn, ast.ClassDef) if fn is not None else None
+    return cls if cls is not None else sem.module
+
+
+def _moves_first(sem: SemanticModel, target, body) -> bool:
+    """One of the first statements of ``body`` moves a name ``target`` binds."""
+    names = set(_target_names(target) or ())
+    for st in body[:4]:
+        if isinstance(st, ast.Assign):
+            vals = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
+            for e in vals:
+                if move_of(sem, e) is not None and isinstance(e.func.value, ast.Name) and e.func.value.id in names:
+                    return True
+    return False
 
 
 def _batch(node, target, loaders, body) -> Optional[Loop]:
@@ -845,6 +904,8 @@ def taken_batch(sem: SemanticModel, stmt) -> Optional[Loop]:
                 and len(n.args) == 1):
             return None
         got = loader_of(sem, n.args[0])
+        if got is None:
+            got = param_loader(sem, n.args[0])
         if got is None:
             return None
         loaders.extend(got)

@@ -15,9 +15,9 @@ from ..semantic import names as N
 from ..semantic.source import callee_hits, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
-    bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_known_device,
-    is_module_class, loop_batch, made_line_starts, made_tensors, model_state, move_of, non_blocking_style, taken_batch,
-    taken_samples, type_moves, visible_at, without_cuda,
+    bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_cpu_device,
+    is_known_device, is_module_class, loop_batch, made_line_starts, made_tensors, model_state, move_of,
+    non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda, witness_owners,
 )
 from ._main_guard import is_main_guard
 
@@ -635,6 +635,10 @@ class _Flow:
             if meth in ("append", "extend", "insert"):
                 return _EMPTY
             self.meet([rv, *args], c)
+            if not rv[0] and meth not in _TENSOR_RESULTS:
+                # a method of a moved object that is no batch value (a model's ``test()``,
+                # ``predict()``, ``stats()``): where what it returns lives is not known
+                return _EMPTY
             return _result([rv, *args])
         # a criterion object: nn.CrossEntropyLoss() and the like, called
         if isinstance(f, (ast.Name, ast.Attribute)) and self._torch_object(f):
@@ -1057,8 +1061,8 @@ def _module_classes(sem: SemanticModel, expr, depth: int) -> Optional[list]:
 def _host_params(sem: SemanticModel, fwd) -> frozenset:
     """The parameters of a module's ``forward`` that it uses only on the host: every read
     is the ``lengths`` of ``pack_padded_sequence`` (a CPU tensor by its contract: a CUDA
-    one raises), the receiver of ``.cpu()``, ``.tolist()``, ``.item()``, ``.size()`` or
-    the like, a ``.shape``, or the argument of ``len()``.  A batch element passed there
+    one raises), the receiver of ``.cpu()``, ``.to("cpu")``, ``.tolist()``, ``.item()``,
+    ``.size()`` or the like, a ``.shape``, or the argument of ``len()``.  A batch element passed there
     on the CPU is not a bug, and moving it would break ``pack_padded_sequence``."""
     scope = sem.scope_for(fwd)
     out = set()
@@ -1078,6 +1082,9 @@ def _host_use(sem: SemanticModel, r: ast.Name) -> bool:
         if p.attr in HOST_ATTRS:
             return True
         gp = sem.parent(p)
+        if p.attr == "to" and isinstance(gp, ast.Call) and gp.func is p:
+            mv = move_of(sem, gp)  # ``lengths.to("cpu")``: forward puts it on the host itself
+            return mv is not None and is_cpu_device(sem, mv.device)
         return p.attr in HOST_METHODS and isinstance(gp, ast.Call) and gp.func is p
     if isinstance(p, ast.Call) and r in p.args:
         q = sem.call_qualname(p)
@@ -1130,7 +1137,10 @@ class DeviceBatchNotMoved(Rule):
     shape methods and `Variable(...)`; not `torch.tensor(2.0)`, a 0-dim tensor that mixes
     with device tensors, nor `torch.tensor(t)` of what may already be a tensor), with the
     rest of its block as the loop body: full-batch training and inference on a dummy
-    input.  Same-file helpers the loop calls are read with their parameters bound to
+    input.  A loader that comes in as a parameter no call in the file binds (a trainer
+    class given its loaders) counts as a plain DataLoader when another loop of the same
+    class over such a parameter moves its batch elements first (the validation loop
+    that forgets the move the training loop makes).  Same-file helpers the loop calls are read with their parameters bound to
     the loop's values; loaders, models and devices are followed through names, globals
     read in functions, parameters bound at their call sites, `self` attributes,
     containers (`loaders[phase]`) and builder functions.  A batch element is moved by
@@ -1248,7 +1258,11 @@ class DeviceBatchNotMoved(Rule):
             return  # (a default device: batches may be made on it)
         batches = []
         loader_calls = _loader_calls(sem) if ctx.has("DataLoader") else []
-        if loader_calls:
+        # no loader made here, but loaders that come in as parameters may be plain ones
+        # (param_loader: another loop of the class moves its batches)
+        passed = not loader_calls and ctx.has("DataLoader") and framework_in_file(sem) is None \
+            and bool(witness_owners(sem))
+        if loader_calls or passed:
             loops = sem.statement_chunks(("for",))
             batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
             batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
@@ -1322,6 +1336,8 @@ class DeviceBatchNotMoved(Rule):
         else:
             texts = set()
             for m in moves:
+                if m.device is None:  # (``self.to(<an expression>)`` in the constructor)
+                    return _Plan(why=f"`{mname}` is moved by its constructor to a device not known here")
                 t = device_text_at(sem, m.device, loop)
                 if t is None:
                     dev = sem.segment(m.device)
@@ -1536,6 +1552,21 @@ def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
             return (f"`{ref.id}` is also used on the host (line {ref.lineno}): move it where it meets the model,"
                     " not where it is made")
     return ""
+
+
+# tensor methods whose result lives where the tensor does (a method of a moved value
+# outside this list may be a model's own method: its result is not followed)
+_TENSOR_RESULTS = frozenset({
+    "float", "long", "half", "double", "int", "bool", "bfloat16", "view", "reshape", "permute", "transpose", "t",
+    "squeeze", "unsqueeze", "expand", "repeat", "sum", "mean", "max", "min", "argmax", "argmin", "softmax",
+    "log_softmax", "sigmoid", "exp", "log", "abs", "clamp", "clip", "masked_fill", "gather", "index_select",
+    "matmul", "mm", "bmm", "mul", "add", "sub", "div", "pow", "sqrt", "detach", "clone", "contiguous", "flatten",
+    "narrow", "type_as", "expand_as", "view_as", "reshape_as", "eq", "ne", "gt", "lt", "ge", "le", "norm", "std",
+    "var", "cumsum", "prod", "flip", "roll", "sign", "neg", "reciprocal", "floor", "ceil", "round", "relu", "tanh",
+    "logsumexp", "square", "masked_select", "nonzero", "squeeze_", "unsqueeze_", "add_", "mul_", "sub_", "div_",
+    "fill_", "zero_", "clamp_", "requires_grad_", "to", "cuda", "type", "new_zeros", "new_ones", "new_full",
+    "new_empty", "new_tensor", "__getitem__",
+})
 
 
 # tensor methods that neither nn.Module nor numpy arrays nor PIL images have
