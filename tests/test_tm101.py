@@ -1093,20 +1093,26 @@ def test_made_tensor_before_the_device_is_bound_is_report_only():
 
 def test_made_tensor_gate_matches_the_analysis():
     """The text screen lets every file through in which the analysis finds a made tensor:
-    module code, a function that moves something, not a class; ``x = Variable(...)``."""
+    module code or a function where something moved is also called, not a class;
+    ``x = Variable(...)``."""
     from torchmend.rules.tm101_device_batch_not_moved import _made_outside_classes
 
+    call = "model = Net().to(d)\nmodel(z)\n"
     yes = [
-        "x = torch.randn(2)\n",
-        "class A:\n    pass\nx = torch.randn(2)\n",
-        "def f():\n    x = torch.from_numpy(a)\n    m.to(d)\n",
-        "@dec\ndef f():\n    x = Variable(torch.FloatTensor(a))\n    m.cuda()\n",
-        "class A:\n    def g(self):\n        x = torch.randn(2)\n\nif True:\n    y = torch.rand(3)\n",
+        "x = torch.randn(2)\n" + call,
+        "class A:\n    pass\nx = torch.randn(2)\n" + call,
+        "def f():\n    x = torch.from_numpy(a)\n    m.to(d)\n    m(x)\n",
+        "@dec\ndef f():\n    x = Variable(torch.FloatTensor(a))\n    self.net.cuda()\n    return self.net(x)\n",
+        "class A:\n    def g(self):\n        x = torch.randn(2)\n\nif True:\n    y = torch.rand(3)\n    net.cuda()\n"
+        "def h():\n    pass\nnet(y)\n",
     ]
     no = [
         "class A:\n    def g(self):\n        x = torch.randn(2)\n        y = x.to(d)\n",
         "def f():\n    x = torch.randn(2)\n    return x\n",
         "y = f(torch.randn(2))\n",
+        # what is moved is never called: no moved model here
+        "x = torch.randn(2)\ny = x.to(d)\nprint(f(y))\n",
+        "def f():\n    x = torch.from_numpy(a)\n    y = x.to(d)\n    return g(y)\n",
     ]
     for text in yes:
         assert _made_outside_classes(text), text

@@ -48,7 +48,7 @@ __all__ = [
     "MADE_FACTORIES", "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move", "ModelState", "Loop",
     "device_origins", "is_known_device", "is_cpu_device", "move_of", "is_module_class", "model_state", "device_text_at",
     "loader_of", "loop_batch", "taken_batch", "framework_in_file", "file_mentions_device", "mentions_device", "visible_at",
-    "guard_of", "non_blocking_style", "is_torch_call", "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts",
+    "guard_of", "non_blocking_style", "is_torch_call", "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -849,7 +849,11 @@ def witness_owners(sem: SemanticModel) -> frozenset:
     got = _WITNESSES.get(sem)
     if got is None:
         owners = set()
-        for lp in sem.find(ast.For, containing=(".to(", ".cuda(")):
+        text = sem.text
+        lines = _move_lines(text)
+        chunks = [c for c in sem.statement_chunks(("for",)) if lines and any(c.start <= x < c.end for x in lines)] \
+            if lines else []
+        for lp in sem.find(ast.For, containing=(".to(", ".cuda("), chunks=chunks) if chunks else ():
             it, target = lp.iter, lp.target
             while isinstance(it, ast.Call) and it.args and sem.call_qualname(it) in _WRAPPERS:
                 if sem.call_qualname(it) == "builtins.enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
@@ -860,6 +864,24 @@ def witness_owners(sem: SemanticModel) -> frozenset:
                 owners.add(id(_owner(sem, lp)))
         got = _WITNESSES[sem] = frozenset(owners)
     return got
+
+
+# the start of a statement ``x, y = x.to(`` (``x = x.cuda(``): a name moved and rebound
+_MOVE_LINE = re.compile(r"[ \t]*[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*[ \t]*=[ \t]*\(?[ \t]*[A-Za-z_]\w*$")
+
+
+def _move_lines(text: str) -> list:
+    """Offsets of the lines on which a statement ``x, y = x.to(d), ...`` or ``x =
+    x.cuda()`` starts (the first move of the line stands right after the ``=``)."""
+    out = []
+    for needle in (".to(", ".cuda("):
+        i = text.find(needle)
+        while i >= 0:
+            ls = text.rfind("\n", 0, i) + 1
+            if _MOVE_LINE.fullmatch(text, ls, i):
+                out.append(ls)
+            i = text.find(needle, i + 1)
+    return out
 
 
 def _owner(sem: SemanticModel, node):
@@ -1058,6 +1080,39 @@ MADE_CALL = re.compile(r"torch\.(?:" + "|".join(sorted(MADE_FACTORIES)) + r")\("
 MADE_PREFIX = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]*=[ \t]*(?:(?:\w+\.)*Variable\()?")
 
 
+def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bool:
+    """Something ``text[start:end]`` moves is also called there: ``model.to(device)`` or
+    ``model = Net().to(device)`` (``self.model = ...cuda()``), and ``model(`` (a tensor
+    that is moved is not called).  The screen of where a tensor the script makes may
+    meet a moved model (:func:`made_tensors`)."""
+    end = len(text) if end is None else end
+    seen = set()
+    for needle in (".to(", ".cuda("):
+        i = text.find(needle, start, end)
+        while i >= 0:
+            j = i
+            while j > start and (text[j - 1].isalnum() or text[j - 1] in "_."):
+                j -= 1
+            name = text[j:i]
+            if not name or text[i - 1] == ")":  # ``Net().to(``: the name it is assigned to
+                ls = text.rfind("\n", start, i) + 1
+                m = _ASSIGNED.match(text, ls, i)
+                name = m.group(1) if m else ""
+            if name and name not in seen:
+                seen.add(name)
+                k = text.find(name + "(", start, end)
+                while k >= 0:
+                    if k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_."):
+                        return True
+                    k = text.find(name + "(", k + 1, end)
+            i = text.find(needle, i + 1, end)
+    return False
+
+
+# ``name =`` / ``self.name =`` at the start of a line
+_ASSIGNED = re.compile(r"[ \t]*([A-Za-z_][\w.]*)[ \t]*=(?!=)")
+
+
 def made_line_starts(text: str, start: int = 0, end: Optional[int] = None):
     """The offsets of the lines in ``text[start:end]`` that begin a statement ``x =
     torch.<factory>(`` (:data:`MADE_FACTORIES`)."""
@@ -1074,15 +1129,26 @@ def made_tensors(sem: SemanticModel) -> list:
     Only the chunks where such a statement starts a line are parsed."""
     src, text = sem.source, sem.text
     lines, chunks = set(), {}
-    for i, c in enumerate(src.chunks):
+    module_code = None
+    for ls in made_line_starts(text):
+        i = src.chunk_at(ls)
+        if i < 0:
+            continue
+        c = src.chunks[i]
         if c.kind == "class":
             continue
-        # a function that moves nothing itself is left out (a model it gets moved elsewhere)
-        if c.kind == "def" and text.find(".to(", c.start, c.end) < 0 and text.find(".cuda(", c.start, c.end) < 0:
-            continue
-        for ls in made_line_starts(text, c.start, c.end):
-            chunks[i] = c
-            lines.add(c.start_line + text.count("\n", c.start, ls))
+        # where nothing that is moved is called, no moved model is: a function must move
+        # and call its model itself; module code, in any of its chunks
+        if c.kind == "def":
+            if i not in chunks and not moved_and_called(text, c.start, c.end):
+                continue
+        else:
+            if module_code is None:
+                module_code = moved_and_called("\n".join(text[k.start:k.end] for k in src.chunks if k.kind == "code"))
+            if not module_code:
+                continue
+        chunks[i] = c
+        lines.add(c.start_line + text.count("\n", c.start, ls))
     if not chunks:
         return []
     out = []

@@ -38,6 +38,7 @@ only.  An attention softmax inside a network never reaches this analysis: only a
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -250,6 +251,10 @@ def _facts(sem: SemanticModel) -> dict:
     return got
 
 
+# ``x = <dotted name ending in softmax>`` ending its line: a softmax function assigned, not called
+_FUNCTION_HELD = re.compile(r"=[ \t]*[\w.]*softmax[ \t]*(?:#.*)?$", re.M)
+
+
 def _is_softmax_module_class(q: str) -> bool:
     return N.is_softmax_class(q) or N.is_log_softmax_class(q)
 
@@ -317,7 +322,11 @@ def softmax_holders(sem: SemanticModel) -> Optional[frozenset]:
                                 pending.append(val)
             else:
                 holders = None
-    if holders is not None:
+    text = sem.text
+    if holders is not None and ("softmax\n" in text or "softmax\r" in text or "softmax  #" in text
+                                or "softmax #" in text) and _FUNCTION_HELD.search(text):
+        # ``self.softmax = nn.functional.softmax``: the function kept under a name (only
+        # the statements where a line assigns a name ending in ``softmax`` are read)
         for a in sem.find(ast.Assign, containing=("softmax",)):
             if isinstance(a.value, (ast.Name, ast.Attribute)) and any(
                 N.is_softmax(x) or N.is_log_softmax(x) for x in sem.qualnames(a.value)

@@ -15,9 +15,10 @@ from ..semantic import names as N
 from ..semantic.source import callee_hits, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
-    bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file, is_cpu_device,
+    bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
     is_known_device, is_module_class, loop_batch, made_line_starts, made_tensors, model_state, move_of,
-    non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda, witness_owners,
+    moved_and_called, non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
+    witness_owners,
 )
 from ._main_guard import is_main_guard
 
@@ -84,13 +85,20 @@ def _made_outside_classes(text: str) -> bool:
     column 0 (the top-level statement it belongs to) does not begin a class, nor a
     function without ``.to(``/``.cuda(`` (the chunks :func:`made_tensors` reads)."""
     defs = None
+    module_code = None
     for ls in made_line_starts(text):
         if defs is None:  # where the definitions in column 0 start (their line's newline)
             defs = sorted(d.start() for pat in _DEF_LINES for d in pat.finditer(text))
             if text.startswith(("class ", "def ", "async def ", "@")):
                 defs.insert(0, -1)  # the first line's (no newline before it)
         k = bisect.bisect_left(defs, ls) - 1
-        if _outside_classes(text, ls, defs[k] + 1 if k >= 0 else -1):
+        where = _outside_classes(text, ls, defs[k] + 1 if k >= 0 else -1)
+        if where == "code":
+            if module_code is None:
+                module_code = moved_and_called(text)  # (the whole text holds the module's code)
+            if module_code:
+                return True
+        elif where:
             return True
     return False
 
@@ -98,21 +106,22 @@ def _made_outside_classes(text: str) -> bool:
 _DEF_LINES = tuple(re.compile(re.escape(w)) for w in ("\nclass ", "\ndef ", "\nasync def ", "\n@"))
 
 
-def _outside_classes(text: str, ls: int, top: int) -> bool:
+def _outside_classes(text: str, ls: int, top: int):
+    """"code" when the line at ``ls`` is module-level code; True when it is in a function
+    that moves and calls something (:func:`moved_and_called`); False otherwise."""
     if top < 0:
-        return True  # module-level code before any definition
+        return "code"  # module-level code before any definition
     if ls == top:
-        return True
+        return "code"
     # module-level code after the definition: a line in column 0 between the two
     after = _TOP_LINE.search(text, top + 1, ls + 1)
     if after is not None and not text.startswith("@", after.start()):
-        return True
+        return "code"
     if text.startswith("class ", top):
         return False
-    # a function: it moves something itself
     nxt = _TOP_LINE.search(text, ls)
     end = nxt.start() if nxt is not None else len(text)
-    return text.find(".to(", top, end) >= 0 or text.find(".cuda(", top, end) >= 0
+    return moved_and_called(text, top, end)
 
 
 def _loader_calls(sem: SemanticModel) -> list:
@@ -1083,8 +1092,11 @@ def _host_use(sem: SemanticModel, r: ast.Name) -> bool:
             return True
         gp = sem.parent(p)
         if p.attr == "to" and isinstance(gp, ast.Call) and gp.func is p:
-            mv = move_of(sem, gp)  # ``lengths.to("cpu")``: forward puts it on the host itself
-            return mv is not None and is_cpu_device(sem, mv.device)
+            # ``lengths.to("cpu")`` (``torch.device("cpu")``): forward puts it on the host itself
+            dev = gp.args[0] if gp.args else sem.keyword(gp, "device")
+            if isinstance(dev, ast.Call) and len(dev.args) == 1 and sem.call_qualname(dev) in N.DEVICE:
+                dev = dev.args[0]
+            return isinstance(dev, ast.Constant) and dev.value == "cpu"
         return p.attr in HOST_METHODS and isinstance(gp, ast.Call) and gp.func is p
     if isinstance(p, ast.Call) and r in p.args:
         q = sem.call_qualname(p)
@@ -1258,18 +1270,19 @@ class DeviceBatchNotMoved(Rule):
             return  # (a default device: batches may be made on it)
         batches = []
         loader_calls = _loader_calls(sem) if ctx.has("DataLoader") else []
+        if loader_calls and framework_in_file(sem) is not None:
+            return  # (before its loops are read: a framework's files make many loaders)
         # no loader made here, but loaders that come in as parameters may be plain ones
         # (param_loader: another loop of the class moves its batches)
-        passed = not loader_calls and ctx.has("DataLoader") and framework_in_file(sem) is None \
-            and bool(witness_owners(sem))
+        passed = not loader_calls and ctx.has("DataLoader") and bool(witness_owners(sem)) \
+            and framework_in_file(sem) is None
         if loader_calls or passed:
             loops = sem.statement_chunks(("for",))
             batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
             batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
             batches += taken_samples(sem, loader_calls)
         batches += made_tensors(sem)
-        if not any(b is not None for b in batches) or framework_in_file(sem) is not None:
-            return
+        framework = None if loader_calls else ...  # (asked when a made tensor's flow needs it)
         for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
             flow = _Flow(sem, lp)
             flow.start()
@@ -1279,6 +1292,10 @@ class DeviceBatchNotMoved(Rule):
                 flow.needs = [n for n in flow.needs if id(n.node) in called]
             if flow.skip or not flow.needs or not flow.models:
                 continue
+            if framework is ...:
+                framework = framework_in_file(sem)
+            if framework is not None:
+                return
             if _fresh_at_every_call(sem, lp, flow):
                 continue
             f = self._finding(ctx, flow)

@@ -581,10 +581,11 @@ class SemanticModel:
         # the statement must stand in the very block that holds (a statement holding) the
         # use: an ``if``'s body does not dominate its ``else``, a ``try``'s not its handlers
         block = self.block_of(stmt)
+        ids = {id(x) for x in block} if block is not None else ()
         for a in self.ancestors(use):
             if a is stmt:
                 return b.kind is BindingKind.WITH_TARGET or b.kind is BindingKind.FOR_TARGET
-            if block is not None and any(x is a for x in block):
+            if id(a) in ids:
                 return True
         return False
 
