@@ -1095,7 +1095,8 @@ def test_made_tensor_gate_matches_the_analysis():
     """The text screen lets every file through in which the analysis finds a made tensor:
     module code or a function where something moved is also called, not a class;
     ``x = Variable(...)``."""
-    from torchmend.rules.tm101_device_batch_not_moved import _made_outside_classes
+    def _made_outside_classes(text):
+        return next(D.made_lines_outside_classes(text), None) is not None
 
     call = "model = Net().to(d)\nmodel(z)\n"
     yes = [
@@ -1177,6 +1178,23 @@ def test_a_module_moving_itself_to_an_expression_is_not_known_to_be_on_a_device(
         head=MADE_HEAD,
     )
     assert f == [] and out == src
+    # the same through a local of __init__ (vit-pytorch's LeJEPA: ``device =
+    # get_module_device(net); self.to(device)``), with a projector moved and called elsewhere
+    f, out, src = run(
+        "def get_device(m):\n    return next(m.parameters()).device\n\n"
+        "class Wrap(nn.Module):\n    def __init__(self, net, **kwargs):\n        super().__init__()\n"
+        "        device = get_device(net)\n        self.to(device)\n\n"
+        "    def project(self, h):\n        p = nn.Linear(4, 4)\n        p.to(h)\n        return p(h)\n\n"
+        "learner = Wrap(nn.Linear(4, 1))\nimages = torch.randn(8, 4)\nloss = learner(images)\n",
+        head=MADE_HEAD,
+    )
+    assert f == [] and out == src
+    # a module-level device: a move (its value is known), here of a loader's batch
+    f, _, _ = run(
+        "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n"
+        "        self.to(device)\n\nnet = Net()\nfor x, y in loader:\n    print(net(x))\n",
+    )
+    assert codes(f) == ["TM101"]
 
 
 def test_what_a_moved_models_own_method_returns_is_not_followed():

@@ -36,6 +36,7 @@ Public API (stable; both device rules use it):
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import weakref
 from dataclasses import dataclass, field
@@ -48,7 +49,7 @@ __all__ = [
     "MADE_FACTORIES", "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move", "ModelState", "Loop",
     "device_origins", "is_known_device", "is_cpu_device", "move_of", "is_module_class", "model_state", "device_text_at",
     "loader_of", "loop_batch", "taken_batch", "framework_in_file", "file_mentions_device", "mentions_device", "visible_at",
-    "guard_of", "non_blocking_style", "is_torch_call", "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
+    "guard_of", "non_blocking_style", "is_torch_call", "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called", "made_lines_outside_classes",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -428,9 +429,15 @@ def _self_moves(sem: SemanticModel, cls: ast.ClassDef, ctor: ast.Call, use) -> l
             continue
         dev = mv.device
         if isinstance(dev, ast.Name):
-            # the constructor's argument for that parameter, or its default; a local or a
-            # global of ``__init__`` is not followed (report only)
-            got = sem.call_argument(init, ctor, dev.id)
+            # the constructor's argument for that parameter, or its default; a global of a
+            # known device is kept (report only: its name is not followed here); a local
+            # (``device = get_module_device(net)``) may be the CPU: not a move to rely on
+            params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)}
+            got = sem.call_argument(init, ctor, dev.id) if dev.id in params else None
+            if got is None:
+                bs = sem.reaching(dev)
+                if not bs or any(b.scope is not sem.module_scope for b in bs) or not is_known_device(sem, dev):
+                    return []
             dev = got if got is not None and got is not UNKNOWN_ARG else None
         elif dev is not None and not isinstance(dev, ast.Constant):
             # ``self.to(next(net.parameters()).device)``: wherever the argument is, the CPU
@@ -1122,6 +1129,53 @@ def made_line_starts(text: str, start: int = 0, end: Optional[int] = None):
             yield ls
 
 
+_TOP_LINE = re.compile(r"^[^ \t\r\n#]", re.M)
+_DEF_LINES = tuple(re.compile(re.escape(w)) for w in ("\nclass ", "\ndef ", "\nasync def ", "\n@"))
+
+
+def made_lines_outside_classes(text: str):
+    """The offsets of the lines that begin a statement ``x = torch.<factory>(`` outside
+    every class, where a moved model may be called: in module-level code when the file
+    calls something it moves (:func:`moved_and_called` on the whole text), or in a
+    function that moves and calls something itself.  Read from the text alone (the last
+    line before it that starts in column 0 is the top-level statement it belongs to), so
+    that the text gate and :func:`made_tensors` agree however the file is cut."""
+    defs = None
+    module_code = None
+    for ls in made_line_starts(text):
+        if defs is None:  # where the definitions in column 0 start (their line's newline)
+            defs = sorted(d.start() for pat in _DEF_LINES for d in pat.finditer(text))
+            if text.startswith(("class ", "def ", "async def ", "@")):
+                defs.insert(0, -1)  # the first line's (no newline before it)
+        k = bisect.bisect_left(defs, ls) - 1
+        where = _outside_classes(text, ls, defs[k] + 1 if k >= 0 else -1)
+        if where == "code":
+            if module_code is None:
+                module_code = moved_and_called(text)
+            if module_code:
+                yield ls
+        elif where:
+            yield ls
+
+
+def _outside_classes(text: str, ls: int, top: int):
+    """"code" when the line at ``ls`` is module-level code; True when it is in a function
+    that moves and calls something (:func:`moved_and_called`); False otherwise (a class)."""
+    if top < 0:
+        return "code"  # module-level code before any definition
+    if ls == top:
+        return "code"
+    # module-level code after the definition: a line in column 0 between the two
+    after = _TOP_LINE.search(text, top + 1, ls + 1)
+    if after is not None and not text.startswith("@", after.start()):
+        return "code"
+    if text.startswith("class ", top):
+        return False
+    nxt = _TOP_LINE.search(text, ls)
+    end = nxt.start() if nxt is not None else len(text)
+    return moved_and_called(text, top, end)
+
+
 def made_tensors(sem: SemanticModel) -> list:
     """Tensors a script makes on the CPU (``X_train = torch.from_numpy(X)``, ``x =
     torch.randn(1, 3, 224, 224)``) at module level or in a plain function (not in a
@@ -1129,24 +1183,11 @@ def made_tensors(sem: SemanticModel) -> list:
     Only the chunks where such a statement starts a line are parsed."""
     src, text = sem.source, sem.text
     lines, chunks = set(), {}
-    module_code = None
-    for ls in made_line_starts(text):
+    for ls in made_lines_outside_classes(text):
         i = src.chunk_at(ls)
         if i < 0:
             continue
         c = src.chunks[i]
-        if c.kind == "class":
-            continue
-        # where nothing that is moved is called, no moved model is: a function must move
-        # and call its model itself; module code, in any of its chunks
-        if c.kind == "def":
-            if i not in chunks and not moved_and_called(text, c.start, c.end):
-                continue
-        else:
-            if module_code is None:
-                module_code = moved_and_called("\n".join(text[k.start:k.end] for k in src.chunks if k.kind == "code"))
-            if not module_code:
-                continue
         chunks[i] = c
         lines.add(c.start_line + text.count("\n", c.start, ls))
     if not chunks:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -16,7 +15,7 @@ from ..semantic.source import callee_hits, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
-    is_known_device, is_module_class, loop_batch, made_line_starts, made_tensors, model_state, move_of,
+    is_known_device, is_module_class, loop_batch, made_lines_outside_classes, made_tensors, model_state, move_of,
     moved_and_called, non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners,
 )
@@ -74,54 +73,6 @@ def _find_statement_moves(text: str) -> tuple:
                 out.add(text[j: i + len(needle)])
             i = text.find(needle, i + 1)
     return tuple(sorted(out))
-
-
-_TOP_LINE = re.compile(r"^[^ \t\r\n#]", re.M)
-
-
-def _made_outside_classes(text: str) -> bool:
-    """A statement ``x = torch.<factory>(`` stands outside every class, in module-level
-    code or in a function that moves something: the last line before it that starts in
-    column 0 (the top-level statement it belongs to) does not begin a class, nor a
-    function without ``.to(``/``.cuda(`` (the chunks :func:`made_tensors` reads)."""
-    defs = None
-    module_code = None
-    for ls in made_line_starts(text):
-        if defs is None:  # where the definitions in column 0 start (their line's newline)
-            defs = sorted(d.start() for pat in _DEF_LINES for d in pat.finditer(text))
-            if text.startswith(("class ", "def ", "async def ", "@")):
-                defs.insert(0, -1)  # the first line's (no newline before it)
-        k = bisect.bisect_left(defs, ls) - 1
-        where = _outside_classes(text, ls, defs[k] + 1 if k >= 0 else -1)
-        if where == "code":
-            if module_code is None:
-                module_code = moved_and_called(text)  # (the whole text holds the module's code)
-            if module_code:
-                return True
-        elif where:
-            return True
-    return False
-
-
-_DEF_LINES = tuple(re.compile(re.escape(w)) for w in ("\nclass ", "\ndef ", "\nasync def ", "\n@"))
-
-
-def _outside_classes(text: str, ls: int, top: int):
-    """"code" when the line at ``ls`` is module-level code; True when it is in a function
-    that moves and calls something (:func:`moved_and_called`); False otherwise."""
-    if top < 0:
-        return "code"  # module-level code before any definition
-    if ls == top:
-        return "code"
-    # module-level code after the definition: a line in column 0 between the two
-    after = _TOP_LINE.search(text, top + 1, ls + 1)
-    if after is not None and not text.startswith("@", after.start()):
-        return "code"
-    if text.startswith("class ", top):
-        return False
-    nxt = _TOP_LINE.search(text, ls)
-    end = nxt.start() if nxt is not None else len(text)
-    return moved_and_called(text, top, end)
 
 
 def _loader_calls(sem: SemanticModel) -> list:
@@ -1252,14 +1203,14 @@ class DeviceBatchNotMoved(Rule):
         """The text gate, tighter than the needles: a DataLoader is spelled, a statement
         starts with ``name.to(`` / ``name.cuda(`` (a possibly dropped move), or a
         statement ``x = torch.<factory>(`` stands where :func:`made_tensors` reads
-        (:func:`_made_outside_classes`).  ``check`` finds nothing in any other file."""
+        (:func:`made_lines_outside_classes`).  ``check`` finds nothing in any other file."""
         has = has or text.__contains__
         if not super().may_match(text, has) or not file_mentions_device(text, has):
             return False
         if has("DataLoader") or _statement_moves(text):
             return True
         # a tensor the script makes (``torch.from_numpy(a)``) and a move (of the model)
-        return (has(".to(") or has(".cuda(")) and has("torch.") and _made_outside_classes(text)
+        return (has(".to(") or has(".cuda(")) and has("torch.") and next(made_lines_outside_classes(text), None) is not None
 
     def check(self, ctx: Context):
         sem = ctx.sem
