@@ -1222,3 +1222,18 @@ def test_an_argument_forward_moves_to_the_cpu_itself_stays_there():
         head=MADE_HEAD,
     )
     assert f == [] and out == src
+
+
+def test_made_tensor_before_the_moves_condition_is_bound_is_report_only():
+    f, out, src = run(
+        "x = torch.randn(2, 4)\nuse_cuda = torch.cuda.is_available()\nmodel = nn.Linear(4, 2)\n"
+        "if use_cuda:\n    model.cuda()\nprint(model(x))\n",
+        head=MADE_HEAD,
+    )
+    assert codes(f) == ["TM101"] and f[0].fix is None and "`use_cuda` is not known yet" in f[0].message
+    f, out, src = run(
+        "use_cuda = torch.cuda.is_available()\nx = torch.randn(2, 4)\nmodel = nn.Linear(4, 2)\n"
+        "if use_cuda:\n    model.cuda()\nprint(model(x))\n",
+        head=MADE_HEAD,
+    )
+    assert codes(f) == ["TM101"] and added(src, out) == ["if use_cuda:", "x = x.cuda()"]

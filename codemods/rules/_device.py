@@ -46,10 +46,12 @@ from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 
 __all__ = [
-    "MADE_FACTORIES", "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move", "ModelState", "Loop",
-    "device_origins", "is_known_device", "is_cpu_device", "move_of", "is_module_class", "model_state", "device_text_at",
-    "loader_of", "loop_batch", "taken_batch", "framework_in_file", "file_mentions_device", "mentions_device", "visible_at",
-    "guard_of", "non_blocking_style", "is_torch_call", "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called", "made_lines_outside_classes",
+    "MADE_FACTORIES", "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move",
+    "ModelState", "Loop", "device_origins", "is_known_device", "is_cpu_device", "move_of", "is_module_class",
+    "model_state", "device_text_at", "loader_of", "loop_batch", "taken_batch", "framework_in_file",
+    "file_mentions_device", "mentions_device", "visible_at", "guard_of", "non_blocking_style", "is_torch_call",
+    "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
+    "made_lines_outside_classes", "param_loader", "witness_owners",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -1000,7 +1002,6 @@ _KEEP_METHODS = frozenset({
 # factories whose arguments are data (a tensor argument keeps its device): their data
 # must come from the host for the result to be a CPU tensor
 _DATA_FACTORIES = frozenset({"tensor", "as_tensor"})
-MADE_WORDS = tuple(sorted(N.FACTORIES))
 
 
 def made_tensor(sem: SemanticModel, expr, _depth: int = 0) -> Optional[ast.Call]:
@@ -1014,7 +1015,7 @@ def made_tensor(sem: SemanticModel, expr, _depth: int = 0) -> Optional[ast.Call]
     if _depth > 8 or not isinstance(expr, ast.Call):
         return None
     f = expr.func
-    if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id in ("torch", "th")):
+    if isinstance(f, ast.Attribute) and sem.qualname(f) is None:  # a method, not ``torch.<function>``
         name = f.attr
         if name in _KEEP_METHODS or (name == "type" and expr.args and not type_moves(sem, expr)):
             return made_tensor(sem, f.value, _depth + 1)

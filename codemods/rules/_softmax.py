@@ -38,6 +38,7 @@ only.  An attention softmax inside a network never reaches this analysis: only a
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 import weakref
 from dataclasses import dataclass, field
@@ -1202,10 +1203,9 @@ class Analysis:
         m = self.seq_model(found[0].value)
         if m is None:
             return None
-        m.name = f"{sem.segment(found[0].targets[0])}"
-        m.removal = None
-        m.base = q  # its uses through the torchvision model are not followed: report only
-        return m
+        # (a copy: the Sequential's own model is kept for its other lookups)
+        # its uses through the torchvision model are not followed: report only
+        return dataclasses.replace(m, name=sem.segment(found[0].targets[0]), removal=None, base=q)
 
     def foreign_model(self, call: ast.Call) -> Optional[Model]:
         """``Net()`` with ``Net`` imported from a sibling module whose ``forward`` ends with

@@ -247,7 +247,9 @@ class Analysis:
             return got
         self._fed[fn] = False  # (a recursive question answers no)
         ok = False
-        if isinstance(fn, _DEFS) and self._defines_forward() and not self._reach(fn, self._all, lambda f: self.module_class(self.sem.parent(f))):
+        in_module = self._reach(fn, self._all, lambda f: self.module_class(self.sem.parent(f))) \
+            if isinstance(fn, _DEFS) else True
+        if not in_module and self._defines_forward():
             args = fn.args
             ok = any(self._fed_param(fn, a.arg) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
         self._fed[fn] = ok
@@ -263,7 +265,8 @@ class Analysis:
 
     def _fed_param(self, fn, name: str) -> bool:
         pv = self.sem.param_values(fn, name)
-        return pv.complete and bool(pv.values) and all(v is not None and self.is_device(v, (), 0) for v, _, _ in pv.values)
+        return pv.complete and bool(pv.values) and all(
+            v is not None and self.is_device(v, (), 0) for v, _, _ in pv.values)
 
     def is_forward(self, fn) -> bool:
         """``fn`` is the ``forward`` of a module class."""
@@ -573,7 +576,8 @@ class Analysis:
             return bool(rets) and all(r is not None and self.is_device(r, inner, d) for r in rets)
         f = e.func
         encl = sem.enclosing_function(e)
-        if isinstance(f, (ast.Name, ast.Attribute)) and sem.qualname(f) is None and (encl is None or not self.in_fwd(encl)):
+        if isinstance(f, (ast.Name, ast.Attribute)) and sem.qualname(f) is None \
+                and (encl is None or not self.in_fwd(encl)):
             # the output of a model moved to a device (script code: ``model(x)``)
             st = model_state(sem, f, e)
             return st is not None and st.moved and not st.unmoved and not st.handled

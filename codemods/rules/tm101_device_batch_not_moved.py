@@ -16,7 +16,7 @@ from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
     is_known_device, is_module_class, loop_batch, made_lines_outside_classes, made_tensors, model_state, move_of,
-    moved_and_called, non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
+    non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners,
 )
 from ._main_guard import is_main_guard
@@ -1210,7 +1210,8 @@ class DeviceBatchNotMoved(Rule):
         if has("DataLoader") or _statement_moves(text):
             return True
         # a tensor the script makes (``torch.from_numpy(a)``) and a move (of the model)
-        return (has(".to(") or has(".cuda(")) and has("torch.") and next(made_lines_outside_classes(text), None) is not None
+        return (has(".to(") or has(".cuda(")) and has("torch.") \
+            and next(made_lines_outside_classes(text), None) is not None
 
     def check(self, ctx: Context):
         sem = ctx.sem
@@ -1504,6 +1505,11 @@ def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
     stmt = lp.node
     if plan.style == "to" and not bound_before(sem, plan.device, stmt):
         return f"`{plan.device}` is not bound yet where `{lp.names[0]}` is made: move it where it meets the model"
+    if plan.guard:
+        # the names the copied condition reads (``args`` of ``args.cuda``) must hold values there
+        roots = sorted({n.id for n in ast.walk(ast.parse(plan.guard, mode="eval")) if isinstance(n, ast.Name)})
+        if roots and not bound_before(sem, " and ".join(roots), stmt):
+            return f"`{plan.guard}` is not known yet where `{lp.names[0]}` is made: move it where it meets the model"
     b = sem.target_binding(stmt.targets[0])
     if b is None:
         return "where it is read cannot be told"

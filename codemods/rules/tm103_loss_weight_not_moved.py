@@ -7,7 +7,7 @@ import re
 from typing import Optional
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
-from ..semantic import BindingKind, OriginKind, SemanticModel
+from ..semantic import OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import before_a_call, callee_hits
 from ._device import (
@@ -438,7 +438,7 @@ class LossWeightNotMoved(Rule):
             t = self._device_text(sem, move, call)
             where = t[3:-1] if t is not None and t.startswith("to(") else None
         if where is None or len(weights) > 1:
-            return ctx.finding(self, call, msg + f"; move it to the input's device")
+            return ctx.finding(self, call, msg + "; move it to the input's device")
         fix_text = f".to({where})"
 
         def build(view, w=w, fix_text=fix_text):
