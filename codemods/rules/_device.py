@@ -816,6 +816,22 @@ class Loop:
 
 def loop_batch(sem: SemanticModel, loop) -> Optional[Loop]:
     """The batch a ``for`` loop binds, when it iterates plain DataLoaders."""
+    got = _iterated(sem, loop)
+    if got is None:
+        return None
+    it, target = got
+    loaders = loader_of(sem, it)
+    if loaders is None:
+        loaders = param_loader(sem, it)
+    if loaders is None:
+        return None
+    return _batch(loop, target, loaders, loop.body)
+
+
+def _iterated(sem: SemanticModel, loop) -> Optional[tuple]:
+    """``(iterable, target)`` of a ``for`` loop under the wrappers that pass its items on
+    (``enumerate``, ``tqdm``, ``iter``): ``for i, (x, y) in enumerate(tqdm(loader))`` gives
+    ``(loader, (x, y))``; None for what is not such a loop."""
     if not isinstance(loop, ast.For):
         return None
     it, target, wrapped = loop.iter, loop.target, False
@@ -827,12 +843,7 @@ def loop_batch(sem: SemanticModel, loop) -> Optional[Loop]:
                 return None
             target, wrapped = target.elts[1], True
         it = it.args[0]
-    loaders = loader_of(sem, it)
-    if loaders is None:
-        loaders = param_loader(sem, it)
-    if loaders is None:
-        return None
-    return _batch(loop, target, loaders, loop.body)
+    return it, target
 
 
 _WITNESSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -863,11 +874,10 @@ def witness_owners(sem: SemanticModel) -> frozenset:
         chunks = [c for c in sem.statement_chunks(("for",)) if lines and any(c.start <= x < c.end for x in lines)] \
             if lines else []
         for lp in sem.find(ast.For, containing=(".to(", ".cuda("), chunks=chunks) if chunks else ():
-            it, target = lp.iter, lp.target
-            while isinstance(it, ast.Call) and it.args and sem.call_qualname(it) in _WRAPPERS:
-                if sem.call_qualname(it) == "builtins.enumerate" and isinstance(target, ast.Tuple) and len(target.elts) == 2:
-                    target = target.elts[1]
-                it = it.args[0]
+            got = _iterated(sem, lp)
+            if got is None:
+                continue
+            it, target = got
             origins = sem.origins(it)
             if origins and all(o.kind is OriginKind.PARAMETER for o in origins) and _moves_first(sem, target, lp.body):
                 owners.add(id(_owner(sem, lp)))
@@ -1027,13 +1037,9 @@ def made_tensor(sem: SemanticModel, expr, _depth: int = 0) -> Optional[ast.Call]
         return None
     if any(isinstance(a, ast.Starred) for a in expr.args):
         return None
-    if fname in _DATA_FACTORIES:
+    if fname in _DATA_FACTORIES or fname[:1].isupper():  # ``torch.tensor(data)``, ``torch.FloatTensor(data)``
         if len(expr.args) != 1 or not _host_data(sem, expr.args[0]):
-            return None
-    elif fname in ("Tensor", "FloatTensor", "LongTensor", "IntTensor", "BoolTensor", "ByteTensor", "DoubleTensor",
-                   "HalfTensor"):
-        if len(expr.args) != 1 or not _host_data(sem, expr.args[0]):
-            return None  # ``torch.Tensor(3, 4)``: a shape, fine too, but keep to data
+            return None  # (``torch.Tensor(3, 4)``: a shape, fine too, but only data is taken)
     elif not expr.args:
         return None  # a 0-dim or empty shape
     return expr

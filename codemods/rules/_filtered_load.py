@@ -677,13 +677,9 @@ class Heads:
                 # the caller's choice (``def detr_resnet50(pretrained=False, num_classes=91)``):
                 # a hub entry point sized by its parameter loads the checkpoint its default fits
                 continue
-            default = self._default(call, cls, kw.arg)
-            vals = [o.node.value for o in origins if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
-            known = all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in origins)
-            if known and vals and default is not None and all(v == default for v in vals):
+            removed = _count_change(origins, self._default(call, cls, kw.arg))
+            if removed is None:
                 continue
-            # ``num_classes=0`` builds no head (timm, DINO, DeiT, MAE: ``nn.Identity()``)
-            removed = known and bool(vals) and all(v == 0 and not isinstance(v, bool) for v in vals)
             return HeadChange(call, f"`{sem.segment(call.func)}` was built with {kw.arg}={sem.segment(kw.value)}", False,
                               removed)
         if isinstance(cls, ast.ClassDef):
@@ -721,18 +717,10 @@ class Heads:
                 origins = sem.origins(kw.value)
                 if not origins or any(o.kind is OriginKind.PARAMETER for o in origins):
                     continue
-                bc = sem.class_def(base)
-                if bc is not None:
-                    default = self._default(ast.Call(func=base, args=[], keywords=[]), bc, kw.arg)
-                elif any(q.startswith(("torchvision.models.", "timm.")) for q in sem.qualnames(base)):
-                    default = TV_DEFAULT_CLASSES
-                else:
-                    default = None
-                vals = [o.node.value for o in origins if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
-                known = all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in origins)
-                if default is None or (known and vals and all(x == default for x in vals)):
+                default = self._default(ast.Call(func=base, args=[], keywords=[]), sem.class_def(base), kw.arg)
+                removed = _count_change(origins, default) if default is not None else None
+                if removed is None:
                     continue
-                removed = known and bool(vals) and all(x == 0 and not isinstance(x, bool) for x in vals)
                 return HeadChange(n, f"`{cls.name}.__init__` builds `{sem.segment(base)}` with {kw.arg}="
                                      f"{sem.segment(kw.value)}", False, removed)
         return None
@@ -765,3 +753,14 @@ class Heads:
         if q and (q.startswith("torchvision.models.") or q.startswith("timm.")):
             return TV_DEFAULT_CLASSES
         return None
+
+
+def _count_change(origins, default) -> Optional[bool]:
+    """Of a class count that may take the values ``origins`` give: None when every value
+    is the architecture's ``default`` (no change); else whether it removes the head
+    (``num_classes=0`` builds none: timm, DINO, DeiT, MAE give ``nn.Identity()``)."""
+    vals = [o.node.value for o in origins if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)]
+    known = all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant) for o in origins)
+    if known and vals and default is not None and all(v == default for v in vals):
+        return None
+    return known and bool(vals) and all(v == 0 and not isinstance(v, bool) for v in vals)

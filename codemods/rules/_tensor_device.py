@@ -217,6 +217,7 @@ class Analysis:
         self._all: dict = {}
         self._module_class: dict = {}
         self._fed: dict = {}
+        self._has_forward: Optional[bool] = None
 
     @classmethod
     def of(cls, ctx) -> "Analysis":
@@ -234,7 +235,11 @@ class Analysis:
     def in_module(self, fn) -> bool:
         """``fn`` is a method of a module class with a ``forward``, or called from one
         (``__init__`` and its helpers included); or a helper fed device tensors."""
-        return self._reach(fn, self._all, lambda f: self.module_class(self.sem.parent(f))) or self.device_fed(fn)
+        return self._module_code(fn) or self.device_fed(fn)
+
+    def _module_code(self, fn) -> bool:
+        """``fn`` is a method of a module class with a ``forward``, or called from one."""
+        return self._reach(fn, self._all, lambda f: self.module_class(self.sem.parent(f)))
 
     def device_fed(self, fn) -> bool:
         """``fn`` is a plain same-file function (a loss or a metric the training loop
@@ -247,9 +252,7 @@ class Analysis:
             return got
         self._fed[fn] = False  # (a recursive question answers no)
         ok = False
-        in_module = self._reach(fn, self._all, lambda f: self.module_class(self.sem.parent(f))) \
-            if isinstance(fn, _DEFS) else True
-        if not in_module and self._defines_forward():
+        if isinstance(fn, _DEFS) and not self._module_code(fn) and self._defines_forward():
             args = fn.args
             ok = any(self._fed_param(fn, a.arg) for a in (*args.posonlyargs, *args.args, *args.kwonlyargs))
         self._fed[fn] = ok
@@ -258,10 +261,9 @@ class Analysis:
     def _defines_forward(self) -> bool:
         """A ``def forward`` is written in the file (what the whole-file gate asks; not
         parsed: each method of a model file would be)."""
-        got = self._fed.get("forward")
-        if got is None:
-            got = self._fed["forward"] = _FORWARD_DEF.search(self.sem.text) is not None
-        return got
+        if self._has_forward is None:
+            self._has_forward = _FORWARD_DEF.search(self.sem.text) is not None
+        return self._has_forward
 
     def _fed_param(self, fn, name: str) -> bool:
         pv = self.sem.param_values(fn, name)
