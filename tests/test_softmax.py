@@ -1164,3 +1164,78 @@ def test_a_softmax_function_kept_as_an_attribute():
         """) + TRAIN.format(out="out"))
     assert bugs(r) == ["TM501"]
     assert "return logits\n" in out
+
+
+# ----------------------------------------------------------------------------- dims moved before the loss
+TAGGER = """\
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(100, 8)
+        self.lstm = nn.LSTM(8, 16, batch_first=True)
+        self.out = nn.Linear(16, 5)
+
+    def forward(self, s):
+        h, _ = self.lstm(self.emb(s))
+        return {soft}
+
+
+model = Tagger()
+criterion = nn.CrossEntropyLoss()
+for s, tags in loader:
+    loss = criterion(model(s).{move}, tags)
+"""
+
+
+@pytest.mark.parametrize("soft, move", [
+    ("F.log_softmax(self.out(h), dim=2)", "transpose(1, 2)"),
+    ("F.log_softmax(self.out(h), dim=2)", "transpose(2, 1)"),
+    ("F.log_softmax(self.out(h), dim=-1)", "permute(0, 2, 1)"),
+    ("F.log_softmax(self.out(h), dim=-1)", "transpose(1, -1)"),
+    ("F.log_softmax(self.out(h), dim=2)", "movedim(2, 1)"),
+    ("F.log_softmax(self.out(h), dim=-1)", "swapaxes(-1, 1)"),
+    ("F.log_softmax(self.out(h), dim=-1)", "permute(0, 2, 1).contiguous()"),
+])
+def test_class_dim_moved_into_place_is_followed(soft, move):
+    r, out = run(TAGGER.format(soft=soft, move=move))
+    assert codes(r) == ["TM502"]
+    assert "criterion = nn.NLLLoss()" in out
+
+
+@pytest.mark.parametrize("soft, move", [
+    ("F.log_softmax(self.out(h), dim=-1)", "transpose(1, 2)"),  # dim 1 only if the output is 3-d
+    ("F.log_softmax(self.out(h), dim=-1)", "transpose(-1, -2)"),  # (the same)
+    ("F.log_softmax(self.out(h), dim=2)", "transpose(1, -1)"),  # (the same)
+    ("F.log_softmax(self.out(h), dim=-1)", "movedim(-1, 1)"),  # movedim of a negative dim: the rank decides
+    ("F.log_softmax(self.out(h), dim=1)", "transpose(1, 2)"),  # the softmax's dim moves away from 1
+    ("F.log_softmax(self.out(h), dim=2)", "transpose(1, 2).reshape(-1, 5)"),  # dims regrouped
+    ("F.log_softmax(self.out(h), dim=2)", "permute(0, 2)"),  # not a permutation of the rank
+    ("F.log_softmax(self.out(h))", "transpose(1, 2)"),  # implicit dim
+    ("F.log_softmax(self.out(h), dim=2)", "transpose(1, k)"),
+])
+def test_class_dim_not_shown_in_place_is_left_alone(soft, move):
+    r, out = run(TAGGER.format(soft=soft, move=move).replace("for s, tags", "k = 2\nfor s, tags"))
+    assert codes(r) == []
+
+
+def test_inline_softmax_under_a_transpose():
+    r, out = run("loss = F.cross_entropy(F.log_softmax(z, dim=2).transpose(1, 2), y)\n")
+    assert codes(r) == ["TM502"]
+    assert body(out) == "loss = F.cross_entropy(z.transpose(1, 2), y)\n"
+    r, out = run("loss = F.cross_entropy(F.log_softmax(z, dim=1).transpose(1, 2), y)\n")
+    assert codes(r) == []
+
+
+def test_a_model_with_one_site_off_the_class_dim_is_left_alone():
+    src = TAGGER.format(soft="F.log_softmax(self.out(h), dim=2)", move="transpose(1, 2)")
+    src += "    other = criterion(model(s), tags)\n"
+    r, out = run(src)
+    assert codes(r) == []
+
+
+def test_a_view_may_bring_the_softmax_dim_to_the_class_dim():
+    src = TAGGER.format(soft="F.log_softmax(self.out(h), dim=2)", move="view(-1, 5)")
+    r, out = run(src.replace("tags)", "tags.view(-1))"))
+    assert codes(r) == ["TM502"]
+    r, out = run(src.replace(".view(-1, 5)", "").replace("tags)", "tags.view(-1))"))
+    assert codes(r) == []  # dim 2 straight into the loss: the loss's class dim is 1

@@ -68,6 +68,10 @@ NEUTRAL_FUNCS = frozenset({
 # value-preserving tensor methods: a use of their result is a use of the output itself
 PASSTHROUGH = frozenset({"detach", "cpu", "clone", "float", "double", "to", "cuda", "contiguous", "half"})
 SHAPE = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "view_as", "reshape_as"})
+# tensor methods that move dims: a (log-)softmax under them feeds the loss only if its dim
+# lands on the loss's class dim (1), which ``lands_on_class`` works out
+DIM_MOVES = frozenset({"transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
+RESHAPES = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze"})
 # reads of a tensor that a softmax does not change
 SHAPE_ATTRS = frozenset({"shape", "ndim", "device", "dtype", "is_cuda", "requires_grad", "grad_fn"})
 SHAPE_METHODS = frozenset({"size", "dim", "numel", "nelement", "get_device", "ndimension"})
@@ -148,6 +152,72 @@ def int_code(node) -> Optional[str]:
     ):
         return str(-node.operand.value)
     return None
+
+
+def _ints(nodes) -> Optional[list[int]]:
+    out = []
+    for n in nodes:
+        c = int_code(n)
+        if c is None:
+            return None
+        out.append(int(c))
+    return out
+
+
+def lands_on_class(sem: SemanticModel, dim, moves: list, reshaped: bool) -> bool:
+    """Whether the dim ``dim`` (a softmax's argument node) of a tensor is dim 1 (the
+    class dim of a cross-entropy) after the dim-moving calls ``moves`` (outermost
+    first, as peeled from the loss input).  Only literal integers are followed; a
+    negative dim needs the rank, which a ``permute`` gives (``transpose(1, 2)`` of a
+    softmax over ``-1`` is dim 1 only for a 3-d tensor: not taken).  No moves: the loss
+    input is the softmax's tensor: a view may bring its dim to 1 (``p.view(-1, V)``),
+    and without one a literal 0 or one from 2 up is another dim than 1."""
+    if not moves:
+        c = int_code(dim) if dim is not None and not reshaped else None
+        return c is None or not (int(c) == 0 or int(c) >= 2)
+    if reshaped:
+        return False  # a view between the moves: dims are regrouped
+    c = int_code(dim) if dim is not None else None
+    if c is None:
+        return False  # implicit or not a literal
+    d, ndim = int(c), None
+    for call in reversed(moves):  # in the order they apply
+        m = sem.method_name(call)
+        if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        args = call.args[0].elts if m == "permute" and len(call.args) == 1 and isinstance(
+            call.args[0], (ast.Tuple, ast.List)) else call.args
+        xs = _ints(args)
+        if xs is None:
+            return False
+        if m == "permute":
+            if ndim is not None and ndim != len(xs):
+                return False
+            ndim = len(xs)
+            xs = [x + ndim if x < 0 else x for x in xs]
+            d = d + ndim if d < 0 else d
+            if sorted(xs) != list(range(ndim)) or d not in xs:
+                return False
+            d = xs.index(d)
+            continue
+        if len(xs) != 2:
+            return False
+        a, b = xs
+        if ndim is not None:
+            a, b, d = (x + ndim if x < 0 else x for x in (a, b, d))
+        if m == "movedim" or m == "moveaxis":
+            if min(a, b, d) < 0:
+                return False  # the rank decides where the others go
+            order = list(range(max(a, b, d) + 1))
+            order.insert(b, order.pop(a))
+            d = order.index(d)
+        elif d == a:  # the same literal: the same dim whatever the rank
+            d = b
+        elif d == b:
+            d = a
+        elif min(a, b, d) < 0 <= max(a, b, d):
+            return False  # ``transpose(1, -1)`` of dim 2: the rank decides
+    return d == 1 or (ndim is not None and d + ndim == 1)
 
 
 def dim_code(sem: SemanticModel, node) -> Optional[str]:
@@ -824,6 +894,7 @@ class Analysis:
         self._class_models: dict = {}
         self._seq_models: dict = {}
         self._sites_by_call: dict = {}
+        self._moves: dict = {}  # site call -> (dim-moving calls peeled from its input, a view among them)
         self._dim: Optional[str] = None
         self._sites: Optional[list[Site]] = None
 
@@ -938,12 +1009,27 @@ class Analysis:
         return out, complete and bool(out)
 
     def peel_input(self, site: Site):
-        """The CE input with shape-only wrappers peeled: (expr, peeled?)."""
+        """The CE input with shape-only wrappers and dim moves peeled: (expr, peeled?);
+        the moves are kept for ``lands`` (``crit(out.transpose(1, 2), y)``)."""
         e = site.input
         peeled = False
-        while isinstance(e, ast.Call) and self.sem.method_name(e) in VIEW and soft(self.sem, e) is None:
+        moves, reshaped = [], False
+        while isinstance(e, ast.Call) and soft(self.sem, e) is None:
+            m = self.sem.method_name(e)
+            if m in DIM_MOVES:
+                moves.append(e)
+            elif m in VIEW:
+                reshaped = reshaped or m in RESHAPES
+            else:
+                break
             e, peeled = self.sem.receiver(e), True
+        self._moves[site.call] = (moves, reshaped)
         return e, peeled
+
+    def lands(self, site: Site, s: Soft) -> bool:
+        """The softmax ``s``'s dim is the loss's class dim once the site's dim moves apply."""
+        moves, reshaped = self._moves.get(site.call, ((), False))
+        return lands_on_class(self.sem, s.dim, list(moves), reshaped)
 
     # ----------------------------------------------------------------- run
     def _run(self) -> list[Proto]:
@@ -960,23 +1046,28 @@ class Analysis:
                 taken.add(site.call)
         by_model: dict = {}
         foreign: list = []
+        crossed = set()  # models one of whose sites gets the softmax's dim moved off the class dim
         for site in sites:
             if site.call in taken or framework:
                 continue
             models = [m for m in self.input_models(site) if m is not None]
             for m in models:
-                if m.where:
+                if not self.lands(site, m.soft):
+                    crossed.add(m)
+                elif m.where:
                     foreign.append((site, m))
                 else:
                     by_model.setdefault(m, []).append(site)
         for model, msites in by_model.items():
+            if model in crossed:
+                continue
             if model.soft.log:
                 out.extend(self.nll_findings(model, msites, by_model))
             else:
                 out.extend(self.model_findings(model, msites))
         seen = set()
         for site, m in foreign:
-            if site.call not in seen:
+            if site.call not in seen and m not in crossed:
                 seen.add(site.call)
                 out.append(self.foreign_finding(site, m))
         return out
@@ -987,7 +1078,7 @@ class Analysis:
         e, peeled = self.peel_input(site)
         s = soft(sem, e)
         if s is not None:
-            if s.input is None:
+            if s.input is None or not self.lands(site, s):
                 return None
             stmt = sem.statement_of(site.call)
             inp = s.input
@@ -1017,7 +1108,7 @@ class Analysis:
         if not (isinstance(def_stmt, ast.Assign) and len(def_stmt.targets) == 1 and def_stmt.targets[0] is b.target):
             return None
         s = soft(sem, b.value)
-        if s is None or s.input is None:
+        if s is None or s.input is None or not self.lands(site, s):
             return None
         inp = s.input
         self_assign = isinstance(inp, ast.Name) and inp.id == e.id  # out = F.softmax(out, 1)
