@@ -1053,6 +1053,22 @@ def test_made_tensor_shapes(make):
     assert added(src, out) == ["x = x.cuda()"]
 
 
+@pytest.mark.parametrize("imp, make", [
+    ("import torch as th", "th.from_numpy(arr)"), ("import numpy, torch as T", "T.randn(2, 4)"),
+    ("import torch as th", "torch.randn(2, 4)"),
+])
+def test_made_tensor_through_another_name_of_torch(imp, make):
+    f, out, src = run(f"{imp}\nmodel = nn.Linear(4, 2).cuda()\nx = {make}\nprint(model(x))\n", head=MADE_HEAD)
+    assert codes(f) == ["TM101"]
+    assert added(src, out) == ["x = x.cuda()"]
+
+
+def test_a_name_spelled_like_a_torch_alias_is_not_torch():
+    f, out, src = run("import mathlib as th\nmodel = nn.Linear(4, 2).cuda()\nx = th.randn(2, 4)\nprint(model(x))\n",
+                      head=MADE_HEAD)
+    assert f == []
+
+
 @pytest.mark.parametrize("body", [
     "x = torch.randn(2, 4, device=device)\nmodel = nn.Linear(4, 2).to(device)\nprint(model(x))\n",
     "x = torch.randn(2, 4).to(device)\nmodel = nn.Linear(4, 2).to(device)\nprint(model(x))\n",

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import re
 import weakref
 from dataclasses import dataclass, field
@@ -1090,6 +1091,23 @@ MADE_FACTORIES = frozenset({
 })
 # ``torch.<factory>(`` (one pattern with a literal head: the engine skips to each ``torch.``)
 MADE_CALL = re.compile(r"torch\.(?:" + "|".join(sorted(MADE_FACTORIES)) + r")\(")
+# ``import torch as th``: the module's other names (the semantic model resolves ``th.randn``)
+_TORCH_AS = re.compile(r"^[ \t]*import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*torch[ \t]+as[ \t]+(\w+)", re.M)
+
+
+def torch_names(text: str) -> tuple:
+    """``torch`` and the names an ``import torch as X`` in the text gives it."""
+    if "torch as" not in text:
+        return ("torch",)
+    return ("torch", *sorted({m.group(1) for m in _TORCH_AS.finditer(text)} - {"torch"}))
+
+
+@functools.lru_cache(maxsize=16)
+def _made_call(names: tuple):
+    if names == ("torch",):
+        return MADE_CALL
+    return re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, names)) + r")\.(?:"
+                      + "|".join(sorted(MADE_FACTORIES)) + r")\(")
 # what stands before it on its line in a statement that makes a tensor: ``x = `` or ``x = Variable(``
 MADE_PREFIX = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]*=[ \t]*(?:(?:\w+\.)*Variable\()?")
 
@@ -1129,8 +1147,8 @@ _ASSIGNED = re.compile(r"[ \t]*([A-Za-z_][\w.]*)[ \t]*=(?!=)")
 
 def made_line_starts(text: str, start: int = 0, end: Optional[int] = None):
     """The offsets of the lines in ``text[start:end]`` that begin a statement ``x =
-    torch.<factory>(`` (:data:`MADE_FACTORIES`)."""
-    for m in MADE_CALL.finditer(text, start, len(text) if end is None else end):
+    torch.<factory>(`` (:data:`MADE_FACTORIES`; ``th.<factory>(`` after ``import torch as th``)."""
+    for m in _made_call(torch_names(text)).finditer(text, start, len(text) if end is None else end):
         ls = text.rfind("\n", 0, m.start()) + 1
         if MADE_PREFIX.fullmatch(text, ls, m.start()):
             yield ls
@@ -1200,7 +1218,8 @@ def made_tensors(sem: SemanticModel) -> list:
     if not chunks:
         return []
     out = []
-    for stmt in sem.find(ast.Assign, containing=("torch.", "th."), chunks=[chunks[i] for i in sorted(chunks)]):
+    heads = tuple(f"{n}." for n in torch_names(text))
+    for stmt in sem.find(ast.Assign, containing=heads, chunks=[chunks[i] for i in sorted(chunks)]):
         if stmt.lineno not in lines or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
             continue
         if made_tensor(sem, stmt.value) is None:
