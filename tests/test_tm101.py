@@ -987,6 +987,30 @@ def test_a_dropped_move_of_a_tensor_method_result(made, reported):
         assert got[0].fix is None and out == src  # likely a tensor: reported, not rewritten
 
 
+# (daniilidis-group/neural_renderer look.py: ``elif torch.is_tensor(direction):
+# direction.to(device)`` leaves the caller's tensor on the CPU)
+@pytest.mark.parametrize("fn, reported", [
+    ("def f(x, device):\n    if torch.is_tensor(x):\n        x.to(device)\n    return x\n", True),
+    ("def f(x, device):\n    if isinstance(x, list):\n        x = torch.tensor(x)\n    elif isinstance(x, torch.Tensor):\n"
+     "        x.cuda()\n    return x\n", True),
+    ("def f(x: torch.Tensor, device):\n    x.to(device)\n    return x\n", True),
+    # rebound inside the branch by an unknown call, in the other branch, a module, a rebound parameter
+    ("def f(x, device):\n    if torch.is_tensor(x):\n        x = g(x)\n        x.to(device)\n    return x\n", False),
+    ("def f(x, device):\n    if not torch.is_tensor(x):\n        x.to(device)\n    return x\n", False),
+    ("def f(x, device):\n    if torch.is_tensor(x):\n        pass\n    else:\n        x.to(device)\n    return x\n", False),
+    ("def f(m, device):\n    if isinstance(m, nn.Module):\n        m.to(device)\n    return m\n", False),
+    ("def f(x: torch.Tensor, device):\n    x = g(x)\n    x.to(device)\n    return x\n", False),
+])
+def test_a_dropped_move_of_a_value_the_code_shows_is_a_tensor(fn, reported):
+    f, out, src = run(fn)
+    got = [x for x in f if "does nothing" in x.message]
+    assert len(got) == (1 if reported else 0), [x.message for x in f]
+    if reported:
+        assert got[0].fix is not None
+        stmt = src.splitlines()[got[0].line - 1].strip()
+        assert f"{stmt.split('.')[0]} = {stmt}" in out
+
+
 @pytest.mark.parametrize(
     "extra, between",
     [  # the helper moves the model itself

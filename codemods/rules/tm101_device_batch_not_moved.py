@@ -1468,6 +1468,8 @@ class DeviceBatchNotMoved(Rule):
         from one by a tensor method, None otherwise."""
         if depth > 3:
             return None
+        if _shown_tensor(sem, name, at):
+            return "tensor"
         bs = sem.resolve(name)
         # a batch element of a DataLoader loop around ``at``
         for a in sem.ancestors(at):
@@ -1496,6 +1498,37 @@ class DeviceBatchNotMoved(Rule):
             if self._tensor_kind(sem, f.value, bs[0].stmt or at, depth + 1) == "tensor":
                 return "likely"
         return None
+
+
+def _shown_tensor(sem: SemanticModel, name: ast.Name, at) -> bool:
+    """The code says ``name`` holds a tensor where ``at`` runs: ``at`` is in the body of
+    ``if torch.is_tensor(name):`` / ``if isinstance(name, torch.Tensor):`` (an ``elif``
+    too) and no binding inside that body reaches it, or ``name`` is a parameter annotated
+    ``torch.Tensor`` that nothing rebinds before it."""
+    reaching = sem.reaching(name)
+    if not reaching:
+        return False
+    child = at
+    for a in sem.ancestors(at):
+        if isinstance(a, _SCOPES):
+            break
+        if isinstance(a, ast.If) and any(x is child for x in a.body) and _tests_tensor(sem, a.test, name.id):
+            return all((b.order[0], b.order[1]) <= (a.test.lineno, a.test.col_offset) for b in reaching)
+        child = a
+    if len(reaching) == 1 and reaching[0].kind is BindingKind.PARAMETER:
+        ann = getattr(reaching[0].node, "annotation", None)
+        return ann is not None and sem.qualname(ann) == "torch.Tensor"
+    return False
+
+
+def _tests_tensor(sem: SemanticModel, test, name: str) -> bool:
+    if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name) and test.args[0].id == name):
+        return False
+    q = sem.call_qualname(test)
+    if q == "torch.is_tensor" and len(test.args) == 1:
+        return True
+    return (q == "builtins.isinstance" and len(test.args) == 2
+            and sem.qualname(test.args[1]) in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter"))
 
 
 def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
