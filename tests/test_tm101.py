@@ -1087,6 +1087,52 @@ def test_made_tensor_through_another_name_of_torch(imp, make):
     assert added(src, out) == ["x = x.cuda()"]
 
 
+RNN_HEAD = MADE_HEAD + """
+class RNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(4, 8, batch_first=True)
+
+    def forward(self, x, h):
+        return self.gru(x, h)
+
+"""
+
+
+@pytest.mark.parametrize("body, fixed", [
+    # an initial state made in a function that calls the model the module-level code moves
+    ("model = RNN().to(device)\n\n\ndef step(x):\n    h = torch.zeros(1, x.size(0), 8)\n    return model(x.to(device), h)\n",
+     ["h = h.to(device)"]),
+    # in a method of a trainer class (not a module) that moves its model in __init__
+    ("class Trainer:\n    def __init__(self):\n        self.net = RNN().to(device)\n\n    def step(self, x):\n"
+     "        h0 = torch.zeros(1, x.size(0), 8)\n        return self.net(x.to(device), h0)\n", ["h0 = h0.to(device)"]),
+    ("model = RNN().cuda()\nfor i in range(3):\n    h = torch.ones(1, 2, 8)\n    out = model(torch.randn(2, 3, 4).cuda(), h)\n",
+     ["h = h.cuda()"]),
+])
+def test_initial_states_the_script_makes(body, fixed):
+    f, out, src = run(body, head=RNN_HEAD)
+    assert codes(f) == ["TM101"]
+    assert added(src, out) == fixed
+
+
+@pytest.mark.parametrize("body", [
+    # a module's own method: TM102's
+    "class Seq(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.rnn = RNN().to(device)\n\n"
+    "    def go(self, x):\n        h = torch.zeros(1, x.size(0), 8)\n        return self.rnn(x, h)\n",
+    # made on the device, or moved before the call
+    "model = RNN().to(device)\n\n\ndef step(x):\n    h = torch.zeros(1, x.size(0), 8, device=device)\n    return model(x.to(device), h)\n",
+    "model = RNN().to(device)\n\n\ndef step(x):\n    h = torch.zeros(1, x.size(0), 8)\n    return model(x.to(device), h.to(device))\n",
+    # an accumulator the device values are brought back to
+    "model = nn.Linear(4, 2).to(device)\ntotal = torch.zeros(2)\nfor i in range(3):\n"
+    "    total += model(torch.randn(5, 4).to(device)).sum(0).cpu()\n",
+    # a model the module-level code never moves
+    "model = RNN()\n\n\ndef step(x):\n    h = torch.zeros(1, x.size(0), 8)\n    return model(x, h)\n",
+])
+def test_initial_state_lookalikes(body):
+    f, out, src = run(body, head=RNN_HEAD)
+    assert [x for x in f if x.code == "TM101"] == [] and out == src
+
+
 def test_a_name_spelled_like_a_torch_alias_is_not_torch():
     f, out, src = run("import mathlib as th\nmodel = nn.Linear(4, 2).cuda()\nx = th.randn(2, 4)\nprint(model(x))\n",
                       head=MADE_HEAD)

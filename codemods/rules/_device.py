@@ -701,9 +701,10 @@ def _binding_before(sem: SemanticModel, b, scope, at) -> bool:
     for a in [sem.statement_of(at), *sem.ancestors(at)]:
         if not isinstance(a, ast.stmt):
             continue
-        if b.scope is not scope and a is not None and isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+        if b.scope is not scope and a is not None and isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
                 and sem.scope_of(a) is b.scope:
-            block = sem.block_of(a)  # a module (or outer) name: bound before the function is defined
+            # a module (or outer) name: bound before the function (or the class of the method) is defined
+            block = sem.block_of(a)
         elif b.scope is scope:
             block = sem.block_of(a)
         else:
@@ -1082,12 +1083,12 @@ def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
     return False
 
 
-# the factories that make a script's data (from host data) or its dummy inputs: the
-# constant ones (``zeros``, ``arange``, ``ones``) a library's helpers use all the time are
-# left to TM102
+# the factories that make a script's data (from host data), its dummy inputs and its
+# initial states (``h0 = torch.zeros(layers, batch, hidden)``); in a module's own code
+# they are TM102's
 MADE_FACTORIES = frozenset({
     "from_numpy", "tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor", "IntTensor", "DoubleTensor",
-    "BoolTensor", "ByteTensor", "HalfTensor", "randn", "rand", "randint",
+    "BoolTensor", "ByteTensor", "HalfTensor", "randn", "rand", "randint", "zeros", "ones", "empty", "full",
 })
 # ``torch.<factory>(`` (one pattern with a literal head: the engine skips to each ``torch.``)
 MADE_CALL = re.compile(r"torch\.(?:" + "|".join(sorted(MADE_FACTORIES)) + r")\(")
@@ -1159,12 +1160,14 @@ _DEF_LINES = tuple(re.compile(re.escape(w)) for w in ("\nclass ", "\ndef ", "\na
 
 
 def made_lines_outside_classes(text: str):
-    """The offsets of the lines that begin a statement ``x = torch.<factory>(`` outside
-    every class, where a moved model may be called: in module-level code when the file
-    calls something it moves (:func:`moved_and_called` on the whole text), or in a
-    function that moves and calls something itself.  Read from the text alone (the last
-    line before it that starts in column 0 is the top-level statement it belongs to), so
-    that the text gate and :func:`made_tensors` agree however the file is cut."""
+    """The offsets of the lines that begin a statement ``x = torch.<factory>(`` where a
+    moved model may be called: in module-level code when the file calls something it
+    moves (:func:`moved_and_called` on the whole text), or in a top-level function or
+    class that moves and calls something itself or calls a model the module-level code
+    moves (a module class's own lines pass too: :func:`made_tensors` leaves them to
+    TM102).  Read from the text alone (the last line before it that starts in column 0
+    is the top-level statement it belongs to), so that the text gate and
+    :func:`made_tensors` agree however the file is cut."""
     defs = None
     module_code = None
     for ls in made_line_starts(text):
@@ -1184,8 +1187,9 @@ def made_lines_outside_classes(text: str):
 
 
 def _outside_classes(text: str, ls: int, top: int):
-    """"code" when the line at ``ls`` is module-level code; True when it is in a function
-    that moves and calls something (:func:`moved_and_called`); False otherwise (a class)."""
+    """"code" when the line at ``ls`` is module-level code; True when it is in a
+    top-level definition that moves and calls something (:func:`moved_and_called`) or
+    calls a name the module-level code moves; False otherwise."""
     if top < 0:
         return "code"  # module-level code before any definition
     if ls == top:
@@ -1194,17 +1198,41 @@ def _outside_classes(text: str, ls: int, top: int):
     after = _TOP_LINE.search(text, top + 1, ls + 1)
     if after is not None and not text.startswith("@", after.start()):
         return "code"
-    if text.startswith("class ", top):
-        return False
     nxt = _TOP_LINE.search(text, ls)
     end = nxt.start() if nxt is not None else len(text)
-    return moved_and_called(text, top, end)
+    if moved_and_called(text, top, end):
+        return True
+    # a model the module-level code moves, called in this definition
+    return any(_calls_name(text, name, top, end) for name in _module_moved_names(text))
+
+
+# ``model = Net().to(device)`` / ``model.cuda()`` in column 0: the module-level name moved
+_MODULE_MOVE = re.compile(r"^([A-Za-z_]\w*)(?:[ \t]*=(?!=)[^\n]*|(?:\.\w+\([^\n]*\))?)\.(?:to|cuda)\(", re.M)
+
+
+def _module_moved_names(text: str) -> frozenset:
+    return _module_moved_cached(text) if ".to(" in text or ".cuda(" in text else frozenset()
+
+
+@functools.lru_cache(maxsize=4)
+def _module_moved_cached(text: str) -> frozenset:
+    return frozenset(m.group(1) for m in _MODULE_MOVE.finditer(text))
+
+
+def _calls_name(text: str, name: str, start: int, end: int) -> bool:
+    k = text.find(name + "(", start, end)
+    while k >= 0:
+        if not (text[k - 1].isalnum() or text[k - 1] in "_."):
+            return True
+        k = text.find(name + "(", k + 1, end)
+    return False
 
 
 def made_tensors(sem: SemanticModel) -> list:
     """Tensors a script makes on the CPU (``X_train = torch.from_numpy(X)``, ``x =
-    torch.randn(1, 3, 224, 224)``) at module level or in a plain function (not in a
-    class: a module's own code is TM102's), flowing through the rest of their block.
+    torch.randn(1, 3, 224, 224)``, ``h0 = torch.zeros(1, bs, 64)``) at module level, in a
+    plain function or in a method of a class that is not a module (a trainer; a
+    module's own code is TM102's), flowing through the rest of their block.
     Only the chunks where such a statement starts a line are parsed."""
     src, text = sem.source, sem.text
     lines, chunks = set(), {}
@@ -1225,8 +1253,9 @@ def made_tensors(sem: SemanticModel) -> list:
         if made_tensor(sem, stmt.value) is None:
             continue
         fn = sem.enclosing_function(stmt)
-        if fn is not None and sem.enclosing(fn, ast.ClassDef) is not None:
-            continue
+        cls = sem.enclosing(fn, ast.ClassDef) if fn is not None else None
+        if cls is not None and is_module_class(sem, cls):
+            continue  # a module's own code: TM102's
         block = sem.block_of(stmt)
         if block is None:
             continue

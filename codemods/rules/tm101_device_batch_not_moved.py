@@ -1095,12 +1095,14 @@ class DeviceBatchNotMoved(Rule):
     sample indexed out of the dataset a loader reads (`x, y = test_data[0]`, as in a
     prediction after training), of which only what reaches the model counts (a sample's
     label may be a Python number).  So does a tensor the script makes outside a module's
-    code from its data or at random (`X_train = torch.from_numpy(X)`, `y =
-    torch.tensor(df["y"].values)`, `dummy = torch.randn(1, 3, 224, 224)`, through casts,
-    shape methods and `Variable(...)`; not `torch.tensor(2.0)`, a 0-dim tensor that mixes
-    with device tensors, nor `torch.tensor(t)` of what may already be a tensor), with the
-    rest of its block as the loop body: full-batch training and inference on a dummy
-    input.  A loader that comes in as a parameter no call in the file binds (a trainer
+    code (at module level, in a function, in a method of a class that is not a module: a
+    trainer) from its data, at random or as an initial state (`X_train =
+    torch.from_numpy(X)`, `y = torch.tensor(df["y"].values)`, `dummy = torch.randn(1, 3,
+    224, 224)`, `h0 = torch.zeros(layers, batch, hidden)`, through casts, shape methods
+    and `Variable(...)`, `torch` under any name; not `torch.tensor(2.0)`, a 0-dim tensor
+    that mixes with device tensors, nor `torch.tensor(t)` of what may already be a
+    tensor), with the rest of its block as the loop body: full-batch training, inference
+    on a dummy input, an RNN's hidden state.  A loader that comes in as a parameter no call in the file binds (a trainer
     class given its loaders) counts as a plain DataLoader when another loop of the same
     class over such a parameter moves its batch elements first (the validation loop
     that forgets the move the training loop makes).  Same-file helpers the loop calls are read with their parameters bound to
@@ -1114,7 +1116,9 @@ class DeviceBatchNotMoved(Rule):
     `.cpu()`, `.tolist()`, `.item()`, `len()`) is right on the CPU: it is not reported,
     and when it sits in a batch that would be moved whole the finding is report-only.
     Also finds `t.to(device)` on a tensor whose result is dropped: `Tensor.to` is not
-    in-place.
+    in-place (a tensor of the code's own making, a batch element, a name under `if
+    torch.is_tensor(t):` / `isinstance(t, torch.Tensor)` or a parameter annotated
+    `torch.Tensor`).
 
     A global model that another function moves (`def train(): model.to(device)`) is not
     on the device in a function that module-level code calls only after rebinding it to a
