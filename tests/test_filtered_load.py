@@ -151,17 +151,31 @@ def test_helper_really_loads_matching_weights():
 
 
 # ---------------------------------------------------------------------- unsafe / report
+TRAIN = "loss = model(x).sum()\nloss.backward()\n"
+
+
 @pytest.mark.parametrize("path", ["'weights.pt'", "args.ckpt", "'resnet50_finetuned.pth'", "'best_resnet.pt'"])
 def test_no_pretrained_evidence_is_unsafe(path):
-    src = HEAD + f"model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load({path}))\n"
+    src = HEAD + f"model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load({path}))\n" + TRAIN
     f, out = one(src, Safety.UNSAFE)
     assert not f.applied and out == src
     assert "move the load above the head replacement" in f.message and "keep it" in f.message
     r, out = run(src, unsafe_fixes=True)
-    assert out.endswith(f"{HELPER}(model, torch.load({path}))\n")
+    assert out.endswith(f"{HELPER}(model, torch.load({path}))\n" + TRAIN)
     assert r.suggestions == []  # applied, so no suggestion left
     r, _ = run(src)
     assert len(r.suggestions) == 1 and HELPER.encode() in r.suggestions[0].diff
+
+
+@pytest.mark.parametrize("path", ["'model.pth'", "args.ckpt"])
+def test_an_inference_script_loading_without_pretrained_evidence_is_silent(path):
+    """Nothing is trained in the file: the replaced head's weights can only come from the
+    checkpoint, so it is the project's own fine-tuned one (the load is right)."""
+    silent(HEAD + f"model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load({path}))\nmodel.eval()\n")
+    # a download or a name filter says the checkpoint is another model's: still reported
+    r, _ = run(HEAD + "model.fc = nn.Linear(512, 3)\nsd = torch.load('pretrained.pth')\n"
+               "model.load_state_dict({k: v for k, v in sd.items() if k in model.state_dict()})\n")
+    assert [f.code for f in r.findings] == ["TM401"]
 
 
 def test_extra_load_state_dict_arguments_are_report_only():

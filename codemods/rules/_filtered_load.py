@@ -12,6 +12,7 @@ parameters (their call-site values), builders (their return values), containers.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -117,6 +118,9 @@ class Source:
     # merged by name into the model's own state (``model_dict.update(sd)``): only the
     # entries under names the model still has are loaded
     merged: bool = False
+    # kept by name (``{k: v for k, v in sd.items() if k in model_dict}``): whoever wrote it
+    # expects the checkpoint to hold entries the model does not have
+    filtered: bool = False
 
 
 class Values:
@@ -163,7 +167,8 @@ class Values:
             return None
         if isinstance(expr, ast.DictComp):
             inner = self._key_filtered(expr, into)
-            return self.source(inner, at, depth + 1, into) if inner is not None else None
+            got = self.source(inner, at, depth + 1, into) if inner is not None else None
+            return dataclasses.replace(got, filtered=True) if got is not None else None
         if isinstance(expr, ast.Name):
             bs = sem.reaching(expr)
             if len(bs) != 1:
@@ -177,13 +182,14 @@ class Values:
                 if inner is None:
                     return None
                 # only name-filtered entries merged: a head under new names takes none of them
-                return Source(inner.call, inner.kind, inner.path, inner.ckpt, merged=self._name_filtered(update, into))
+                named = self._name_filtered(update, into)
+                return Source(inner.call, inner.kind, inner.path, inner.ckpt, merged=named, filtered=named or inner.filtered)
             if self._mutated_between(b, at):
                 return None
             inner = self.source(b.value, b.stmt or at, depth + 1, into)
             if inner is None:
                 return None
-            return Source(inner.call, inner.kind, inner.path, inner.ckpt or expr, inner.merged)
+            return Source(inner.call, inner.kind, inner.path, inner.ckpt or expr, inner.merged, inner.filtered)
         return None
 
     def _own_state(self, expr, into: Optional[str]) -> bool:
@@ -395,8 +401,9 @@ class Values:
         return False
 
     def foreign(self, src: Source) -> bool:
-        """The checkpoint is recognisably a pretrained one."""
-        if src.kind in ("hub", "zoo"):
+        """The checkpoint is recognisably a pretrained one (or one of another model: the
+        code keeps only its entries under the model's names)."""
+        if src.kind in ("hub", "zoo") or src.filtered:
             return True
         if src.path is not None:
             if isinstance(src.path, ast.Call) and self.sem.qualnames(src.path.func) & HUB_FILES:

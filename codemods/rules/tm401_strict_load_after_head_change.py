@@ -65,7 +65,11 @@ class StrictLoadAfterHeadChange(Rule):
     loads that are already filtered (`pop`, `del`, a comprehension that compares shapes or
     drops keys by name, a helper) are not
     reported; nor is a head changed elsewhere (a builder, a constructor) when nothing
-    says the checkpoint is a pretrained one; nor is a head removed (`model.fc =
+    says the checkpoint is a pretrained one; nor a script that trains nothing (no
+    `backward`) loading a checkpoint nothing shows is a pretrained one: the new head's
+    weights can only come from it (an inference script loading its own fine-tuned model;
+    a name filter `{k: v ... if k in model_dict}` shows the checkpoint is another
+    model's); nor is a head removed (`model.fc =
     nn.Identity()`, `= None`, `num_classes=0`): it has no parameters, so no shape can
     mismatch, and the backbone checkpoints loaded into such models (DINO, MAE) hold no
     head either; nor a number of classes that is the enclosing function's parameter with
@@ -210,6 +214,11 @@ class StrictLoadAfterHeadChange(Rule):
         foreign = vals.foreign(src)
         if not head.local and not foreign:
             return None  # a builder or constructor made it, and nothing says the checkpoint is foreign
+        if not foreign and not ctx.has("backward") and not _in_class(sem, call):
+            # a script that trains nothing: the new head's weights can only come from this
+            # checkpoint (an inference script loading its own fine-tuned model); a model
+            # class's own load is trained elsewhere
+            return None
         if self._own_checkpoint(ctx, vals, heads, src, recv_code):
             return None
         if not foreign and (self._saves_state_of(ctx, recv_code) or (src.path is not None and vals.named_own(src.path))):
@@ -456,3 +465,8 @@ def _count_origins(sem, nc) -> tuple:
             complete = False
         out.append(o)
     return out, complete
+
+
+def _in_class(sem, node) -> bool:
+    fn = sem.enclosing_function(node)
+    return fn is not None and sem.enclosing(fn, ast.ClassDef) is not None

@@ -49,4 +49,9 @@ load_matching_state_dict(model, torch.load(weights))
 for k, v in pretrained.state_dict().items():
     if not k.startswith("fc."):
         assert torch.equal(model.state_dict()[k], v), k
+# fine-tune the new head
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loss = model(torch.randn(2, 8)).sum()
+loss.backward()
+optimizer.step()
 print("backbone loaded:", tuple(model(torch.randn(2, 8)).shape))
