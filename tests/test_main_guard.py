@@ -176,6 +176,24 @@ print(fit())
     assert out.endswith('if __name__ == "__main__":\n    print(fit())\n')
 
 
+@pytest.mark.parametrize("arg", ['tqdm(loader, desc="train")', "enumerate(tqdm(loader))"])
+def test_a_loader_handed_to_a_function_in_an_iterating_wrapper(arg):
+    out = fixed(HEAD + f"""\
+from tqdm import tqdm
+loader = DataLoader(ds, num_workers=2)
+
+
+def train_epoch(batches):
+    for batch in batches:
+        pass
+
+
+for epoch in range(2):
+    train_epoch({arg})
+""")
+    assert out.endswith(f'if __name__ == "__main__":\n    for epoch in range(2):\n        train_epoch({arg})\n')
+
+
 def test_tail_starts_at_first_trigger_and_later_statements_move():
     out = fixed(HEAD + """\
 loader = DataLoader(ds, num_workers=2)

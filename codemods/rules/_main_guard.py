@@ -426,6 +426,10 @@ class Analysis:
                 ld = self.by_call.get(o.node)
                 if ld is not None:
                     out.append(ld)
+                elif sem.qualnames(o.node.func) & N.ITER_WRAPPERS and depth < 6:
+                    # ``tqdm(loader)`` handed on: iterating it iterates the loader
+                    for a in o.node.args:
+                        out.extend(self.loaders_of(a.value if isinstance(a, ast.Starred) else a, depth + 1))
             elif o.kind is OriginKind.ITEM and o.node is not None:
                 for e in sem.element_origins(o.node, o.path):
                     if e.kind is OriginKind.VALUE and isinstance(e.node, ast.Call) and e.node in self.by_call:
