@@ -1011,6 +1011,12 @@ def test_a_dropped_move_of_a_value_the_code_shows_is_a_tensor(fn, reported):
         assert f"{stmt.split('.')[0]} = {stmt}" in out
 
 
+@pytest.mark.parametrize("cast", ["x.to(torch.float16)", "x.to(q.dtype)", "x.to(dtype=torch.long)"])
+def test_a_dropped_dtype_cast_is_not_a_device_finding(cast):
+    f, out, src = run(f"x = torch.zeros(3)\nq = torch.ones(2)\n{cast}\n")
+    assert [x for x in f if "does nothing" in x.message] == [] and out == src
+
+
 @pytest.mark.parametrize(
     "extra, between",
     [  # the helper moves the model itself

@@ -115,7 +115,10 @@ def is_torch_call(sem: SemanticModel, call: ast.Call) -> bool:
 
 
 def _is_dtype(sem: SemanticModel, expr) -> bool:
-    """``torch.float16``, ``torch.long``, ``torch.channels_last``: a dtype or memory format."""
+    """``torch.float16``, ``torch.long``, ``torch.channels_last``, another tensor's
+    ``y.dtype``: a dtype or memory format."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "dtype":
+        return True
     q = sem.qualname(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else None
     return bool(q) and q.startswith("torch.") and q.count(".") == 1 and q.split(".")[1] in _DTYPE_WORDS
 

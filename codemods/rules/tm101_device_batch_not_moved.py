@@ -1447,6 +1447,8 @@ class DeviceBatchNotMoved(Rule):
             call = e.value
             if not isinstance(call, ast.Call) or sem.method_name(call) not in ("to", "cuda"):
                 continue
+            if move_of(sem, call) is None:
+                continue  # a dropped dtype cast (``x.to(torch.float16)``): not a device move
             recv = call.func.value
             if not isinstance(recv, ast.Name):
                 continue
