@@ -1329,3 +1329,39 @@ def test_made_tensor_before_the_moves_condition_is_bound_is_report_only():
         head=MADE_HEAD,
     )
     assert codes(f) == ["TM101"] and added(src, out) == ["if use_cuda:", "x = x.cuda()"]
+
+
+# ----------------------------------------------------------------------------- loaders annotated as DataLoader
+# (JeiKeiLim/kindle trainer.py: ``def train(self, train_dataloader: DataLoader, ...)`` moves
+# only the input inline, ``self.model(data.to(self.device))``; the labels meet the output)
+ANNOTATED = """\
+from typing import Optional
+import torch
+from torch.utils.data import DataLoader
+
+
+class Trainer:
+    def __init__(self, model, device="cpu"):
+        self.model = model.to(device)
+        self.device = device
+
+    def train(self, loader{ann}):
+        for data, labels in loader:
+            out = self.model(data.to(self.device))
+            correct = (out.argmax(1) == labels).sum()
+"""
+
+
+@pytest.mark.parametrize("ann", [": DataLoader", ": Optional[DataLoader]", ": DataLoader | None", ": 'DataLoader'",
+                                 ": torch.utils.data.DataLoader"])
+def test_a_loader_parameter_annotated_as_a_dataloader_is_one(ann):
+    src = ANNOTATED.format(ann=ann)
+    r = process_text("t.py", src, Options())
+    assert [f.code for f in r.findings] == ["TM101"]
+    assert "labels = labels.to(self.device)" in apply_patch(src.encode(), r.diff).decode()
+
+
+@pytest.mark.parametrize("ann", ["", ": list", ": Optional[list]", ": 'Iterable'"])
+def test_a_loader_parameter_without_that_annotation_is_not_taken(ann):
+    r = process_text("t.py", ANNOTATED.format(ann=ann), Options())
+    assert r.findings == []

@@ -52,7 +52,7 @@ __all__ = [
     "model_state", "device_text_at", "loader_of", "loop_batch", "taken_batch", "framework_in_file",
     "file_mentions_device", "mentions_device", "visible_at", "guard_of", "non_blocking_style", "is_torch_call",
     "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
-    "made_lines_outside_classes", "param_loader", "witness_owners",
+    "made_lines_outside_classes", "param_loader", "witness_owners", "annotated_loader", "LOADER_ANNOTATION",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -863,9 +863,37 @@ def param_loader(sem: SemanticModel, it) -> Optional[list]:
     origins = sem.origins(it)
     if not origins or not all(o.kind is OriginKind.PARAMETER for o in origins):
         return None
-    if id(_owner(sem, it)) not in witness_owners(sem):
+    if not all(annotated_loader(sem, o.binding) for o in origins) and id(_owner(sem, it)) not in witness_owners(sem):
         return None
     return [o.node for o in origins]
+
+
+_LOADER_TYPES = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
+# ``loader: DataLoader`` / ``Optional[DataLoader]`` / ``"DataLoader"`` in a signature
+LOADER_ANNOTATION = re.compile(r"\w[ \t]*:[ \t]*(?:(?:typing\.)?Optional\[)?[\"']?(?:\w+\.)*DataLoader\b")
+
+
+def annotated_loader(sem: SemanticModel, b) -> bool:
+    """The parameter binding ``b`` is annotated as a torch DataLoader (``loader:
+    DataLoader``, ``Optional[DataLoader]``, ``DataLoader | None``): its author says
+    what it is."""
+    node = getattr(b, "node", None) if b is not None else None
+    ann = getattr(node, "annotation", None)
+    if ann is None or b.kind is not BindingKind.PARAMETER:
+        return False
+    if isinstance(ann, ast.Subscript) and sem.qualname(ann.value) in ("typing.Optional",):
+        ann = ann.slice
+    elif isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        parts = [x for x in (ann.left, ann.right) if not (isinstance(x, ast.Constant) and x.value is None)]
+        if len(parts) != 1:
+            return False
+        ann = parts[0]
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    return isinstance(ann, (ast.Name, ast.Attribute)) and sem.qualname(ann) in _LOADER_TYPES
 
 
 def witness_owners(sem: SemanticModel) -> frozenset:

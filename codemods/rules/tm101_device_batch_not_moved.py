@@ -17,7 +17,7 @@ from ._device import (
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
     is_known_device, is_module_class, loop_batch, made_lines_outside_classes, made_tensors, model_state, move_of,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
-    witness_owners,
+    witness_owners, LOADER_ANNOTATION,
 )
 from ._main_guard import is_main_guard
 
@@ -1103,7 +1103,8 @@ class DeviceBatchNotMoved(Rule):
     that mixes with device tensors, nor `torch.tensor(t)` of what may already be a
     tensor), with the rest of its block as the loop body: full-batch training, inference
     on a dummy input, an RNN's hidden state.  A loader that comes in as a parameter no call in the file binds (a trainer
-    class given its loaders) counts as a plain DataLoader when another loop of the same
+    class given its loaders) counts as a plain DataLoader when it is annotated as one
+    (`loader: DataLoader`, `Optional[DataLoader]`), or when another loop of the same
     class over such a parameter moves its batch elements first (the validation loop
     that forgets the move the training loop makes).  Same-file helpers the loop calls are read with their parameters bound to
     the loop's values; loaders, models and devices are followed through names, globals
@@ -1230,7 +1231,8 @@ class DeviceBatchNotMoved(Rule):
             return  # (before its loops are read: a framework's files make many loaders)
         # no loader made here, but loaders that come in as parameters may be plain ones
         # (param_loader: another loop of the class moves its batches)
-        passed = not loader_calls and ctx.has("DataLoader") and bool(witness_owners(sem)) \
+        passed = not loader_calls and ctx.has("DataLoader") \
+            and (LOADER_ANNOTATION.search(ctx.text) is not None or bool(witness_owners(sem))) \
             and framework_in_file(sem) is None
         if loader_calls or passed:
             loops = sem.statement_chunks(("for",))
