@@ -907,3 +907,200 @@ def test_a_branch_whose_other_branch_clears_by_assignment():
     r = process_text("t.py", src, Options(select=frozenset({"TM201"})))
     assert r.error is None, r.error
     assert [f.code for f in r.findings] == ["TM201"] and "the `p.grad = None` at line 8" in r.findings[0].message
+
+
+# --------------------------------------------------------------------------- accumulation wiped (TM202)
+
+WIPED = """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, (x, y) in enumerate(loader):
+    # fresh gradients
+    opt.zero_grad(set_to_none=True)
+    loss = ((model(x) - y) ** 2).mean() / accum
+    loss.backward()
+    if (i + 1) % accum == 0:
+        opt.step()
+"""
+
+
+def test_accumulation_wiped_is_reported_with_an_unsafe_move():
+    r, out = run(WIPED)
+    assert codes(r) == ["TM202"]
+    f = r.findings[0]
+    assert "`opt.zero_grad(set_to_none=True)`" in f.message and "last micro-batch" in f.message
+    assert f.fix.safety.value == "unsafe" and out == HEAD + textwrap.dedent(WIPED)
+    r, out = run(WIPED, unsafe=True)
+    assert body(out) == textwrap.dedent(WIPED).replace(
+        "    # fresh gradients\n    opt.zero_grad(set_to_none=True)\n", ""
+    ).replace("        opt.step()\n", "        opt.step()\n        # fresh gradients\n        opt.zero_grad(set_to_none=True)\n")
+
+
+def test_accumulation_wiped_with_a_scaler_goes_after_update():
+    src = """
+    opt = build_optimizer(model)
+    scaler = make_scaler()
+    step = 0
+    for x, y in loader:
+        opt.zero_grad()
+        if scaler:
+            scaler.scale(loss_fn(model(x), y) / k).backward()
+        else:
+            (loss_fn(model(x), y) / k).backward()
+        if step % k == 0:
+            scaler.step(opt)
+            scaler.update()
+            sched.step()
+        step += 1
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM202"]
+    assert "        scaler.update()\n        opt.zero_grad()\n        sched.step()\n" in out
+    assert "for x, y in loader:\n    if scaler:" in out
+
+
+def test_accumulation_wiped_with_unscale_every_micro_batch_is_report_only():
+    src = WIPED.replace("    loss.backward()\n", "    scaler.scale(loss).backward()\n    scaler.unscale_(opt)\n").replace(
+        "        opt.step()\n", "        scaler.step(opt)\n        scaler.update()\n")
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM202"] and r.findings[0].fix is None and "unscale_" in r.findings[0].message
+    assert not r.changed
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the zero_grad() under the window's own condition
+        ("    opt.zero_grad(set_to_none=True)\n", "    if i % accum == 0:\n        opt.zero_grad(set_to_none=True)\n"),
+        # not a window: the step is skipped on a non-finite loss / an unknown condition
+        ("    if (i + 1) % accum == 0:\n", "    if torch.isfinite(loss):\n"),
+        ("    if (i + 1) % accum == 0:\n", "    if should_step(i):\n"),
+        # `% 1`: every iteration
+        ("    if (i + 1) % accum == 0:\n", "    if (i + 1) % 1 == 0:\n"),
+        # the modulus of something that is not a counter of the loop
+        ("    if (i + 1) % accum == 0:\n", "    if epoch % accum == 0:\n"),
+        # another optimizer's zero_grad()
+        ("    opt.zero_grad(set_to_none=True)\n", "    other.zero_grad(set_to_none=True)\n"),
+        # the backward runs in the window too
+        ("        opt.step()\n", "        extra.backward()\n        opt.step()\n        opt.zero_grad()\n"),
+        # an unknown call between the zero_grad() and the step may restore the gradients
+        ("    loss.backward()\n", "    loss.backward()\n    restore_grads(opt)\n"),
+    ],
+)
+def test_accumulation_wiped_look_alikes(change):
+    r, _ = run(WIPED.replace(*change))
+    assert "TM202" not in codes(r), r.findings
+
+
+def test_correct_accumulation_is_silent():
+    src = WIPED.replace("    # fresh gradients\n    opt.zero_grad(set_to_none=True)\n", "").replace(
+        "        opt.step()\n", "        opt.step()\n        model.zero_grad()\n")
+    r, _ = run(src)
+    assert codes(r) == []
+
+
+def test_lightning_accumulation_is_skipped():
+    src = """
+    import lightning as L
+    class M(L.LightningModule):
+        def fit_loop(self, loader, opt):
+            for i, (x, y) in enumerate(loader):
+                opt.zero_grad()
+                self.manual_backward(self(x).sum())
+                loss = self(x).sum()
+                loss.backward()
+                if (i + 1) % 4 == 0:
+                    opt.step()
+    """
+    r, _ = run(src)
+    assert codes(r) == []
+
+
+# --------------------------------------------------------------------------- a call between backward and step
+
+HELPER = """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, batch in enumerate(loader):
+    if len(batch) == n:
+        loss = model(batch).sum()
+        loss.backward()
+        utils.clip_gradient(opt, 0.5)
+        opt.step()
+"""
+
+
+def test_unknown_call_between_backward_and_step_does_not_count_as_clearing():
+    r, out = run(HELPER)
+    assert codes(r) == ["TM201"] and r.findings[0].fix.safety.value == "safe"
+    assert body(out) == textwrap.dedent(HELPER).replace(
+        "        loss.backward()\n", "        opt.zero_grad()\n        loss.backward()\n")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # before the backward: it may clear
+        ("        loss.backward()\n        utils.clip_gradient(opt, 0.5)\n",
+         "        utils.clip_gradient(opt, 0.5)\n        loss.backward()\n"),
+        # after the step: it may clear
+        ("        opt.step()\n", "        opt.step()\n        utils.reset(opt)\n"),
+        # in another block than the step's
+        ("        utils.clip_gradient(opt, 0.5)\n        opt.step()\n",
+         "        utils.clip_gradient(opt, 0.5)\n    opt.step()\n"),
+        # a second backward after it (a helper that refills the gradients)
+        ("        opt.step()\n", "        model(batch).sum().backward()\n        opt.step()\n"),
+    ],
+)
+def test_unknown_calls_elsewhere_still_count_as_clearing(change):
+    r, _ = run(HELPER.replace(*change))
+    assert codes(r) == [], r.findings
+
+
+def test_unknown_call_between_backward_and_step_in_plain_loop():
+    src = HELPER.replace("    if len(batch) == n:\n", "").replace("        ", "    ")
+    r, out = run(src)
+    assert codes(r) == ["TM201"]
+    assert "for i, batch in enumerate(loader):\n    opt.zero_grad()\n" in out
+
+
+# --------------------------------------------------------------------------- one optimizer stepped twice per iteration
+
+TWICE = """
+G, D = nn.Linear(3, 3), nn.Linear(3, 1)
+optG = torch.optim.Adam(G.parameters())
+optD = torch.optim.Adam(D.parameters())
+for x in loader:
+    D.zero_grad()
+    D(x).mean().backward()
+    optD.step()
+    rec = ((G(x) - x) ** 2).mean()
+    rec.backward()
+    optG.step()
+    G.zero_grad()
+    D(G(x)).mean().backward()
+    optG.step()
+"""
+
+
+def test_second_step_of_an_iteration_zeroed_first_not():
+    r, out = run(TWICE)
+    assert codes(r) == ["TM202"]
+    f = r.findings[0]
+    assert f.line == 13 and "previous iteration" in f.message and f.fix.safety.value == "unsafe"
+    r, out = run(TWICE, unsafe=True)
+    assert "    optG.zero_grad()\n    rec.backward()\n" in out
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("    rec.backward()\n", "    G.zero_grad()\n    rec.backward()\n"),
+        ("    rec.backward()\n", "    optG.zero_grad(set_to_none=True)\n    rec.backward()\n"),
+        ("    rec.backward()\n", "    helper(optG)\n    rec.backward()\n"),  # an unknown call before the backward may clear
+        ("    rec.backward()\n    optG.step()\n", "    if rec > 0:\n        rec.backward()\n        optG.step()\n"),
+    ],
+)
+def test_twice_stepped_look_alikes(change):
+    r, _ = run(TWICE.replace(*change))
+    assert "TM202" not in codes(r), r.findings

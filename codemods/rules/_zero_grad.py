@@ -218,6 +218,7 @@ class LoopFacts:
     forwards: set  # dotted callees called like models
     skip: bool = False
     ambiguous: bool = False  # several stepped objects, none provably an optimizer
+    scalers: set = field(default_factory=set)  # receivers used as a GradScaler: ``X.scale(loss).backward()``
 
 
 def method_may_be_called(text: str, name: str, has=None) -> bool:
@@ -264,6 +265,13 @@ class Analysis:
         any_backward = any(sem.method_name(c) == "backward" for c in body_calls)
         backward_receivers = {sem.dotted(sem.receiver(c)) for c in body_calls if sem.method_name(c) == "backward"}
         facts = LoopFacts(loop, {}, backwards, any_backward, set())
+        # ``X.scale(loss).backward()``: X is used as a GradScaler (its ``step(opt)`` steps ``opt``)
+        for c in body_calls:
+            r = sem.receiver(c) if sem.method_name(c) == "backward" else None
+            if isinstance(r, ast.Call) and sem.method_name(r) == "scale" and len(r.args) == 1 and not r.keywords:
+                d = sem.dotted(sem.receiver(r))
+                if d is not None:
+                    facts.scalers.add(d)
         if framework_skip(sem, loop):
             facts.skip = True
             return facts
@@ -291,7 +299,8 @@ class Analysis:
                 rb, ab = binding(sem, recv), binding(sem, arg)
                 if rb.kind == "sched":
                     continue  # scheduler.step(metric)
-                if rb.kind == "scaler" or ab.kind in ("opt", "param") and rb.kind != "opt":
+                if rb.kind == "scaler" or rtext in facts.scalers and rb.kind == "unknown" \
+                        or ab.kind in ("opt", "param") and rb.kind != "opt":
                     opt_expr, b = arg, ab
                 else:
                     facts.skip = True  # optimizer.step(closure): the closure clears
@@ -379,10 +388,46 @@ class Analysis:
     def may_clear(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str], body: Optional[list] = None) -> Optional[str]:
         """Why ``st``'s gradients may be cleared inside the loop body (or ``body``, the
         statements of one path through it), or None."""
+        return self._scan(loop.body if body is None else body, st, facts, self.watched(st, facts, all_opts), set(),
+                          self.between_backward_and_step(loop, st))
+
+    @staticmethod
+    def watched(st: Stepper, facts: LoopFacts, all_opts: set[str]) -> set[str]:
+        """What an unknown call may clear the gradients through when it receives it: the
+        optimizers, their models, what the loop calls like a model."""
         watched = {st.text, *all_opts, *(st.models or ()), *facts.forwards}
         for s in facts.steppers.values():
             watched |= s.models or set()
-        return self._scan(loop.body if body is None else body, st, facts, watched, set())
+        return watched
+
+    def between_backward_and_step(self, loop, st: Stepper) -> set[int]:
+        """The calls that run strictly between a ``backward()`` and a step of ``st`` on one
+        path of an iteration: statements of the step's block after the nearest backward
+        statement before it, with no other backward or step in them.  Such a call cannot be
+        what clears the gradients across iterations: clearing them there would leave that
+        step nothing to apply (``loss.backward(); clip_gradient(optimizer, c);
+        optimizer.step()``).  Ids of the call nodes."""
+        sem = self.sem
+        out: set[int] = set()
+        for step in st.calls:
+            stmt = sem.statement_of(step)
+            block = sem.block_of(stmt) if stmt is not None and innermost_loop(sem, step) is loop else None
+            if block is None or block is loop.orelse:
+                continue
+            i = next(k for k, s in enumerate(block) if s is stmt)
+            between = []
+            for s in reversed(block[:i]):
+                if not isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.If, ast.With)):
+                    break
+                names = {sem.method_name(n) for n in sem.walk(s) if isinstance(n, ast.Call)}
+                if "backward" in names:
+                    if always_backward(sem, s) and "step" not in names:
+                        out |= {id(n) for b in between for n in sem.walk(b) if isinstance(n, ast.Call)}
+                    break
+                if names & {"step", "zero_grad"}:
+                    break
+                between.append(s)
+        return out
 
     def _within(self, node, stmts: list) -> bool:
         """``node`` is (in) one of ``stmts``."""
@@ -447,7 +492,7 @@ class Analysis:
                     inner.add(k.arg)
         return self._scan(fn.body, st, facts, inner, seen)
 
-    def _scan(self, root, st: Stepper, facts: LoopFacts, watched, seen) -> Optional[str]:
+    def _scan(self, root, st: Stepper, facts: LoopFacts, watched, seen, exempt=frozenset()) -> Optional[str]:
         if self.zero_ops(root, st, facts):
             return "zero"
         sem = self.sem
@@ -477,17 +522,19 @@ class Analysis:
                     if m not in OPT_METHODS:
                         return f"`{d}()`"
                     continue
-                if m in SCALER_METHODS and binding(sem, sem.receiver(c)).kind == "scaler":
+                if m in SCALER_METHODS and (recv in facts.scalers or binding(sem, sem.receiver(c)).kind == "scaler"):
                     continue
                 if m == "backward":
                     continue
                 if recv == "self":
                     continue  # ``self.model(x)``: a forward (methods of the class were followed)
+                if id(c) in exempt:
+                    continue  # between backward() and the step: see between_backward_and_step
                 if recv in watched and m not in MODEL_METHODS:
                     # a library method of the model: assumed not to clear unless its name says it might
                     if any(w in m.lower() for w in _SUSPECT_WORDS):
                         return f"`{d}()`"
-            if self._receives(c, watched):
+            if id(c) not in exempt and self._receives(c, watched):
                 return f"`{d or 'call'}(...)`"
         return None
 
@@ -512,6 +559,20 @@ class Analysis:
                                 continue
                         return True
         return False
+
+
+def always_backward(sem: SemanticModel, stmt) -> bool:
+    """``stmt`` runs a ``backward()`` whenever it runs: a simple statement with one, a
+    ``with`` block or an ``if`` whose every branch has one (``if scaler:
+    scaler.scale(loss).backward() else: loss.backward()``)."""
+    if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return any(isinstance(n, ast.Call) and sem.method_name(n) == "backward" for n in sem.walk(stmt, scopes=False))
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return any(always_backward(sem, s) for s in stmt.body)
+    if isinstance(stmt, ast.If):
+        return bool(stmt.orelse) and any(always_backward(sem, s) for s in stmt.body) and any(
+            always_backward(sem, s) for s in stmt.orelse)
+    return False
 
 
 def touches_grad(expr) -> bool:
@@ -546,6 +607,161 @@ def backward_run(sem: SemanticModel, stmt, own_text: str):
             break
     if first is None:
         return "no backward() before the step() in the same block"
+    return first
+
+
+def loop_counters(sem: SemanticModel, loop) -> set[str]:
+    """Names that change by one every iteration of ``loop``: its target's names
+    (``for i, batch in enumerate(loader)``) and what a statement of its body (not under
+    control flow) increments (``global_step += 1``)."""
+    out = set()
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        out |= {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for s in loop.body:
+        if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add):
+            d = sem.dotted(s.target)
+            if d is not None:
+                out.add(d)
+    return out
+
+
+def window_test(sem: SemanticModel, test, counters: set[str]) -> bool:
+    """``test`` is true once every few iterations: ``C % k == 0`` (or ``(C + 1) % k == 0``,
+    ``not C % k``) with ``C`` a counter of the loop and ``k`` not the constant 1, or an
+    ``and``/``or`` with such an operand (``... or i == len(loader) - 1``)."""
+    if isinstance(test, ast.BoolOp):
+        return any(window_test(sem, v, counters) for v in test.values)
+    mod = None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        mod = test.operand
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+        a, b = test.left, test.comparators[0]
+        mod = a if isinstance(a, ast.BinOp) and isinstance(b, ast.Constant) else b if isinstance(a, ast.Constant) else None
+    if not (isinstance(mod, ast.BinOp) and isinstance(mod.op, ast.Mod)):
+        return False
+    if isinstance(mod.right, ast.Constant) and (not isinstance(mod.right.value, int) or mod.right.value <= 1):
+        return False
+    return any(sem.dotted(n) in counters for n in ast.walk(mod.left) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+@dataclass
+class Wiped:
+    zero: ast.Call  # the zero_grad() that runs every iteration
+    guard: ast.If  # the accumulation window's ``if``
+    after: ast.stmt  # the statement of the window's block the zero_grad() belongs after
+    unscale: Optional[ast.Call] = None  # a scaler's unscale_() that runs every iteration
+
+
+def wiped_window(an: "Analysis", loop, st: Stepper, facts: LoopFacts) -> Optional[Wiped]:
+    """A gradient accumulation window that the loop wipes: ``st.zero_grad()`` runs every
+    iteration (a statement of the loop body) before a ``backward()`` that also runs every
+    iteration, while every step of ``st`` runs in one later ``if C % k == 0:`` block; no
+    other clearing of ``st`` in the loop, and nothing unknown between the zero_grad() and
+    the steps that may put gradients back.  Each step then applies the last micro-batch's
+    gradients only."""
+    sem = an.sem
+    zeros = an.zero_ops(loop.body, st, facts)
+    if len(zeros) != 1 or not isinstance(zeros[0], ast.Call) or sem.method_name(zeros[0]) != "zero_grad":
+        return None
+    z = zeros[0]
+    zstmt = sem.statement_of(z)
+    zr = sem.dotted(sem.receiver(z))
+    if sole_call(zstmt) is not z or not any(s is zstmt for s in loop.body):
+        return None
+    if not (zr == st.text or st.models is not None and zr is not None and any(related(zr, m) for m in st.models)):
+        return None
+    zi = next(k for k, s in enumerate(loop.body) if s is zstmt)
+    bi = next((k for k in range(zi + 1, len(loop.body)) if always_backward(sem, loop.body[k])), None)
+    if bi is None:
+        return None
+    guard = None
+    for c in st.calls:
+        top = next((a for a in sem.ancestors(c) if sem.parent(a) is loop), None)
+        if not isinstance(top, ast.If) or guard not in (None, top) or not an._within(c, top.body):
+            return None
+        guard = top
+    gi = next((k for k, s in enumerate(loop.body) if s is guard), None)
+    if gi is None or gi < bi or not window_test(sem, guard.test, loop_counters(sem, loop)):
+        return None
+    # every backward of the loop runs outside the window (else it is not accumulating)
+    if any(an._within(n, [guard]) for n in sem.walk(guard) if isinstance(n, ast.Call) and sem.method_name(n) == "backward"):
+        return None
+    last = max(st.calls, key=lambda c: (c.lineno, c.col_offset))
+    after = next(s for s in guard.body if an._within(last, [s]))
+    # nothing unknown between the zero_grad() and the window end may restore gradients
+    path = loop.body[zi + 1:gi] + guard.body[:guard.body.index(after) + 1]
+    if an._scan(path, st, facts, an.watched(st, facts, set(facts.steppers)), set()):
+        return None
+    # a step through a scaler: the zero_grad() goes after the scaler's update()
+    k = guard.body.index(after)
+    scalers = {sem.dotted(sem.receiver(c)) for c in st.calls if c.args}
+    while k + 1 < len(guard.body):
+        nxt = sole_call(guard.body[k + 1])
+        if nxt is None or sem.method_name(nxt) != "update" or sem.dotted(sem.receiver(nxt)) not in scalers:
+            break
+        k += 1
+    unscale = next((n for s in loop.body[zi + 1:gi] for n in sem.walk(s)
+                    if isinstance(n, ast.Call) and sem.method_name(n) == "unscale_"), None)
+    return Wiped(z, guard, guard.body[k], unscale)
+
+
+def unzeroed_steps(an: "Analysis", loop, st: Stepper, facts: LoopFacts) -> list:
+    """Steps of an optimizer that steps several times per iteration in straight-line code
+    (``optimizerG.step()`` after a VAE loss, then ``netG.zero_grad()``, a GAN loss and
+    ``optimizerG.step()`` again) whose stretch since the previous step (across the loop's
+    end for the first one) has a backward() and nothing that may clear ``st``: that step
+    applies the gradients the previous one already applied.  ``(step, previous step)``
+    pairs; empty unless every step, clearing and backward of the body is a plain
+    statement of it."""
+    sem = an.sem
+    if len(st.calls) < 2 or not facts.any_backward:
+        return []
+    body = loop.body
+    if any(isinstance(n, (ast.Continue, ast.Break, ast.Return)) for s in body for n in sem.walk(s)):
+        return []
+    zeros = an.zero_ops(body, st, facts)
+    interesting = {id(n) for n in [*st.calls, *zeros]} | {
+        id(n) for s in body for n in sem.walk(s) if isinstance(n, ast.Call) and sem.method_name(n) == "backward"}
+    for s in body:
+        hit = any(id(n) in interesting for n in sem.walk(s))
+        if hit and isinstance(s, _COMPOUND):
+            return []
+    pos = sorted({next(k for k, s in enumerate(body) if an._within(c, [s])) for c in st.calls})
+    if len(pos) != len(st.calls):
+        return []
+    out = []
+    all_opts = set(facts.steppers)
+    for j, p in enumerate(pos):
+        prev = pos[j - 1]
+        window = body[prev + 1:p] if j else body[prev + 1:] + body[:p]
+        if not any(always_backward(sem, s) for s in window):
+            continue
+        if an.may_clear(loop, st, facts, all_opts, window) is None:
+            step = next(c for c in st.calls if an._within(c, [body[p]]))
+            out.append((step, next(c for c in st.calls if an._within(c, [body[prev]]))))
+    return out
+
+
+def guarded_run(sem: SemanticModel, loop, st: Stepper):
+    """The first statement of the backward run that feeds ``st``'s only step, when that
+    step runs under control flow and every ``backward()`` of the loop is in that run, in
+    the step's block (``if len(batch) == n: loss = ...; loss.backward();
+    optimizer.step()``): the step and its backward run together, no accumulation window
+    is open; None otherwise."""
+    if len(st.calls) != 1:
+        return None
+    stmt = sem.statement_of(st.calls[0])
+    if stmt is None or innermost_loop(sem, stmt) is not loop or sem.block_of(stmt) is loop.body:
+        return None
+    first = backward_run(sem, stmt, st.text)
+    if isinstance(first, str):
+        return None
+    block = sem.block_of(stmt)
+    i, j = next(k for k, s in enumerate(block) if s is first), next(k for k, s in enumerate(block) if s is stmt)
+    run = {id(n) for s in block[i:j] for n in sem.walk(s)}
+    every = [n for s in loop.body for n in sem.walk(s) if isinstance(n, ast.Call) and sem.method_name(n) == "backward"]
+    if not every or any(id(n) not in run for n in every):
+        return None
     return first
 
 

@@ -6,7 +6,8 @@ import ast
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._zero_grad import (
-    _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, direct, method_may_be_called, new_zero,
+    _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, direct, guarded_run,
+    method_may_be_called, new_zero,
 )
 
 
@@ -144,6 +145,19 @@ class MissingZeroGrad(Rule):
         direct_bw = [c for c in facts.backwards if direct(sem, c, loop)]
         recv = sem.receiver(step)
         where = f"`{st.text}.step()`" if recv is st.expr else f"`{sem.segment(step.func)}({st.text})`"
+        safety = Safety.SAFE if st.known else Safety.UNSAFE
+        what = "" if st.known else f" (`{st.text}` is not provably a torch.optim optimizer)"
+        guarded = None if direct_step else guarded_run(sem, loop, st)
+        if guarded is not None:
+            # ``if len(batch) == n: loss.backward(); optimizer.step()``: every backward of
+            # the loop feeds this step in its block, so no accumulation window is open
+            msg = (f"{where} runs under a condition together with its backward(), but nothing clears the gradients:"
+                   f" they accumulate across steps{what}")
+
+            def build_guarded(view, target=guarded, text=st.text):
+                return view.insert_before(view.statement(target), new_zero(view, text))
+
+            return ctx.finding(self, step, msg, Fix(build_guarded, safety=safety, message=f"insert `{st.text}.zero_grad()`"))
         accumulating = not direct_step and accumulation_guard(sem, step, loop)
         if accumulating or not direct_bw:
             if accumulating:
@@ -156,8 +170,6 @@ class MissingZeroGrad(Rule):
             return ctx.finding(
                 self, step, f"{where} runs in a loop with backward() and nothing clears the gradients ({why})"
             )
-        safety = Safety.SAFE if st.known else Safety.UNSAFE
-        what = "" if st.known else f" (`{st.text}` is not provably a torch.optim optimizer)"
         when = "every iteration" if direct_step else "in a loop"
         msg = f"{where} runs {when} but nothing clears the gradients: they accumulate across steps{what}"
         text = st.text

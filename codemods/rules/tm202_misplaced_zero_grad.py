@@ -7,7 +7,8 @@ import ast
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._zero_grad import (
     _COMPOUND, _LOOPS, _SCOPES, SCALER_METHODS, Analysis, LoopFacts, Stepper, binding, direct, framework_skip,
-    known, method_may_be_called, models_of, moved_stmt, related, sole_call,
+    backward_run, known, method_may_be_called, models_of, moved_stmt, new_zero, related, sole_call, unzeroed_steps,
+    wiped_window,
 )
 
 
@@ -85,11 +86,62 @@ class MisplacedZeroGrad(Rule):
                 continue
             all_opts = set(facts.steppers)
             for st in facts.steppers.values():
-                f = self._epoch_level(ctx, an, loop, facts, st, all_opts)
+                f = self._epoch_level(ctx, an, loop, facts, st, all_opts) or self._wiped(ctx, an, loop, facts, st)
                 if f is not None and f[0] not in seen:
                     seen.add(f[0])
                     yield f[1]
+            for st in facts.steppers.values():
+                if an.may_clear(loop, st, facts, all_opts) != "zero":
+                    continue
+                for step, prev in unzeroed_steps(an, loop, st, facts):
+                    if step not in seen:
+                        seen.add(step)
+                        yield self._unzeroed(ctx, an, st, step, prev)
         yield from self._between(ctx, an, seen)
+
+    # 2.5: an optimizer stepped twice per iteration, cleared before one of the steps only
+    def _unzeroed(self, ctx, an: Analysis, st: Stepper, step, prev):
+        sem = ctx.sem
+        where = sem.segment(step).strip()
+        msg = (
+            f"`{where}` applies the gradients left from the step at line {prev.lineno}"
+            f"{' (of the previous iteration)' if prev.lineno > step.lineno else ''}: `{st.text}` steps twice per"
+            " iteration and its gradients are cleared before the other step only"
+        )
+        target = backward_run(sem, sem.statement_of(step), st.text)
+        if isinstance(target, str):
+            return ctx.finding(self, step, f"{msg} (not fixed automatically: {target})")
+
+        def build(view, target=target, text=st.text):
+            return view.insert_before(view.statement(target), new_zero(view, text))
+
+        return ctx.finding(self, step, msg, Fix(build, safety=Safety.UNSAFE, message=f"insert `{st.text}.zero_grad()`"))
+
+    # 2.6: an accumulation window wiped by a zero_grad() every micro-batch
+    def _wiped(self, ctx, an: Analysis, loop, facts: LoopFacts, st: Stepper):
+        sem = ctx.sem
+        w = wiped_window(an, loop, st, facts)
+        if w is None:
+            return None
+        z = w.zero
+        zt = sem.segment(z).strip()
+        msg = (
+            f"`{zt}` runs every iteration before backward() while `{st.text}` steps only under"
+            f" `if {sem.segment(w.guard.test)}:` (line {w.guard.lineno}): it wipes the accumulated gradients and each"
+            " step applies only the last micro-batch's; clear them after the step, inside that block"
+        )
+        if w.unscale is not None:
+            return z, ctx.finding(self, z, msg + f" (not moved automatically: `{sem.segment(w.unscale.func)}()` at line"
+                                  f" {w.unscale.lineno} runs every iteration and may not run twice before the scaler's update())")
+        zstmt = sem.statement_of(z)
+
+        def build(view, zstmt=zstmt, after=w.after):
+            import libcst as cst
+
+            zs = view.statement(zstmt)
+            return {zs: cst.RemoveFromParent(), **view.insert_after(view.statement(after), moved_stmt(zs))}
+
+        return z, ctx.finding(self, z, msg, Fix(build, safety=Safety.UNSAFE, message=f"move `{zt}` after the step"))
 
     # 2.2: zero_grad once per epoch
     def _epoch_level(self, ctx, an: Analysis, loop, facts: LoopFacts, st: Stepper, all_opts):

@@ -131,6 +131,16 @@ class ZeroGradDetector:
         self.in_backward = 0
         self.backward_loc = ""
         self.leaks: list[tuple[object, str]] = []  # (optimizer, location of the backward())
+        # wiped accumulation: which backward() calls each parameter's gradient holds since
+        # its last step, and what became of each call's contributions
+        self.bid = 0  # the current backward() call
+        self.in_step = 0  # inside an optimizer's step() (a closure's backward())
+        self.bid_loc: dict[int, str] = {}
+        self.touched: dict[int, set] = {}  # backward id -> params it accumulated into
+        self.lost: dict[int, set] = {}  # backward id -> params whose gradient was cleared before a step
+        self.used: set[int] = set()  # backward ids a step applied (for some parameter)
+        self.pending: dict[int, tuple] = {}  # id(param) -> (grad, version, backward ids) after a backward
+        self.carry: dict[int, set] = {}  # id(param) -> backward ids kept by the accumulation under way
 
     # -- wiring
     def install(self) -> None:
@@ -179,6 +189,10 @@ class ZeroGradDetector:
         def backward(*a, **k):
             det.in_backward += 1
             det.backward_loc = user_location()
+            det.bid += 1
+            det.bid_loc[det.bid] = det.backward_loc
+            if det.in_step:
+                det.used.add(det.bid)  # a closure that step() evaluates (LBFGS): the step applies it
             try:
                 return orig_backward(*a, **k)
             finally:
@@ -215,6 +229,8 @@ class ZeroGradDetector:
             """Before a backward() accumulates into p."""
             if not self.in_backward:
                 return None
+            self._check_wiped(p)
+            self.touched.setdefault(self.bid, set()).add(pid)
             st = self.stepped.pop(pid, None)
             if st is not None:
                 if self._same(p.grad, st):
@@ -229,8 +245,36 @@ class ZeroGradDetector:
 
         return hook
 
+    @staticmethod
+    def _cleared(g, snap) -> bool:
+        """The gradient a backward() left (``snap``) is gone: None, another tensor, or all
+        zeros (``zero_grad(set_to_none=False)``); scaled in place (clipping) it is not."""
+        if g is None or g is not snap[0]:
+            return True
+        return g._version != snap[1] and not g.is_meta and not g.is_sparse and not bool(g.any())
+
+    def _check_wiped(self, p) -> None:
+        """Before ``p`` accumulates again or is stepped: were the backward() calls its
+        gradient held cleared before any step applied them?"""
+        pid = id(p)
+        pend = self.pending.pop(pid, None)
+        self.carry[pid] = set()
+        if pend is None:
+            return
+        if not self._cleared(p.grad, pend):
+            self.carry[pid] = pend[2]
+            return
+        for b in pend[2]:
+            lost = self.lost.setdefault(b, set())
+            lost.add(pid)
+            if b not in self.used and lost >= self.touched.get(b, set()):
+                report("TM202", "the gradients of this backward() were cleared before any step() applied them:"
+                       " zero_grad() runs every micro-batch of a gradient accumulation window", self.bid_loc.get(b, ""))
+
     def _post_hook(self, p) -> None:
         pid = id(p)
+        if p.grad is not None and self.in_backward:
+            self.pending[pid] = (p.grad, p.grad._version, self.carry.pop(pid, set()) | {self.bid})
         if pid in self.dirty and p.grad is not None:
             self.dirty_snap[pid] = (p.grad, p.grad._version)
 
@@ -238,6 +282,7 @@ class ZeroGradDetector:
         return [p for g in opt.param_groups for p in g["params"] if id(p) in self.owner]
 
     def pre_step(self, opt, args, kwargs) -> None:
+        self.in_step += 1
         ps = self._opt_params(opt)
         for p in ps:
             pid = id(p)
@@ -265,8 +310,16 @@ class ZeroGradDetector:
         self.leaks.clear()
 
     def post_step(self, opt, args, kwargs) -> None:
+        self.in_step = max(0, self.in_step - 1)
         for p in self._opt_params(opt):
             pid = id(p)
+            pend = self.pending.pop(pid, None)
+            if pend is not None and not self._cleared(p.grad, pend):
+                self.used |= pend[2]
+            elif pend is not None:
+                self.pending[pid] = pend
+                self._check_wiped(p)
+                self.carry.pop(pid, None)
             self.accumulated.discard(pid)
             self.dirty.pop(pid, None)
             self.dirty_snap.pop(pid, None)
