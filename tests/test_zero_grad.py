@@ -1104,3 +1104,101 @@ def test_second_step_of_an_iteration_zeroed_first_not():
 def test_twice_stepped_look_alikes(change):
     r, _ = run(TWICE.replace(*change))
     assert "TM202" not in codes(r), r.findings
+
+
+LIGHTNING_MANUAL = """
+import lightning.pytorch as pl
+class VAE(pl.LightningModule):
+    def __init__(self, k):
+        super().__init__()
+        self.automatic_optimization = False
+        self.k = k
+
+    def training_step(self, batch, batch_idx):
+        g_opt, d_opt = self.optimizers()
+        loss = self.loss(batch)
+        g_opt.zero_grad()
+        self.manual_backward(loss / self.k)
+        if (batch_idx + 1) % self.k == 0:
+            self.clip_gradients(g_opt, gradient_clip_val=1.0)
+            g_opt.step()
+"""
+
+
+def test_lightning_manual_optimization_accumulation_wiped():
+    r, out = run(LIGHTNING_MANUAL)
+    assert codes(r) == ["TM202"] and "`g_opt.zero_grad()`" in r.findings[0].message
+    r, out = run(LIGHTNING_MANUAL, unsafe=True)
+    assert "            g_opt.step()\n            g_opt.zero_grad()\n" in out
+    assert out.count("zero_grad()") == 1
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # automatic optimization: Lightning zeroes (the class does not turn it off)
+        ("        self.automatic_optimization = False\n", ""),
+        # the step is every batch
+        ("        if (batch_idx + 1) % self.k == 0:\n", "        if self.global_step >= 0:\n"),
+        # not an optimizer of self.optimizers()
+        ("        g_opt.zero_grad()\n", "        other.zero_grad()\n"),
+        # already right
+        ("        g_opt.zero_grad()\n        self.manual_backward(loss / self.k)\n",
+         "        self.manual_backward(loss / self.k)\n"),
+        # not the training step
+        ("    def training_step(self, batch, batch_idx):\n", "    def my_step(self, batch, batch_idx):\n"),
+    ],
+)
+def test_lightning_look_alikes(change):
+    src = LIGHTNING_MANUAL.replace(*change)
+    if "already" in str(change) or change[0].startswith("        g_opt.zero_grad()\n        self"):
+        src = src.replace("            g_opt.step()\n", "            g_opt.step()\n            g_opt.zero_grad()\n")
+    r, _ = run(src)
+    assert "TM202" not in codes(r), r.findings
+
+
+# --------------------------------------------------------------------------- optimizers held by submodules
+
+SUBMODULE = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 1)
+        self.optimizer = torch.optim.Adam(self.parameters())
+
+class GAN:
+    def __init__(self):
+        self.G, self.D = Net(), Net()
+
+    def train(self, loader):
+        for x in loader:
+            self.D(x).mean().backward()
+            self.D.optimizer.step()
+            self.G.zero_grad()
+            self.D(self.G(x)).mean().backward()
+            self.G.optimizer.step()
+"""
+
+
+def test_optimizer_of_a_submodule_steps_that_submodule():
+    r, out = run(SUBMODULE)
+    assert codes(r) == ["TM201"] and "`self.D.optimizer.step()`" in r.findings[0].message
+    assert "            self.D.optimizer.zero_grad()\n            self.D(x).mean().backward()\n" in out
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("            self.G.zero_grad()\n", "            self.G.zero_grad()\n            self.D.zero_grad()\n"),
+        ("            self.D(x).mean().backward()\n", "            self.zero_grad()\n            self.D(x).mean().backward()\n"),
+        # built outside a method of its module: whose `self` is unknown, any self.* clears
+        ("        self.optimizer = torch.optim.Adam(self.parameters())\n", ""),
+    ],
+)
+def test_optimizer_of_a_submodule_look_alikes(change):
+    src = SUBMODULE.replace(*change)
+    if not change[1]:
+        src = src.replace("        self.G, self.D = Net(), Net()\n",
+                          "        self.G, self.D = Net(), Net()\n        self.D.optimizer = make(self.parameters())\n")
+    r, _ = run(src)
+    assert "TM201" not in codes(r), r.findings

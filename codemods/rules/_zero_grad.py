@@ -4,7 +4,8 @@ and what may clear the gradients.
 The analysis is deliberately conservative (precision first): anything that might clear
 the gradients counts as clearing them, e.g. a ``zero_grad()`` on any receiver that may be
 the optimizer or one of its models, ``p.grad = None``, ``.grad.zero_()``, a closure, or an
-unknown call that receives the optimizer or the model.  Same-file helpers and methods
+unknown call that receives the optimizer or the model (unless it runs strictly between a
+backward and a step in one block: clearing there would void that step).  Same-file helpers and methods
 are followed, with their parameters bound to the caller's arguments.  Loops driven by a
 framework (Lightning ``training_step``, ``accelerator.accumulate``, a DeepSpeed-style
 engine that both runs ``backward`` and ``step``) and ``step(closure)`` loops are skipped.
@@ -112,6 +113,27 @@ def models_of(sem: SemanticModel, ctors: list) -> Optional[set[str]]:
         if not found:
             return None
     return out
+
+
+def rebased(sem: SemanticModel, text: str, ctors: list, models: Optional[set[str]]) -> Optional[set[str]]:
+    """The modules of ``models_of`` as the loop names them.  An optimizer a module builds
+    for itself in a method (``self.optimizer = Adam(self.parameters())``) and that the
+    loop reaches as ``X.optimizer`` (``self.discriminator.optimizer``) steps ``X``'s
+    parameters: that method's ``self`` is ``X``.  None when a ``self`` of a constructor
+    cannot be so named."""
+    if not models or not any(m == "self" or m.startswith("self.") for m in models):
+        return models
+    base, _, attr = text.rpartition(".")
+    for call in ctors:
+        stmt = sem.statement_of(call)
+        fn = sem.enclosing(call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+        if not (
+            base and isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and sem.dotted(stmt.targets[0]) == "self." + attr
+            and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(sem.parent(fn), ast.ClassDef)
+        ):
+            return None
+    return {base + m[4:] if m == "self" or m.startswith("self.") else m for m in models}
 
 
 def innermost_loop(sem: SemanticModel, node):
@@ -312,7 +334,7 @@ class Analysis:
             st = facts.steppers.get(text)
             if st is None:
                 st = facts.steppers[text] = Stepper(text, opt_expr, b)
-                st.models = models_of(sem, b.ctors) if b.kind == "opt" else None
+                st.models = rebased(sem, text, b.ctors, models_of(sem, b.ctors)) if b.kind == "opt" else None
             st.calls.append(c)
         # unknown receivers are dropped when a known optimizer steps; never a scheduler
         if any(s.known for s in facts.steppers.values()):
@@ -561,17 +583,17 @@ class Analysis:
         return False
 
 
-def always_backward(sem: SemanticModel, stmt) -> bool:
+def always_backward(sem: SemanticModel, stmt, names: tuple = ("backward",)) -> bool:
     """``stmt`` runs a ``backward()`` whenever it runs: a simple statement with one, a
     ``with`` block or an ``if`` whose every branch has one (``if scaler:
     scaler.scale(loss).backward() else: loss.backward()``)."""
     if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
-        return any(isinstance(n, ast.Call) and sem.method_name(n) == "backward" for n in sem.walk(stmt, scopes=False))
+        return any(isinstance(n, ast.Call) and sem.method_name(n) in names for n in sem.walk(stmt, scopes=False))
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
-        return any(always_backward(sem, s) for s in stmt.body)
+        return any(always_backward(sem, s, names) for s in stmt.body)
     if isinstance(stmt, ast.If):
-        return bool(stmt.orelse) and any(always_backward(sem, s) for s in stmt.body) and any(
-            always_backward(sem, s) for s in stmt.orelse)
+        return bool(stmt.orelse) and any(always_backward(sem, s, names) for s in stmt.body) and any(
+            always_backward(sem, s, names) for s in stmt.orelse)
     return False
 
 
@@ -671,38 +693,117 @@ def wiped_window(an: "Analysis", loop, st: Stepper, facts: LoopFacts) -> Optiona
     if not (zr == st.text or st.models is not None and zr is not None and any(related(zr, m) for m in st.models)):
         return None
     zi = next(k for k, s in enumerate(loop.body) if s is zstmt)
-    bi = next((k for k in range(zi + 1, len(loop.body)) if always_backward(sem, loop.body[k])), None)
-    if bi is None:
+    watched = an.watched(st, facts, set(facts.steppers))
+    return _wiped_body(an, loop, zi, st.calls, loop_counters(sem, loop), ("backward",),
+                       lambda path: an._scan(path, st, facts, watched, set()) is not None)
+
+
+def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str], backwards: tuple,
+                restores) -> Optional[Wiped]:
+    """The part of :func:`wiped_window` after the zero_grad() (``owner.body[zi]``): a
+    backward() every iteration after it, every step of its optimizer (``steps``) in one
+    later ``if`` of ``owner.body`` whose test is a window of ``counters``, no backward in
+    that ``if``, and nothing between the zero_grad() and the last step that ``restores``
+    (a predicate on the statements in between) may put gradients back."""
+    sem = an.sem
+    body = owner.body
+    z = sole_call(body[zi])
+    bi = next((k for k in range(zi + 1, len(body)) if always_backward(sem, body[k], backwards)), None)
+    if bi is None or not steps:
         return None
     guard = None
-    for c in st.calls:
-        top = next((a for a in sem.ancestors(c) if sem.parent(a) is loop), None)
+    for c in steps:
+        top = next((a for a in sem.ancestors(c) if sem.parent(a) is owner), None)
         if not isinstance(top, ast.If) or guard not in (None, top) or not an._within(c, top.body):
             return None
         guard = top
-    gi = next((k for k, s in enumerate(loop.body) if s is guard), None)
-    if gi is None or gi < bi or not window_test(sem, guard.test, loop_counters(sem, loop)):
+    gi = next((k for k, s in enumerate(body) if s is guard), None)
+    if gi is None or gi < bi or not window_test(sem, guard.test, counters):
         return None
     # every backward of the loop runs outside the window (else it is not accumulating)
-    if any(an._within(n, [guard]) for n in sem.walk(guard) if isinstance(n, ast.Call) and sem.method_name(n) == "backward"):
+    if any(isinstance(n, ast.Call) and sem.method_name(n) in backwards for n in sem.walk(guard)):
         return None
-    last = max(st.calls, key=lambda c: (c.lineno, c.col_offset))
+    last = max(steps, key=lambda c: (c.lineno, c.col_offset))
     after = next(s for s in guard.body if an._within(last, [s]))
     # nothing unknown between the zero_grad() and the window end may restore gradients
-    path = loop.body[zi + 1:gi] + guard.body[:guard.body.index(after) + 1]
-    if an._scan(path, st, facts, an.watched(st, facts, set(facts.steppers)), set()):
+    if restores(body[zi + 1:gi] + guard.body[:guard.body.index(after) + 1]):
         return None
     # a step through a scaler: the zero_grad() goes after the scaler's update()
     k = guard.body.index(after)
-    scalers = {sem.dotted(sem.receiver(c)) for c in st.calls if c.args}
+    scalers = {sem.dotted(sem.receiver(c)) for c in steps if c.args}
     while k + 1 < len(guard.body):
         nxt = sole_call(guard.body[k + 1])
         if nxt is None or sem.method_name(nxt) != "update" or sem.dotted(sem.receiver(nxt)) not in scalers:
             break
         k += 1
-    unscale = next((n for s in loop.body[zi + 1:gi] for n in sem.walk(s)
+    unscale = next((n for s in body[zi + 1:gi] for n in sem.walk(s)
                     if isinstance(n, ast.Call) and sem.method_name(n) == "unscale_"), None)
     return Wiped(z, guard, guard.body[k], unscale)
+
+
+def lightning_wiped(an: "Analysis", fn) -> list:
+    """:func:`wiped_window` for a Lightning ``training_step`` under manual optimization
+    (the class sets ``self.automatic_optimization = False``): Lightning calls it once per
+    batch with ``batch_idx`` counting the batches and clears nothing itself, so its body is
+    one iteration.  ``opt.zero_grad(); self.manual_backward(loss); if (batch_idx + 1) % k
+    == 0: opt.step()`` with ``opt`` from ``self.optimizers()``: one :class:`Wiped` per
+    optimizer."""
+    sem = an.sem
+    cls = sem.parent(fn)
+    pos = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    if fn.name != "training_step" or not isinstance(cls, ast.ClassDef) or len(pos) < 3:
+        return []
+    if not any(N.framework_of(q) == "Lightning" for q in sem.base_qualnames(cls)):
+        return []
+    if not any(
+        isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is False
+        and any(sem.dotted(t) == "self.automatic_optimization" for t in n.targets)
+        for n in sem.walk(cls)
+    ):
+        return []
+    calls = [n for s in fn.body for n in sem.walk(s) if isinstance(n, ast.Call)]
+    # something that may put gradients back or clear them otherwise: not this shape
+    if any(isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)) and any(
+            touches_grad(t) for t in (n.targets if isinstance(n, (ast.Assign, ast.Delete)) else [n.target]))
+           for s in fn.body for n in sem.walk(s)):
+        return []
+    counter = pos[2]
+    if any(isinstance(n, ast.Name) and n.id == counter and not isinstance(n.ctx, ast.Load) for s in fn.body for n in sem.walk(s)):
+        return []
+    out = []
+    for zi, stmt in enumerate(fn.body):
+        z = sole_call(stmt)
+        if z is None or sem.method_name(z) != "zero_grad":
+            continue
+        recv = sem.receiver(z)
+        text = sem.dotted(recv)
+        origins = sem.origins(recv)
+        if text is None or not origins or not all(
+            o.kind in (OriginKind.VALUE, OriginKind.PART) and isinstance(o.node, ast.Call)
+            and sem.method_name(o.node) == "optimizers" and sem.dotted(sem.receiver(o.node)) == "self"
+            for o in origins
+        ):
+            continue
+        if sum(1 for c in calls if sem.method_name(c) == "zero_grad" and sem.dotted(sem.receiver(c)) == text) != 1:
+            continue
+        steps = [c for c in calls if sem.method_name(c) == "step" and sem.dotted(sem.receiver(c)) == text]
+        if any(c.args or c.keywords for c in steps):
+            continue  # step(closure)
+
+        def restores(path, text=text):
+            # an unknown call given the optimizer (methods of self: Lightning's or the class's own)
+            for c in (n for s in path for n in sem.walk(s) if isinstance(n, ast.Call)):
+                if known(sem, c) or sem.dotted(sem.receiver(c)) in ("self", text) and sem.method_name(c):
+                    continue
+                if any(sem.dotted(n) == text for a in [*c.args, *(k.value for k in c.keywords)] for n in sem.walk(a)
+                       if isinstance(n, (ast.Name, ast.Attribute))):
+                    return True
+            return False
+
+        w = _wiped_body(an, fn, zi, steps, {counter}, ("backward", "manual_backward"), restores)
+        if w is not None:
+            out.append((w, text))
+    return out
 
 
 def unzeroed_steps(an: "Analysis", loop, st: Stepper, facts: LoopFacts) -> list:

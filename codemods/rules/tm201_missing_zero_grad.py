@@ -23,7 +23,10 @@ class MissingZeroGrad(Rule):
 
     Gradient accumulation (a step under `if (i + 1) % k == 0:`), `model.zero_grad()`,
     `p.grad = None`, LBFGS closures, Lightning, Accelerate and DeepSpeed loops, and
-    unknown calls that receive the optimizer or the model are not reported.  Helpers and
+    unknown calls that receive the optimizer or the model are not reported, except a call
+    that runs strictly between a `backward()` and the step in the same block
+    (`loss.backward(); clip_gradient(optimizer, c); optimizer.step()`): clearing there
+    would leave that step nothing to apply, so it is not taken to clear.  Helpers and
     methods of the same file that the loop calls are read, with their parameters bound
     to the loop's arguments.
 
@@ -50,7 +53,10 @@ class MissingZeroGrad(Rule):
     parameters or a builder function) or a parameter whose callers are not all known;
     otherwise unsafe.  A step under a condition that is not an accumulation window
     (`if torch.isfinite(loss):`) still gets the `zero_grad()` at the top of the loop;
-    an accumulation window is reported only.  With several optimizers in the loop the
+    an accumulation window is reported only.  A step that runs under a condition
+    together with every backward of the loop, in its block (`if len(batch) == n:
+    loss.backward(); optimizer.step()`), gets the `zero_grad()` right before that
+    backward.  With several optimizers in the loop the
     `zero_grad()` goes right before the backward that feeds that optimizer's step, when
     that pairing is straight-line code.
     """
@@ -71,6 +77,8 @@ class MissingZeroGrad(Rule):
     invalid = (
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
         "    criterion(model(x), y).backward()\n    opt.step()\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
+        "    criterion(model(x), y).backward()\n    utils.clip_gradient(opt, 0.5)\n    opt.step()\n",
     )
 
     @classmethod

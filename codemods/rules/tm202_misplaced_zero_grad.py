@@ -8,19 +8,26 @@ from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._zero_grad import (
     _COMPOUND, _LOOPS, _SCOPES, SCALER_METHODS, Analysis, LoopFacts, Stepper, binding, direct, framework_skip,
     backward_run, known, method_may_be_called, models_of, moved_stmt, new_zero, related, sole_call, unzeroed_steps,
-    wiped_window,
+    lightning_wiped, wiped_window,
 )
 
 
 class MisplacedZeroGrad(Rule):
     """## What it does
     Finds `optimizer.zero_grad()` calls in the wrong place: once per epoch in an outer
-    loop while the inner loop steps every batch, or between `loss.backward()` and
-    `optimizer.step()` in the same block.
+    loop while the inner loop steps every batch; between `loss.backward()` and
+    `optimizer.step()` in the same block; on every micro-batch of a gradient accumulation
+    window (`zero_grad()` before each backward while the step runs under
+    `if (i + 1) % k == 0:`, in a loop or in a Lightning `training_step` with manual
+    optimization); or before only one of two steps of the same optimizer in an iteration.
 
     ## Why is this bad?
     Once per epoch, gradients still accumulate across every batch of the epoch.  Between
     backward and step, the step sees no gradient at all and the model does not learn.
+    Every micro-batch, the accumulated gradients are wiped and each step applies only the
+    last micro-batch's: the effective batch is k times smaller than intended.  Before one
+    of two steps only, the other step also applies the gradients the previous step
+    already applied.
 
     ## Example
     ```python
@@ -29,6 +36,12 @@ class MisplacedZeroGrad(Rule):
         for x, y in loader:
             loss = criterion(model(x), y)
             loss.backward()
+            optimizer.step()
+
+    for i, (x, y) in enumerate(loader):
+        optimizer.zero_grad()
+        (criterion(model(x), y) / k).backward()
+        if (i + 1) % k == 0:
             optimizer.step()
     ```
 
@@ -40,20 +53,43 @@ class MisplacedZeroGrad(Rule):
             loss = criterion(model(x), y)
             loss.backward()
             optimizer.step()
+
+    for i, (x, y) in enumerate(loader):
+        (criterion(model(x), y) / k).backward()
+        if (i + 1) % k == 0:
+            optimizer.step()
+            optimizer.zero_grad()
     ```
+
+    An accumulation window is one the code shows: `C % k == 0` (or `not C % k`, or
+    either inside an `and`/`or`) with `C` the loop's target or a counter incremented by
+    the loop body (`global_step += 1`), or `batch_idx` in a `training_step`.  A step under
+    any other condition (`if torch.isfinite(loss):`, `if should_step(i):`), a zero_grad()
+    under the window's condition, the zero_grad() of another optimizer, a backward inside
+    the window, an unknown call given the optimizer between the zero_grad() and the step
+    (it may put gradients back), Lightning automatic optimization and
+    `accelerator.accumulate` are not reported.
 
     ## Fix safety
     The call is moved as written (arguments such as `set_to_none=True` and its comment
     are kept): into the inner loop as its first statement, or before the backward
     statement(s) that feed the step.  Safe when the code in between is straight-line and
     the optimizer is a known `torch.optim` optimizer; otherwise reported or offered as an
-    unsafe fix.
+    unsafe fix.  For a wiped accumulation window the zero_grad() moves into the window's
+    block right after the step (after the scaler's `update()`); the fix is always unsafe:
+    the code between the old and the new place (clipping, logging, another loss's
+    backward that reaches these parameters) now sees the accumulated gradients, and each
+    step applies k micro-batches' worth (divide the loss by k if it is not).  With a
+    scaler's `unscale_()` on every micro-batch it is reported only (moved, `unscale_()`
+    would run twice before `update()` and raise).  For a second step that was not
+    cleared, `optimizer.zero_grad()` is inserted before the backward that feeds it, as an
+    unsafe fix: an earlier backward of the iteration may have been meant for that step.
     """
 
     code = "TM202"
     name = "misplaced-zero-grad"
     pitfall = "zero_grad"
-    summary = "zero_grad() outside the loop that steps, or between backward() and step()"
+    summary = "zero_grad() once per epoch, between backward() and step(), or every micro-batch of an accumulation window"
     severity = Severity.BUG
     # clearing operations: zero_grad(), p.grad = None, p.grad.zero_(), zero_gradients(...)
     needles = ("grad", "zero", "Zero", "ZERO")
@@ -63,12 +99,18 @@ class MisplacedZeroGrad(Rule):
     valid = (
         "for epoch in range(3):\n    for x, y in loader:\n        opt.zero_grad()\n        loss(x, y).backward()\n"
         "        opt.step()\n",
+        "for i, (x, y) in enumerate(loader):\n    (loss(x, y) / k).backward()\n    if (i + 1) % k == 0:\n"
+        "        opt.step()\n        opt.zero_grad()\n",
+        "for i, (x, y) in enumerate(loader):\n    opt.zero_grad()\n    loss(x, y).backward()\n"
+        "    if torch.isfinite(loss(x, y)):\n        opt.step()\n",
     )
     invalid = (
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(3):\n"
         "    opt.zero_grad()\n    for x, y in loader:\n        loss(x, y).backward()\n        opt.step()\n",
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
         "    loss(x, y).backward()\n    opt.zero_grad()\n    opt.step()\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor i, (x, y) in enumerate(loader):\n"
+        "    opt.zero_grad()\n    (loss(x, y) / k).backward()\n    if (i + 1) % k == 0:\n        opt.step()\n",
     )
 
     @classmethod
@@ -97,6 +139,11 @@ class MisplacedZeroGrad(Rule):
                     if step not in seen:
                         seen.add(step)
                         yield self._unzeroed(ctx, an, st, step, prev)
+        for fn in ctx.sem.find(ast.FunctionDef, containing=("manual_backward",)):
+            for w, text in lightning_wiped(an, fn):
+                if w.zero not in seen:
+                    seen.add(w.zero)
+                    yield self._wiped_finding(ctx, w, text)[1]
         yield from self._between(ctx, an, seen)
 
     # 2.5: an optimizer stepped twice per iteration, cleared before one of the steps only
@@ -121,12 +168,14 @@ class MisplacedZeroGrad(Rule):
     def _wiped(self, ctx, an: Analysis, loop, facts: LoopFacts, st: Stepper):
         sem = ctx.sem
         w = wiped_window(an, loop, st, facts)
-        if w is None:
-            return None
+        return None if w is None else self._wiped_finding(ctx, w, st.text)
+
+    def _wiped_finding(self, ctx, w, text: str):
+        sem = ctx.sem
         z = w.zero
         zt = sem.segment(z).strip()
         msg = (
-            f"`{zt}` runs every iteration before backward() while `{st.text}` steps only under"
+            f"`{zt}` runs every iteration before backward() while `{text}` steps only under"
             f" `if {sem.segment(w.guard.test)}:` (line {w.guard.lineno}): it wipes the accumulated gradients and each"
             " step applies only the last micro-batch's; clear them after the step, inside that block"
         )
