@@ -264,6 +264,8 @@ class Analysis:
         self.sem = sem
         self.loops = [l for l in sem.find(*_LOOPS, containing=("backward",)) if sem._contains(l, ("step",))]
         self._facts: dict = {}
+        self._cleared: dict = {}  # (loop, optimizer text, optimizers) -> may_clear over the whole body
+        self._exempt: dict = {}  # (loop, optimizer text) -> between_backward_and_step
 
     @classmethod
     def of(cls, ctx) -> "Analysis":
@@ -410,8 +412,16 @@ class Analysis:
     def may_clear(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str], body: Optional[list] = None) -> Optional[str]:
         """Why ``st``'s gradients may be cleared inside the loop body (or ``body``, the
         statements of one path through it), or None."""
-        return self._scan(loop.body if body is None else body, st, facts, self.watched(st, facts, all_opts), set(),
-                          self.between_backward_and_step(loop, st))
+        key = (loop, st.text, frozenset(all_opts))
+        if body is None and key in self._cleared:
+            return self._cleared[key]
+        exempt = self._exempt.get((loop, st.text))
+        if exempt is None:
+            exempt = self._exempt[(loop, st.text)] = self.between_backward_and_step(loop, st)
+        why = self._scan(loop.body if body is None else body, st, facts, self.watched(st, facts, all_opts), set(), exempt)
+        if body is None:
+            self._cleared[key] = why
+        return why
 
     @staticmethod
     def watched(st: Stepper, facts: LoopFacts, all_opts: set[str]) -> set[str]:

@@ -28,7 +28,11 @@ zero_grad (installed by ``install_zero_grad``)
     * ``TM202``: a leaked gradient was stepped although clearing was observed somewhere in
       the run (zero_grad in the wrong place, e.g. once per epoch); or ``step()`` ran when every
       parameter that the last ``backward()`` reached had its gradient cleared again
-      (zero_grad between ``backward()`` and ``step()``: the step discards the gradients).
+      (zero_grad between ``backward()`` and ``step()``: the step discards the gradients);
+      or every gradient a ``backward()`` wrote was cleared (set to None, replaced, or all
+      zeros) before any ``step()`` applied it (zero_grad on every micro-batch of a gradient
+      accumulation window; reported at that backward()).  A closure's backward() that
+      ``step()`` evaluates (LBFGS) counts as applied.
 
     Only ``loss.backward()`` / ``torch.autograd.backward`` count (``torch.autograd.grad``
     does not write ``.grad``).  Not detected: an extra ``backward()`` before the first step
