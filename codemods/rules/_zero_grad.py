@@ -323,7 +323,7 @@ class Analysis:
                 rb, ab = binding(sem, recv), binding(sem, arg)
                 if rb.kind == "sched":
                     continue  # scheduler.step(metric)
-                if rb.kind == "scaler" or rtext in facts.scalers and rb.kind == "unknown" \
+                if rb.kind == "scaler" or rtext in facts.scalers and rb.kind in ("unknown", "param") \
                         or ab.kind in ("opt", "param") and rb.kind != "opt":
                     opt_expr, b = arg, ab
                 else:
