@@ -1202,3 +1202,19 @@ def test_optimizer_of_a_submodule_look_alikes(change):
                           "        self.G, self.D = Net(), Net()\n        self.D.optimizer = make(self.parameters())\n")
     r, _ = run(src)
     assert "TM201" not in codes(r), r.findings
+
+
+def test_scaler_parameter_recognised_by_its_use():
+    src = """
+    def train(model, scaler, loader, k):
+        opt = build_optimizer(model)
+        for i, (x, y) in enumerate(loader):
+            opt.zero_grad()
+            scaler.scale(model(x).sum()).backward()
+            if (i + 1) % k == 0:
+                scaler.step(opt)
+                scaler.update()
+    """
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM202"]
+    assert "            scaler.update()\n            opt.zero_grad()\n" in out
