@@ -992,6 +992,18 @@ def test_accumulation_wiped_look_alikes(change):
     assert "TM202" not in codes(r), r.findings
 
 
+def test_accumulation_wiped_while_the_window_also_clears_after_its_step():
+    """(ZiqiaoPeng/DualTalk#9) ``zero_grad()`` before every backward and again after the
+    windowed step: the first one wipes the window; the fix drops it."""
+    src = WIPED.replace("        opt.step()\n", "        opt.step()\n        opt.zero_grad()\n")
+    r, out = run(src, unsafe=True)
+    assert codes(r) == ["TM202"] and "drop this call" in r.findings[0].message
+    assert body(out) == textwrap.dedent(src).replace("    # fresh gradients\n    opt.zero_grad(set_to_none=True)\n", "")
+    # a clearing in the window before the step is no such window
+    other = WIPED.replace("        opt.step()\n", "        opt.zero_grad()\n        opt.step()\n")
+    assert "TM202" not in [f.code for f in run(other)[0].findings if "micro-batch" in f.message]
+
+
 def test_correct_accumulation_is_silent():
     src = WIPED.replace("    # fresh gradients\n    opt.zero_grad(set_to_none=True)\n", "").replace(
         "        opt.step()\n", "        opt.step()\n        model.zero_grad()\n")

@@ -682,20 +682,25 @@ class Wiped:
     guard: ast.If  # the accumulation window's ``if``
     after: ast.stmt  # the statement of the window's block the zero_grad() belongs after
     unscale: Optional[ast.Call] = None  # a scaler's unscale_() that runs every iteration
+    cleared_after: bool = False  # the window already clears the gradients after its step
 
 
 def wiped_window(an: "Analysis", loop, st: Stepper, facts: LoopFacts) -> Optional[Wiped]:
     """A gradient accumulation window that the loop wipes: ``st.zero_grad()`` runs every
     iteration (a statement of the loop body) before a ``backward()`` that also runs every
     iteration, while every step of ``st`` runs in one later ``if C % k == 0:`` block; no
-    other clearing of ``st`` in the loop, and nothing unknown between the zero_grad() and
-    the steps that may put gradients back.  Each step then applies the last micro-batch's
-    gradients only."""
+    other clearing of ``st`` in the loop but in that block after its last step (``if i %
+    k == 0: optimizer.step(); optimizer.zero_grad()``), and nothing unknown between the
+    zero_grad() and the steps that may put gradients back.  Each step then applies the
+    last micro-batch's gradients only."""
     sem = an.sem
     zeros = an.zero_ops(loop.body, st, facts)
-    if len(zeros) != 1 or not isinstance(zeros[0], ast.Call) or sem.method_name(zeros[0]) != "zero_grad":
+    top = [x for x in zeros if isinstance(x, ast.Call) and sem.method_name(x) == "zero_grad"
+           and any(s is sem.statement_of(x) for s in loop.body)]
+    if len(top) != 1:
         return None
-    z = zeros[0]
+    z = top[0]
+    others = [x for x in zeros if x is not z]
     zstmt = sem.statement_of(z)
     zr = sem.dotted(sem.receiver(z))
     if sole_call(zstmt) is not z or not any(s is zstmt for s in loop.body):
@@ -705,16 +710,18 @@ def wiped_window(an: "Analysis", loop, st: Stepper, facts: LoopFacts) -> Optiona
     zi = next(k for k, s in enumerate(loop.body) if s is zstmt)
     watched = an.watched(st, facts, set(facts.steppers))
     return _wiped_body(an, loop, zi, st.calls, loop_counters(sem, loop), ("backward",),
-                       lambda path: an._scan(path, st, facts, watched, set()) is not None)
+                       lambda path: an._scan(path, st, facts, watched, set()) is not None, others)
 
 
 def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str], backwards: tuple,
-                restores) -> Optional[Wiped]:
+                restores, others: list = ()) -> Optional[Wiped]:
     """The part of :func:`wiped_window` after the zero_grad() (``owner.body[zi]``): a
     backward() every iteration after it, every step of its optimizer (``steps``) in one
     later ``if`` of ``owner.body`` whose test is a window of ``counters``, no backward in
     that ``if``, and nothing between the zero_grad() and the last step that ``restores``
-    (a predicate on the statements in between) may put gradients back."""
+    (a predicate on the statements in between) may put gradients back.  ``others``: the
+    loop's other clearings of the optimizer, which must all stand in the window's block
+    after its last step."""
     sem = an.sem
     body = owner.body
     z = sole_call(body[zi])
@@ -735,6 +742,9 @@ def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str],
         return None
     last = max(steps, key=lambda c: (c.lineno, c.col_offset))
     after = next(s for s in guard.body if an._within(last, [s]))
+    rest = guard.body[guard.body.index(after) + 1:]
+    if any(not an._within(o, rest) for o in others):
+        return None
     # nothing unknown between the zero_grad() and the window end may restore gradients
     if restores(body[zi + 1:gi] + guard.body[:guard.body.index(after) + 1]):
         return None
@@ -748,7 +758,7 @@ def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str],
         k += 1
     unscale = next((n for s in body[zi + 1:gi] for n in sem.walk(s)
                     if isinstance(n, ast.Call) and sem.method_name(n) == "unscale_"), None)
-    return Wiped(z, guard, guard.body[k], unscale)
+    return Wiped(z, guard, guard.body[k], unscale, cleared_after=bool(others))
 
 
 def lightning_wiped(an: "Analysis", fn) -> list:

@@ -79,7 +79,9 @@ class MisplacedZeroGrad(Rule):
     block right after the step (after the scaler's `update()`); the fix is always unsafe:
     the code between the old and the new place (clipping, logging, another loss's
     backward that reaches these parameters) now sees the accumulated gradients, and each
-    step applies k micro-batches' worth (divide the loss by k if it is not).  With a
+    step applies k micro-batches' worth (divide the loss by k if it is not).  When the
+    window already clears them after its step, the every-micro-batch call is removed
+    instead (unsafe for the same reasons).  With a
     scaler's `unscale_()` on every micro-batch it is reported only (moved, `unscale_()`
     would run twice before `update()` and raise).  For a second step that was not
     cleared, `optimizer.zero_grad()` is inserted before the backward that feeds it, as an
@@ -183,6 +185,16 @@ class MisplacedZeroGrad(Rule):
             return z, ctx.finding(self, z, msg + f" (not moved automatically: `{sem.segment(w.unscale.func)}()` at line"
                                   f" {w.unscale.lineno} runs every iteration and may not run twice before the scaler's update())")
         zstmt = sem.statement_of(z)
+        if w.cleared_after:
+            # ``if i % k == 0: opt.step(); opt.zero_grad()``: the window clears them already
+            def drop(view, zstmt=zstmt):
+                import libcst as cst
+
+                return {view.statement(zstmt): cst.RemoveFromParent()}
+
+            return z, ctx.finding(self, z, msg.replace("; clear them after the step, inside that block",
+                                                       "; that block already clears them after the step: drop this call"),
+                                  Fix(drop, safety=Safety.UNSAFE, message=f"remove `{zt}`"))
 
         def build(view, zstmt=zstmt, after=w.after):
             import libcst as cst
