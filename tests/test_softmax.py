@@ -1239,3 +1239,55 @@ def test_a_view_may_bring_the_softmax_dim_to_the_class_dim():
     assert codes(r) == ["TM502"]
     r, out = run(src.replace(".view(-1, 5)", "").replace("tags)", "tags.view(-1))"))
     assert codes(r) == []  # dim 2 straight into the loss: the loss's class dim is 1
+
+
+# ----------------------------------------------------------------------------- handed to a trainer of another file
+HANDED = """\
+from skorch import NeuralNetClassifier
+from ignite.engine import create_supervised_trainer
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return {ret}
+
+
+"""
+
+
+@pytest.mark.parametrize("call, code", [
+    ("net = NeuralNetClassifier(Net, criterion=nn.CrossEntropyLoss, max_epochs=3)\n", "TM501"),
+    ("model = Net()\ncriterion = nn.CrossEntropyLoss()\ntrainer = create_supervised_trainer(model, opt, criterion)\n", "TM501"),
+    ("trainer = Trainer(model=Net(), loss_fn=torch.nn.CrossEntropyLoss(label_smoothing=0.1))\n", "TM501"),
+])
+def test_a_softmax_model_handed_with_a_cross_entropy_is_reported(call, code):
+    r, out = run(HANDED.format(ret="F.softmax(self.fc(x), dim=1)") + call)
+    assert codes(r) == [code] and r.findings[0].fix is None and not r.changed
+    assert "remove the final softmax" in r.findings[0].message
+    r, _ = run(HANDED.format(ret="F.log_softmax(self.fc(x), dim=1)") + call)
+    assert codes(r) == ["TM502"] and "use NLLLoss" in r.findings[0].message
+
+
+@pytest.mark.parametrize("call", [
+    # the loss skorch uses by default for classifiers: NLLLoss on probabilities (right)
+    "net = NeuralNetClassifier(Net, max_epochs=3)\n",
+    "net = NeuralNetClassifier(Net, criterion=nn.NLLLoss)\n",
+    # not code that trains
+    "print(Net(), nn.CrossEntropyLoss())\n",
+    "import wandb\nwandb.watch(Net(), nn.CrossEntropyLoss())\n",
+    "torch.save({'model': Net(), 'loss': nn.CrossEntropyLoss()}, 'x.pt')\n",
+    # a same-file function: its body is read (here it uses the loss on something else)
+    "def fit(model, crit):\n    return crit(torch.randn(2, 3), torch.zeros(2, dtype=torch.long))\n\n\nfit(Net(), nn.CrossEntropyLoss())\n",
+])
+def test_handed_look_alikes(call):
+    r, _ = run(HANDED.format(ret="F.softmax(self.fc(x), dim=1)") + call)
+    assert codes(r) == []
+
+
+def test_a_logits_model_handed_with_a_cross_entropy_is_silent():
+    r, _ = run(HANDED.format(ret="self.fc(x)") + "net = NeuralNetClassifier(Net, criterion=nn.CrossEntropyLoss)\n")
+    assert codes(r) == []

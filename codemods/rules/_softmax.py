@@ -883,6 +883,21 @@ def rename_callee(view, func: ast.AST, new_name: str) -> dict:
     return {node: cst.Name(new_name)}
 
 
+# callees that take a model and a loss without computing that loss on its output
+_NOT_TRAINERS = ("builtins.", "torch.", "logging.", "wandb.", "mlflow.", "tensorboard", "copy.", "pickle.", "json.")
+
+
+def _argument_of(sem: SemanticModel, e) -> Optional[ast.Call]:
+    """The call ``e`` is an argument of (positional or keyword), if any."""
+    p = sem.parent(e)
+    if isinstance(p, ast.keyword):
+        p = sem.parent(p)
+        return p if isinstance(p, ast.Call) else None
+    if isinstance(p, ast.Call) and any(a is e for a in p.args):
+        return p
+    return None
+
+
 # =========================================================================== the analysis
 class Analysis:
     """Per-file facts shared by both rules (one per Context); ``protos`` is computed once."""
@@ -1035,8 +1050,12 @@ class Analysis:
     def _run(self) -> list[Proto]:
         out: list[Proto] = []
         sites = self.sites()
-        if not sites:
-            return out
+        if sites:
+            out = self._run_sites(sites)
+        return out + self.handed({id(p.node) for p in out})
+
+    def _run_sites(self, sites: list[Site]) -> list[Proto]:
+        out: list[Proto] = []
         framework = self.probability_framework()
         taken = set()
         for site in sites:
@@ -1071,6 +1090,74 @@ class Analysis:
                 seen.add(site.call)
                 out.append(self.foreign_finding(site, m))
         return out
+
+    # ----------------------------------------------------------------- handed to a trainer
+    def handed(self, reported: set) -> list[Proto]:
+        """A model of this file that ends with a (log-)softmax, handed to code of another
+        file together with a cross-entropy loss (``NeuralNetClassifier(Net,
+        criterion=nn.CrossEntropyLoss)``, ``create_supervised_trainer(model, opt,
+        nn.CrossEntropyLoss())``, ``Trainer(model, criterion)``): that code computes the
+        loss on the model's output.  Report only (the loss is not visible here)."""
+        sem = self.sem
+        out: list[Proto] = []
+        done = set(reported)
+        for ref in self._ce_refs():
+            for e in sem.value_uses(ref, through=self._loss_through).uses:
+                call = _argument_of(sem, e)
+                if call is None or id(call) in done or not self._trainer_call(call):
+                    continue
+                done.add(id(call))
+                for a in [*call.args, *(k.value for k in call.keywords)]:
+                    if a is e or isinstance(a, ast.Starred):
+                        continue
+                    for m in self._handed_models(a):
+                        if m is None or m.where or m.index is not None or id(m.anchor) in done:
+                            continue
+                        done.add(id(m.anchor))
+                        code = TM502 if m.soft.log else TM501
+                        callee = sem.segment(call.func)
+                        what, fix = (("applies log_softmax again (redundant)", "use NLLLoss or drop the final log_softmax")
+                                     if m.soft.log else ("expects logits", "remove the final softmax"))
+                        out.append(Proto(code, m.anchor, (
+                            f"`{m.name}` ends with `{sem.segment(m.soft.node)}` and goes to `{callee}` (line {call.lineno})"
+                            f" with the cross-entropy `{sem.segment(e)}`, which {what}: if `{callee}` computes that loss on"
+                            f" the model's output, {fix}")))
+        return out
+
+    def _ce_refs(self) -> list:
+        """The cross-entropy losses of the file as values: each ``CrossEntropyLoss(...)``
+        call, and the class itself where it is not called (``criterion=nn.CrossEntropyLoss``)."""
+        sem = self.sem
+        words = set(self._ce_words()) - {"cross_entropy"}
+        out = []
+        for n in sem.find_named((ast.Name, ast.Attribute), words):
+            if not isinstance(getattr(n, "ctx", None), ast.Load):
+                continue
+            if not any(N.is_cross_entropy_class(q) for q in sem.qualnames(n)):
+                continue
+            p = sem.parent(n)
+            out.append(p if isinstance(p, ast.Call) and p.func is n else n)
+        return out
+
+    def _trainer_call(self, call: ast.Call) -> bool:
+        """A call of code this file does not hold that may train: not a builtin, torch,
+        logging or an experiment tracker's function, not a same-file function (whose
+        body the sites already read)."""
+        sem = self.sem
+        if sem.callee(call) is not None:
+            return False
+        qs = sem.qualnames(call.func)
+        return not any(q.startswith(_NOT_TRAINERS) for q in qs)
+
+    def _handed_models(self, a) -> list:
+        """The models an argument may be: an instance (``models_of``), or a same-file
+        module class passed itself (``NeuralNetClassifier(Net, ...)``)."""
+        sem = self.sem
+        if isinstance(a, ast.Name):
+            bs = sem.reaching(a)
+            if len(bs) == 1 and bs[0].kind is BindingKind.CLASS and isinstance(bs[0].node, ast.ClassDef):
+                return [self.class_model(bs[0].node)]
+        return self.models_of(a) if isinstance(a, (ast.Name, ast.Attribute, ast.Call)) else []
 
     # ----------------------------------------------------------------- direct
     def direct(self, site: Site) -> Optional[Proto]:

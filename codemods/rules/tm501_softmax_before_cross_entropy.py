@@ -15,7 +15,12 @@ class SoftmaxBeforeCrossEntropy(Rule):
     module or the function; a Sequential head whose output `forward` returns, also
     through a name; the one element of a returned tuple that is the softmax, unpacked
     by the caller; a torchvision classifier whose `fc`/`classifier` was replaced by a
-    Sequential ending with the softmax).  The loss object and
+    Sequential ending with the softmax; a transpose/permute of the output that brings
+    the softmax's dim to the class dim).  A model handed to code of another file
+    together with a cross-entropy loss (skorch's `NeuralNetClassifier(Net,
+    criterion=nn.CrossEntropyLoss)`, ignite's `create_supervised_trainer(model, opt,
+    criterion)`, a `Trainer(model=..., loss_fn=...)`) is reported too: such code
+    computes the loss on the model's output.  The loss object and
     the model are followed through names, `self` attributes, function parameters,
     builder functions and `nn.DataParallel`; a model class imported from a sibling
     module is read there.  A softmax on the *target* side (distillation), an attention
@@ -49,8 +54,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     probabilities get `.softmax(dim=...)` re-applied (unsafe; each such line is reported
     too).  When the model is used where the file cannot show how (saved whole, passed to
     an unknown function, the file imported by another one, a skorch wrapper, a model
-    from another module, a softmax returned in a tuple, a replaced torchvision head),
-    the rule only reports.  Comments on a removed line move to
+    from another module, a softmax returned in a tuple, a replaced torchvision head, a
+    model handed to a trainer with the loss), the rule only reports.  Comments on a removed line move to
     the line that remains.
     """
 
