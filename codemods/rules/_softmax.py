@@ -887,6 +887,42 @@ def rename_callee(view, func: ast.AST, new_name: str) -> dict:
 _NOT_TRAINERS = ("builtins.", "torch.", "logging.", "wandb.", "mlflow.", "tensorboard", "copy.", "pickle.", "json.")
 
 
+_PASSED_HITS: dict = {}
+
+
+def _passed_hits(words: tuple):
+    """A ``find_named`` ``keep``: the hits where a name stands as an argument of its own
+    (``f(Net, criterion=nn.CrossEntropyLoss)``): after ``(``, ``,`` or ``=`` (past its
+    dotted prefix) and before ``,`` or ``)``; not an annotation, a call or an import."""
+    got = _PASSED_HITS.get(words)
+    if got is None:
+        def got(text: str, start: int, end: int, hits) -> list:
+            out = []
+            for h in hits:
+                w = next((w for w in words if text.startswith(w, h)), None)
+                if w is None:
+                    continue
+                k = h + len(w)
+                while k < end and text[k] in " \t\r\n\\#":
+                    if text[k] == "#":  # a comment before the line break
+                        nl = text.find("\n", k, end)
+                        k = end if nl < 0 else nl
+                    k += 1
+                if k >= end or text[k] not in ",)":
+                    continue
+                j = h
+                while j > start and (text[j - 1].isalnum() or text[j - 1] in "._"):
+                    j -= 1
+                while j > start and text[j - 1] in " \t\r\n\\":
+                    j -= 1
+                if j > start and text[j - 1] in "(,=" and not text.startswith("==", j - 2):
+                    out.append(h)
+            return out
+
+        _PASSED_HITS[words] = got
+    return got
+
+
 def _argument_of(sem: SemanticModel, e) -> Optional[ast.Call]:
     """The call ``e`` is an argument of (positional or keyword), if any."""
     p = sem.parent(e)
@@ -909,6 +945,7 @@ class Analysis:
         self._class_models: dict = {}
         self._seq_models: dict = {}
         self._sites_by_call: dict = {}
+        self._ctors: list = []  # the CrossEntropyLoss(...) calls that are not called on the spot
         self._moves: dict = {}  # site call -> (dim-moving calls peeled from its input, a view among them)
         self._dim: Optional[str] = None
         self._sites: Optional[list[Site]] = None
@@ -958,6 +995,7 @@ class Analysis:
                     self._add_site(out, p, "inline", [call], sem.segment(call.func) + "()")
                 else:
                     ctors.append(call)
+        self._ctors = ctors
         for ctor in ctors:
             flow = sem.value_uses(ctor, through=self._loss_through)
             for e in flow.uses:
@@ -1128,15 +1166,13 @@ class Analysis:
         """The cross-entropy losses of the file as values: each ``CrossEntropyLoss(...)``
         call, and the class itself where it is not called (``criterion=nn.CrossEntropyLoss``)."""
         sem = self.sem
-        words = set(self._ce_words()) - {"cross_entropy"}
-        out = []
-        for n in sem.find_named((ast.Name, ast.Attribute), words):
-            if not isinstance(getattr(n, "ctx", None), ast.Load):
-                continue
-            if not any(N.is_cross_entropy_class(q) for q in sem.qualnames(n)):
-                continue
-            p = sem.parent(n)
-            out.append(p if isinstance(p, ast.Call) and p.func is n else n)
+        self.sites()
+        out = list(self._ctors)
+        words = tuple(sorted(set(self._ce_words()) - {"cross_entropy"}))
+        for n in sem.find_named((ast.Name, ast.Attribute), words, keep=_passed_hits(words)):
+            if isinstance(getattr(n, "ctx", None), ast.Load) and any(N.is_cross_entropy_class(q) for q in sem.qualnames(n)):
+                if _argument_of(sem, n) is not None:  # passed itself (the screen keeps only such places)
+                    out.append(n)
         return out
 
     def _trainer_call(self, call: ast.Call) -> bool:
