@@ -1226,7 +1226,7 @@ DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 class Trainer:
-    def __init__(self, model: nn.Module, train_loader: DataLoader, valid_loader: DataLoader):
+    def __init__(self, model: nn.Module, train_loader, valid_loader):
         self.model = model.to(DEVICE)
         self.train_loader = train_loader
         self.valid_loader = valid_loader

@@ -1186,8 +1186,7 @@ def made_line_starts(text: str, start: int = 0, end: Optional[int] = None):
             yield ls
 
 
-_TOP_LINE = re.compile(r"^[^ \t\r\n#]", re.M)
-_DEF_LINES = tuple(re.compile(re.escape(w)) for w in ("\nclass ", "\ndef ", "\nasync def ", "\n@"))
+_TOP_LINE = re.compile(r"^[^ \t\r\n#)\]}]", re.M)  # (a closing bracket in column 0 ends a signature)
 
 
 def made_lines_outside_classes(text: str):
@@ -1196,18 +1195,31 @@ def made_lines_outside_classes(text: str):
     moves (:func:`moved_and_called` on the whole text), or in a top-level function or
     class that moves and calls something itself or calls a model the module-level code
     moves (a module class's own lines pass too: :func:`made_tensors` leaves them to
-    TM102).  Read from the text alone (the last line before it that starts in column 0
-    is the top-level statement it belongs to), so that the text gate and
-    :func:`made_tensors` agree however the file is cut."""
+    TM102).  Read from the text alone (the last line at or before it that starts in
+    column 0 is the top-level statement it belongs to), so that the text gate and
+    :func:`made_tensors` agree however the file is cut; each top-level definition is
+    judged once."""
     defs = None
+    judged: dict = {}  # definition start -> (its def/class line, its end, may meet)
     module_code = None
     for ls in made_line_starts(text):
-        if defs is None:  # where the definitions in column 0 start (their line's newline)
-            defs = sorted(d.start() for pat in _DEF_LINES for d in pat.finditer(text))
+        if defs is None:  # where the definitions in column 0 start (a decorator's line for a decorated one)
+            defs = sorted(d.start() + 1 for pat in _DEF_LINES for d in pat.finditer(text))
             if text.startswith(("class ", "def ", "async def ", "@")):
-                defs.insert(0, -1)  # the first line's (no newline before it)
-        k = bisect.bisect_left(defs, ls) - 1
-        where = _outside_classes(text, ls, defs[k] + 1 if k >= 0 else -1)
+                defs.insert(0, 0)
+        k = bisect.bisect_right(defs, ls) - 1
+        where = "code"  # module-level code: before any definition, or after the one above it ends
+        if k >= 0 and defs[k] != ls:
+            got = judged.get(defs[k])
+            if got is None:
+                head, end = _definition_span(text, defs[k])
+                got = judged[defs[k]] = (head, end, None)
+            head, end, may = got
+            if head < ls < end:
+                if may is None:
+                    may = _definition_may_meet(text, head, end)
+                    judged[defs[k]] = (head, end, may)
+                where = may
         if where == "code":
             if module_code is None:
                 module_code = moved_and_called(text)
@@ -1217,37 +1229,59 @@ def made_lines_outside_classes(text: str):
             yield ls
 
 
-def _outside_classes(text: str, ls: int, top: int):
-    """"code" when the line at ``ls`` is module-level code; True when it is in a
-    top-level definition that moves and calls something (:func:`moved_and_called`) or
-    calls a name the module-level code moves; False otherwise."""
-    if top < 0:
-        return "code"  # module-level code before any definition
-    if ls == top:
-        return "code"
-    # module-level code after the definition: a line in column 0 between the two
-    after = _TOP_LINE.search(text, top + 1, ls + 1)
-    if after is not None and not text.startswith("@", after.start()):
-        return "code"
-    nxt = _TOP_LINE.search(text, ls)
-    end = nxt.start() if nxt is not None else len(text)
+def _definition_span(text: str, start: int) -> tuple:
+    """The ``def``/``class`` line of the top-level definition starting at ``start`` (past
+    its decorators) and the end of the definition: the next line in column 0 after it."""
+    head = start
+    while text.startswith("@", head):  # decorators, each maybe over several lines
+        m = _TOP_LINE.search(text, text.find("\n", head) + 1 or len(text))
+        if m is None:
+            return head, len(text)
+        head = m.start()
+    nl = text.find("\n", head)
+    m = _TOP_LINE.search(text, nl + 1) if nl >= 0 else None
+    return head, (m.start() if m is not None else len(text))
+
+
+_DEF_LINES = tuple(re.compile(re.escape(w)) for w in ("\nclass ", "\ndef ", "\nasync def ", "\n@"))
+
+
+def _definition_may_meet(text: str, top: int, end: int) -> bool:
+    """The top-level definition ``text[top:end]`` moves and calls something
+    (:func:`moved_and_called`) or calls a name the module-level code moves; False for
+    a class that defines a ``forward`` (a module, whose own code is TM102's)."""
+    if text.startswith("class ", top) and text.find("def forward", top, end) >= 0:
+        return False  # a trainer defines no forward
     if moved_and_called(text, top, end):
         return True
     # a model the module-level code moves, called in this definition
     return any(_calls_name(text, name, top, end) for name in _module_moved_names(text))
 
 
-# ``model = Net().to(device)`` / ``model.cuda()`` in column 0: the module-level name moved
-_MODULE_MOVE = re.compile(r"^([A-Za-z_]\w*)(?:[ \t]*=(?!=)[^\n]*|(?:\.\w+\([^\n]*\))?)\.(?:to|cuda)\(", re.M)
+_NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 def _module_moved_names(text: str) -> frozenset:
+    """The names module-level code moves: a line in column 0 ``model = <...>.to(`` /
+    ``model.to(`` / ``model.<...>.cuda(``."""
     return _module_moved_cached(text) if ".to(" in text or ".cuda(" in text else frozenset()
 
 
 @functools.lru_cache(maxsize=4)
 def _module_moved_cached(text: str) -> frozenset:
-    return frozenset(m.group(1) for m in _MODULE_MOVE.finditer(text))
+    out = set()
+    for needle in (".to(", ".cuda("):
+        i = text.find(needle)
+        while i >= 0:
+            ls = text.rfind("\n", 0, i) + 1
+            m = _NAME.match(text, ls, i)
+            if m is not None:
+                rest = text[m.end():i]
+                after = rest.lstrip(" \t")
+                if rest == "" or rest.startswith(".") or (after.startswith("=") and not after.startswith("==")):
+                    out.add(m.group(0))
+            i = text.find(needle, i + 1)
+    return frozenset(out)
 
 
 def _calls_name(text: str, name: str, start: int, end: int) -> bool:

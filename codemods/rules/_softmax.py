@@ -946,6 +946,7 @@ class Analysis:
         self._seq_models: dict = {}
         self._sites_by_call: dict = {}
         self._ctors: list = []  # the CrossEntropyLoss(...) calls that are not called on the spot
+        self._uses: dict = {}  # such a call -> its value_uses
         self._moves: dict = {}  # site call -> (dim-moving calls peeled from its input, a view among them)
         self._dim: Optional[str] = None
         self._sites: Optional[list[Site]] = None
@@ -997,7 +998,7 @@ class Analysis:
                     ctors.append(call)
         self._ctors = ctors
         for ctor in ctors:
-            flow = sem.value_uses(ctor, through=self._loss_through)
+            flow = self._uses[ctor] = sem.value_uses(ctor, through=self._loss_through)
             for e in flow.uses:
                 p = sem.parent(e)
                 label = sem.segment(e)
@@ -1140,7 +1141,10 @@ class Analysis:
         out: list[Proto] = []
         done = set(reported)
         for ref in self._ce_refs():
-            for e in sem.value_uses(ref, through=self._loss_through).uses:
+            flow = self._uses.get(ref)
+            if flow is None:
+                flow = sem.value_uses(ref, through=self._loss_through)
+            for e in flow.uses:
                 call = _argument_of(sem, e)
                 if call is None or id(call) in done or not self._trainer_call(call):
                     continue

@@ -20,6 +20,7 @@ from ._device import (
     witness_owners, LOADER_ANNOTATION,
 )
 from ._main_guard import is_main_guard
+from ._tensor_device import is_test_path
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_DEFS, ast.ClassDef, ast.Lambda)
@@ -1239,7 +1240,8 @@ class DeviceBatchNotMoved(Rule):
             batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
             batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
             batches += taken_samples(sem, loader_calls)
-        batches += made_tensors(sem)
+        if not is_test_path(ctx.path):  # (test code makes CPU tensors on purpose: compared with device results)
+            batches += made_tensors(sem)
         framework = None if loader_calls else ...  # (asked when a made tensor's flow needs it)
         for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
             flow = _Flow(sem, lp)
