@@ -53,6 +53,7 @@ __all__ = [
     "file_mentions_device", "mentions_device", "visible_at", "guard_of", "non_blocking_style", "is_torch_call",
     "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
     "made_lines_outside_classes", "param_loader", "witness_owners", "annotated_loader", "LOADER_ANNOTATION",
+    "device_move", "DEVICE_KEEP_METHODS", "class_moves_arguments",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -357,6 +358,28 @@ def is_module_class(sem: SemanticModel, cls: ast.ClassDef) -> bool:
     return any(q in _MODULE_BASES or N.is_module_class(q) for q in sem.base_qualnames(cls))
 
 
+def class_moves_arguments(sem: SemanticModel, cls: ast.ClassDef) -> bool:
+    """A method of the same-file class ``cls`` moves what it receives (``x =
+    x.to(self.device)`` on a parameter or a loop variable): it places its inputs
+    itself.  Tensors it makes (``torch.zeros(...).to(device)``) do not count."""
+    for fn in (s for s in cls.body if isinstance(s, _DEFS)):
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
+        loop_vars = {
+            n.id for node in ast.walk(fn) if isinstance(node, (ast.For, ast.comprehension))
+            for n in ast.walk(node.target) if isinstance(n, ast.Name)
+        }
+        for m in ast.walk(fn):
+            if isinstance(m, ast.Call) and move_of(sem, m) is not None:
+                r = m.func.value
+                while isinstance(r, (ast.Attribute, ast.Subscript)) or (
+                    isinstance(r, ast.Call) and isinstance(r.func, ast.Attribute)
+                ):
+                    r = r.func.value if isinstance(r, ast.Call) else r.value
+                if isinstance(r, ast.Name) and (r.id in params or r.id in loop_vars):
+                    return True
+    return False
+
+
 @dataclass
 class ModelState:
     """What is known about the module a call runs, at that call.
@@ -605,6 +628,45 @@ def _attr_stmt_moves(sem: SemanticModel, expr: ast.Attribute, use) -> list:
         if sem.instance_class(a.value) is cls and isinstance(a.ctx, ast.Load):
             refs.append(a)
     return _stmt_moves(sem, refs, use)
+
+
+# tensor methods whose result stays on the device of the tensor they are called on
+DEVICE_KEEP_METHODS = frozenset({
+    "float", "double", "half", "long", "int", "bfloat16", "view", "reshape", "unsqueeze", "squeeze", "clone",
+    "detach", "contiguous", "flatten", "t", "requires_grad_", "sum", "mean", "max", "min", "pow", "sqrt", "abs",
+    "exp", "log", "reciprocal", "softmax", "normal_", "type", "repeat", "expand", "permute", "transpose",
+})
+_DEVICE_MOVE_DEPTH = 6
+
+
+def device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
+    """A device move that the value of ``expr`` comes out of on some way it is made: the
+    tensor's own ``.to(device)``/``.cuda()``, or the output of a model moved so, read
+    through methods that keep a tensor where it is (:data:`DEVICE_KEEP_METHODS`); None
+    when none is proven (a move to a device that is the CPU on every way does not
+    count)."""
+    if depth > _DEVICE_MOVE_DEPTH:
+        return None
+    for o in sem.origins(expr):
+        n = o.node
+        if o.kind is not OriginKind.VALUE or not isinstance(n, ast.Call):
+            continue
+        mv = move_of(sem, n)
+        if mv is not None:
+            if mv.device is None or not is_cpu_device(sem, mv.device):
+                return mv
+            continue
+        if isinstance(n.func, ast.Attribute) and n.func.attr in DEVICE_KEEP_METHODS and not sem.qualnames(n.func):
+            got = device_move(sem, n.func.value, depth + 1)
+            if got is not None:
+                return got
+            continue
+        st = model_state(sem, n.func, n)
+        if st is not None and st.moved and st.handled is None:
+            for m in st.moves:
+                if m.style != "cpu" and (m.device is None or not is_cpu_device(sem, m.device)):
+                    return m
+    return None
 
 
 # ----------------------------------------------------------------------------- device text

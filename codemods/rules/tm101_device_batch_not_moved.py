@@ -19,6 +19,7 @@ from ._device import (
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, LOADER_ANNOTATION,
 )
+from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
 from ._tensor_device import is_test_path
 
@@ -974,25 +975,6 @@ def _base_call(call):
 def _is_factory(sem: SemanticModel, call) -> bool:
     q = sem.call_qualname(call)
     return bool(q) and N.is_tensor_factory(q)
-
-
-def _class_moves_arguments(sem: SemanticModel, cls: ast.ClassDef) -> bool:
-    for fn in (s for s in cls.body if isinstance(s, _DEFS)):
-        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
-        loop_vars = {
-            n.id for node in ast.walk(fn) if isinstance(node, (ast.For, ast.comprehension))
-            for n in ast.walk(node.target) if isinstance(n, ast.Name)
-        }
-        for m in ast.walk(fn):
-            if isinstance(m, ast.Call) and move_of(sem, m) is not None:
-                r = m.func.value
-                while isinstance(r, (ast.Attribute, ast.Subscript)) or (
-                    isinstance(r, ast.Call) and isinstance(r.func, ast.Attribute)
-                ):
-                    r = r.func.value if isinstance(r, ast.Call) else r.value
-                if isinstance(r, ast.Name) and (r.id in params or r.id in loop_vars):
-                    return True
-    return False
 
 
 def _module_classes(sem: SemanticModel, expr, depth: int) -> Optional[list]:

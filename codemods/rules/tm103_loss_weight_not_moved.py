@@ -11,7 +11,8 @@ from ..semantic import OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import before_a_call, callee_hits
 from ._device import (
-    Move, bound_before, device_text_at, file_mentions_device, framework_in_file, is_cpu_device, model_state, move_of,
+    DEVICE_KEEP_METHODS as _KEEP, Move, bound_before, device_move as _device_move, device_text_at,
+    file_mentions_device, framework_in_file,
 )
 from ._tensor_device import _short
 
@@ -35,12 +36,6 @@ _FUNCTIONAL = {
     "multilabel_soft_margin_loss": {"weight": 2},
     "multi_margin_loss": {"weight": 4},
 }
-# tensor methods whose result stays on the device of the tensor they are called on
-_KEEP = frozenset({
-    "float", "double", "half", "long", "int", "bfloat16", "view", "reshape", "unsqueeze", "squeeze", "clone",
-    "detach", "contiguous", "flatten", "t", "requires_grad_", "sum", "mean", "max", "min", "pow", "sqrt", "abs",
-    "exp", "log", "reciprocal", "softmax", "normal_", "type", "repeat", "expand", "permute", "transpose",
-})
 # factories that always make a CPU tensor without ``device=`` (the legacy typed
 # constructors and ``from_numpy`` have no ``device=`` at all)
 _ALWAYS_CPU = frozenset({
@@ -270,35 +265,6 @@ def _host_value(sem: SemanticModel, e, depth: int) -> bool:
             o.kind is OriginKind.VALUE and o.node is not e and _host_value(sem, o.node, depth + 1) for o in origins
         )
     return False
-
-
-def _device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
-    """A device move that the value of ``expr`` comes out of on some way it is made: the
-    tensor's own ``.to(device)``/``.cuda()``, or the output of a model moved so, read
-    through methods that keep a tensor where it is; None when none is proven (a move to
-    a device that is the CPU on every way does not count)."""
-    if depth > _MAX_DEPTH:
-        return None
-    for o in sem.origins(expr):
-        n = o.node
-        if o.kind is not OriginKind.VALUE or not isinstance(n, ast.Call):
-            continue
-        mv = move_of(sem, n)
-        if mv is not None:
-            if mv.device is None or not is_cpu_device(sem, mv.device):
-                return mv
-            continue
-        if isinstance(n.func, ast.Attribute) and n.func.attr in _KEEP and not sem.qualnames(n.func):
-            got = _device_move(sem, n.func.value, depth + 1)
-            if got is not None:
-                return got
-            continue
-        st = model_state(sem, n.func, n)
-        if st is not None and st.moved and st.handled is None:
-            for m in st.moves:
-                if m.style != "cpu" and (m.device is None or not is_cpu_device(sem, m.device)):
-                    return m
-    return None
 
 
 class LossWeightNotMoved(Rule):

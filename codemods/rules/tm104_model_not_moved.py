@@ -1,0 +1,674 @@
+"""TM104 model-not-moved: the reverse of TM101 (the batch is moved, the model is not)."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import re
+from typing import Optional
+
+from ..rule import Context, Fix, Rule, Safety, Severity, Verify
+from ..semantic import BindingKind, OriginKind, SemanticModel
+from ..semantic import names as N
+from ..semantic.source import callee_hits
+from ._device import (
+    SELF_METHODS, Move, bound_before, class_moves_arguments, device_move, device_text_at, file_mentions_device,
+    framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, visible_at,
+)
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# attributes of a module that move it (or may: ``apply(fn)`` runs user code on every
+# submodule, ``type(...)`` casts to a tensor type that may be a CUDA one)
+_MOVERS = frozenset({
+    "to", "cuda", "cpu", "apply", "to_empty", "_apply", "xpu", "mps", "npu", "ipu", "hpu", "mtia", "type",
+    "share_memory", "register_module", "add_module",
+})
+# methods of a module that leave its parameters where they are
+_READS = frozenset({
+    "parameters", "named_parameters", "state_dict", "load_state_dict", "zero_grad", "children", "named_children",
+    "modules", "named_modules", "buffers", "named_buffers", "train", "eval", "requires_grad_", "extra_repr",
+    "get_parameter", "get_submodule", "get_buffer",
+})
+# calls a module may be passed to that neither move it nor keep it
+_HARMLESS = frozenset({
+    "builtins.print", "builtins.len", "builtins.str", "builtins.repr", "builtins.isinstance", "builtins.type",
+    "builtins.id", "builtins.hasattr", "builtins.format", "torch.save",
+})
+# self-returning module methods read through (``model = model.eval()``); ``to_empty`` moves
+_THROUGH = SELF_METHODS - {"to_empty", "share_memory"}
+# the text gate's screen: ``name = [prefix.]Ctor(`` starting a line, ``class Name(``,
+# the names imported from ``torchvision.models``
+_ASSIGNED_CALL = re.compile(
+    r"^[ \t]*(self\.)?[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=[ \t]*((?:[A-Za-z_]\w*\.)*)([A-Za-z_]\w*)[ \t]*\(", re.M,
+)
+# what stands before the constructor's name on its line: ``model = `` / ``self.model = models.``
+_BEFORE_CTOR = re.compile(r"[ \t]*(self\.)?[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=[ \t]*(?:[A-Za-z_]\w*\.)*")
+_CLASS = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.M)
+_ZOO_IMPORT = re.compile(r"^[ \t]*from[ \t]+torchvision\.models[\w.]*[ \t]+import[ \t]+\(?([^)\n]*)", re.M)
+_LAYERS = N.PARAM_LAYERS | {"Sequential"}
+_CANDIDATES: list = [None, (frozenset(), frozenset())]  # the text last asked about and its answer
+
+
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)[ \t]*\(([^)]*)\)", re.M)
+_MODULE_BASE = re.compile(r"Module|nn\.|" + "|".join(sorted(_LAYERS)))
+
+
+def _module_like_classes(text: str) -> set:
+    """The classes of ``text`` whose header may make them modules: a base spelled like
+    one (``nn.Module``, ``torch.nn.Module``, ``Module``, a layer) or a class of the file
+    that is one (the semantic model decides; this only keeps the gate cheap)."""
+    if "class" not in text:
+        return set()
+    bases = {m.group(1): m.group(2) for m in _CLASS_BASES.finditer(text)}
+    out = {c for c, b in bases.items() if _MODULE_BASE.search(b)}
+    grew = True
+    while grew:
+        grew = False
+        for c, b in bases.items():
+            if c not in out and any(x.strip() in out for x in b.split(",")):
+                out.add(c)
+                grew = True
+    return out
+
+
+def _candidates(text: str) -> tuple:
+    """The callee names a model may be built by in ``text``: ``(plain, attribute)``, the
+    constructors of assignments that start a line, to a plain name (a class the file
+    defines, a ``torch.nn`` layer with parameters or ``Sequential``, a torchvision /
+    timm builder: ``models.resnet18(``, ``create_model(``, a name imported from
+    ``torchvision.models``) or to ``self.<name>`` (a class or a builder only: a layer
+    there is a module's own).  The gate and the check read the same answer: no
+    constructor outside it is looked at, with or without the gate."""
+    if _CANDIDATES[0] is text:
+        return _CANDIDATES[1]
+    classes = _module_like_classes(text)
+    zoo = set()
+    if "torchvision" in text:
+        for m in _ZOO_IMPORT.finditer(text):
+            zoo.update(w.split()[0] for w in m.group(1).split(",") if w.split())
+    plain, attr = set(), set()
+    for m in _ASSIGNED_CALL.finditer(text):
+        me, prefix, name = m.groups()
+        if not (name in classes or name in zoo or name == "create_model" or prefix.endswith("models.")
+                or name in _LAYERS and not me):
+            continue
+        where = _context(text, m.start())
+        if me and where == "plain":
+            attr.add(name)
+        elif not me and where != "module":
+            plain.add(name)
+    got = _CANDIDATES[1] = (frozenset(plain), frozenset(attr))
+    _CANDIDATES[0] = text
+    return got
+
+
+_TOP = re.compile(r"^[^ \t\r\n#]", re.M)
+_HEADER = re.compile(r"class[ \t]+[A-Za-z_]\w*[ \t]*(?:\(([^)]*)\))?[ \t]*:")
+_NOT_PLAIN = re.compile(r"Module|Model|Layer|Block|Net\b|nn\.")
+_TOPS: list = [None, ()]  # the text last asked about: its top-level lines, (start, class kind)
+
+
+def _tops(text: str) -> tuple:
+    if _TOPS[0] is text:
+        return _TOPS[1]
+    classes = set(_CLASS.findall(text)) if "class" in text else set()
+    starts, kinds = [], []
+    for m in _TOP.finditer(text):
+        i = m.start()
+        h = _HEADER.match(text, i) if text.startswith("class", i) else None
+        kind = ""
+        if h is not None:
+            bases = h.group(1) or ""
+            kind = "module" if _NOT_PLAIN.search(bases) or any(x.strip() in classes for x in bases.split(",")) \
+                else "plain"
+        starts.append(i)
+        kinds.append(kind)
+    got = _TOPS[1] = (starts, kinds)
+    _TOPS[0] = text
+    return got
+
+
+def _context(text: str, ls: int) -> str:
+    """Where the line starting at ``ls`` lies, read from the text: ``""`` outside a
+    top-level class, ``"plain"`` in one whose header names no base that may be a module
+    (none, ``object``, imported names that do not look like one: a trainer, a solver),
+    ``"module"`` in one deriving from a class of the file or from anything named like a
+    module (its ``Block(...)`` calls build submodules, not a model of their own).  The
+    semantic model decides what a class is; this only keeps the gate cheap."""
+    starts, kinds = _tops(text)
+    k = bisect.bisect_right(starts, ls) - 1
+    if k < 0 or starts[k] == ls:
+        return ""
+    return kinds[k]
+
+
+def _ctor_keep(plain: frozenset, attr: frozenset):
+    """A ``find_named`` ``keep``: the hits of the candidate names written as the callee
+    of an assignment that starts its line, to a plain name (``plain``) or to ``self.<name>``
+    (``attr``): what :data:`_ASSIGNED_CALL` reads."""
+    names = tuple(sorted(plain | attr))
+    hits_of = callee_hits(names)
+
+    def keep(text: str, start: int, end: int, hits) -> list:
+        out = []
+        for h in hits_of(text, start, end, hits):
+            ls = text.rfind("\n", 0, h) + 1
+            m = _BEFORE_CTOR.fullmatch(text, ls, h)
+            if m is None:
+                continue
+            name = max((n for n in names if text.startswith(n, h)), key=len)
+            where = _context(text, ls)
+            if name in (attr if where == "plain" else ()) if m.group(1) else where != "module" and name in plain:
+                out.append(h)
+        return out
+
+    return keep
+
+
+def _no_device_kw(call: ast.Call) -> bool:
+    return not any(k.arg in ("device", "device_map") or k.arg is None for k in call.keywords)
+
+
+def _weighted_layer(sem: SemanticModel, call: ast.Call) -> Optional[bool]:
+    """True: ``call`` builds a ``torch.nn`` layer that owns parameters on the CPU; None:
+    it may place them (``device=``, ``**kwargs``); False: no such layer."""
+    layer = N.nn_layer(sem.call_qualname(call))
+    if layer not in N.PARAM_LAYERS:
+        return False
+    if not _no_device_kw(call):
+        return None
+    switch = N.PARAM_SWITCHES.get(layer)
+    if switch is not None:
+        v = sem.keyword(call, switch)
+        if v is not None and not (isinstance(v, ast.Constant) and v.value is True):
+            return False
+    return True
+
+
+def _zoo(sem: SemanticModel, call: ast.Call) -> bool:
+    q = sem.call_qualname(call) or ""
+    return N.is_model_zoo(q) and q.startswith(("torchvision.models.", "timm."))
+
+
+def _class_weighted(sem: SemanticModel, cls: ast.ClassDef, depth: int = 0) -> Optional[bool]:
+    """A same-file module class whose ``__init__`` (or a same-file base's) builds a layer
+    with parameters on the CPU (a ``torch.nn`` layer, ``nn.Parameter``, a torchvision
+    builder, a same-file module class that does); None when one of its layers may be
+    placed elsewhere (``device=``, ``**kwargs``)."""
+    if depth > 3:
+        return False
+    found = False
+    inits, work, seen = [], [cls], set()
+    while work and len(seen) < 8:  # the class and its same-file bases
+        c = work.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        init = next((s for s in c.body if isinstance(s, _DEFS) and s.name == "__init__"), None)
+        if init is not None:
+            inits.append(init)
+        for b in c.bases:
+            base = sem.class_def(b)
+            if base is not None:
+                work.append(base)
+    for init in inits:
+        for n in ast.walk(init):
+            if not isinstance(n, ast.Call):
+                continue
+            got = _weighted_layer(sem, n)
+            if got is None:
+                return None
+            if got:
+                found = True
+                continue
+            q = sem.call_qualname(n) or ""
+            if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") or _zoo(sem, n):
+                if not _no_device_kw(n):
+                    return None
+                found = True
+                continue
+            target = sem.callee(n)
+            if isinstance(target, ast.ClassDef) and target is not cls and is_module_class(sem, target):
+                sub = _class_weighted(sem, target, depth + 1)
+                if sub is None:
+                    return None
+                found = found or sub
+    return found
+
+
+def _places_itself(sem: SemanticModel, cls: ast.ClassDef) -> bool:
+    """The class moves itself or its inputs, or works on the CPU on purpose: a method
+    calls ``self.to(...)``/``self.cuda()``/``.cpu()``, names a device (``self.device``),
+    or moves what it receives (:func:`class_moves_arguments`)."""
+    classes, work = [], [cls]
+    while work and len(classes) < 8:  # the class and its same-file bases
+        c = work.pop()
+        if all(c is not k for k in classes):
+            classes.append(c)
+            work.extend(b for b in map(sem.class_def, c.bases) if b is not None)
+    return any(_places_itself_here(sem, c) for c in classes)
+
+
+def _places_itself_here(sem: SemanticModel, cls: ast.ClassDef) -> bool:
+    if class_moves_arguments(sem, cls):
+        return True
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Attribute):
+            if n.attr in ("cpu", "set_default_device"):
+                return True
+            v = n.value
+            mine = (isinstance(v, ast.Name) and v.id == "self") or (
+                isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super")
+            if mine and (n.attr in _MOVERS or n.attr == "device"):
+                return True  # ``self.to(d)``, ``super().cuda()``, ``self.device``
+    return False
+
+
+def _model_of(sem: SemanticModel, call: ast.Call, cache: dict) -> Optional[str]:
+    """What ``call`` builds when it is a model with parameters made on the CPU: the
+    kind for the message; None otherwise."""
+    if not _no_device_kw(call):
+        return None
+    target = sem.callee(call)
+    if isinstance(target, ast.ClassDef):
+        key = ("TM104 class", id(target))
+        ok = cache.get(key)
+        if ok is None:
+            ok = cache[key] = (is_module_class(sem, target) and not _places_itself(sem, target)
+                               and bool(_class_weighted(sem, target)))
+        if not ok:
+            return None
+        return "a module class of this file with layers that own parameters"
+    if target is not None:
+        return None
+    q = sem.call_qualname(call)
+    if _weighted_layer(sem, call):
+        return f"a `{q}` layer"
+    if N.is_sequential(q):
+        layers = [a for a in call.args if isinstance(a, ast.Call)]
+        if any(isinstance(a, ast.Starred) for a in call.args) or call.keywords:
+            return None
+        for a in layers:
+            w = _weighted_layer(sem, a)
+            if w is None:
+                return None
+            t = sem.callee(a)
+            if isinstance(t, ast.ClassDef) and (not is_module_class(sem, t) or _places_itself(sem, t)
+                                                 or _class_weighted(sem, t) is None):
+                return None
+        if any(_weighted_layer(sem, a) for a in layers):
+            return "an `nn.Sequential` of layers that own parameters"
+        return None
+    if _zoo(sem, call):
+        return f"a `{q}` model"
+    return None
+
+
+def _through(sem: SemanticModel):
+    def through(e):
+        p = sem.parent(e)
+        if isinstance(p, ast.Attribute) and p.value is e and p.attr in _THROUGH:
+            c = sem.parent(p)
+            if isinstance(c, ast.Call) and c.func is p:
+                return c  # ``model.eval()``: the same module
+        if isinstance(p, ast.Call) and p.args and p.args[0] is e and sem.call_qualname(p) == "torch.compile":
+            return p
+        return None
+
+    return through
+
+
+def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]) -> Optional[list]:
+    """The calls of the model ``ctor`` builds (``model(x)``, ``model.forward(x)``,
+    ``self.net(x)``) wherever it goes (names, ``self`` attributes, parameters of
+    same-file functions); None when it may be moved or placed on some way: a move
+    (``.to``, ``.cuda``, ``.apply``, ``to_empty``), a callee of another file
+    (``accelerator.prepare``, ``DistributedDataParallel``, a trainer), a method of its
+    class that moves it, a container, anything the model cannot follow."""
+    flow = sem.value_uses(ctor, through=_through(sem))
+    if flow.escapes:
+        return None
+    calls = []
+    for e in flow.uses:
+        p = sem.parent(e)
+        if isinstance(p, ast.Call) and p.func is e:
+            calls.append(p)
+            continue
+        if isinstance(p, ast.Attribute) and p.value is e:
+            chain, top = [p.attr], p
+            while isinstance(sem.parent(top), ast.Attribute) and sem.parent(top).value is top:
+                top = sem.parent(top)
+                chain.append(top.attr)
+            if any(a in _MOVERS for a in chain):
+                return None
+            called = isinstance(sem.parent(top), ast.Call) and sem.parent(top).func is top
+            if called and len(chain) == 1:
+                if p.attr == "forward":
+                    calls.append(sem.parent(top))
+                elif p.attr in _READS:
+                    pass
+                elif cls is not None and sem.method(cls, p.attr) is not None:
+                    m = sem.method(cls, p.attr)
+                    if any(isinstance(n, ast.Attribute) and n.attr in _MOVERS for n in ast.walk(m)):
+                        return None
+                else:
+                    return None  # a library method: it may move the module
+            continue
+        if isinstance(p, ast.Expr) or isinstance(p, ast.FormattedValue):
+            continue
+        call = sem.parent(p) if isinstance(p, ast.keyword) else p
+        if isinstance(call, ast.Call) and call.func is not e and sem.call_qualname(call) in _HARMLESS:
+            continue
+        if isinstance(p, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in p.ops):
+            continue
+        return None
+    return calls
+
+
+def _reaches(sem: SemanticModel, call: ast.Call, ctor: ast.Call) -> bool:
+    """The callee of ``call`` may hold what ``ctor`` built (through the names it is read
+    by: a later rebinding to another model does not count)."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr == "forward":
+        f = f.value
+    if not isinstance(f, ast.Name):
+        return True  # (``self.net``: value_uses followed the attribute's loads)
+    seen, work = set(), [f]
+    while work:
+        e = work.pop()
+        for o in sem.origins(e):
+            n = o.node
+            if n is ctor:
+                return True
+            if o.kind is OriginKind.VALUE and isinstance(n, ast.Call) and id(n) not in seen:
+                seen.add(id(n))
+                if isinstance(n.func, ast.Attribute) and n.func.attr in _THROUGH:
+                    work.append(n.func.value)
+                elif sem.call_qualname(n) == "torch.compile" and n.args:
+                    work.append(n.args[0])
+    return False
+
+
+def _sure_move(sem: SemanticModel, mv: Move) -> bool:
+    """A move to a device that is not the CPU on every way: ``.cuda()``, ``.to(d)`` with
+    ``d`` a known device value (``"cuda" if torch.cuda.is_available() else "cpu"``) or
+    made by ``torch.device(...)``; not a value that may be a dtype (``x.to(dtype)``)."""
+    if mv.style == "cuda":
+        return mv.device is None or isinstance(mv.device, ast.Constant) or is_known_device(sem, mv.device)
+    if mv.style != "to" or mv.device is None or is_cpu_device(sem, mv.device):
+        return False
+    if is_known_device(sem, mv.device):
+        return True
+    origins = sem.origins(mv.device)
+    return bool(origins) and all(
+        o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and sem.call_qualname(o.node) in N.DEVICE
+        for o in origins
+    )
+
+
+def _arg_move(sem: SemanticModel, call: ast.Call) -> Optional[Move]:
+    for a in [*call.args, *(k.value for k in call.keywords if k.arg is not None)]:
+        if isinstance(a, ast.Starred):
+            a = a.value
+        mv = device_move(sem, a)
+        if mv is not None and _sure_move(sem, mv):
+            return mv
+    return None
+
+
+def _ifs_around(sem: SemanticModel, node) -> list:
+    """The ``if`` statements around ``node`` in its scope (not ``if __name__ == "__main__":``)."""
+    out = []
+    for a in sem.ancestors(node):
+        if isinstance(a, (*_DEFS, ast.ClassDef, ast.Lambda, ast.Module)):
+            break
+        if isinstance(a, ast.If) and not _main_test(a.test):
+            out.append(a)
+    return out
+
+
+def _main_test(test) -> bool:
+    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+
+
+def _in_with(sem: SemanticModel, node) -> bool:
+    """``node`` runs inside a ``with`` block of its own scope (``with torch.device("cuda"):``
+    builds modules on that device)."""
+    for a in sem.ancestors(node):
+        if isinstance(a, (*_DEFS, ast.ClassDef, ast.Lambda, ast.Module)):
+            return False
+        if isinstance(a, (ast.With, ast.AsyncWith)):
+            return True
+    return False
+
+
+def _device_at(sem: SemanticModel, dev, at, depth: int = 0) -> Optional[str]:
+    """:func:`device_text_at`, and through the values a parameter or a ``self`` attribute
+    is bound to: ``dev`` (in ``train(net, loader, dev)``, or ``self.device`` set from
+    ``__init__(self, model, device)``) named at ``at`` by what every call site passes,
+    when all of them name the same device there."""
+    t = device_text_at(sem, dev, at)
+    if t is not None or depth > 3:
+        return t
+    vals = None
+    if isinstance(dev, ast.Name):
+        bs = sem.reaching(dev)
+        if len(bs) == 1 and bs[0].kind is BindingKind.PARAMETER and isinstance(bs[0].scope.node, _DEFS):
+            pv = sem.param_values(bs[0].scope.node, bs[0].name)
+            if pv.complete and pv.values:
+                vals = [v for v, _, _ in pv.values]
+    elif isinstance(dev, ast.Attribute):
+        vals = sem.attribute_values(dev)
+    if not vals or any(v is None for v in vals):
+        return None
+    texts = {_device_at(sem, v, at, depth + 1) for v in vals}
+    return texts.pop() if len(texts) == 1 else None
+
+
+class ModelNotMoved(Rule):
+    """## What it does
+    Finds a model with parameters that is never moved to a device while a tensor moved
+    there (`x.to(device)`, `x.cuda()`, the output of another moved model) goes into it:
+    the reverse of TM101.  The model is a same-file `nn.Module` class whose `__init__`
+    builds layers that own parameters, a `torch.nn` layer with parameters, an
+    `nn.Sequential` of them, or a torchvision / timm builder, built without `device=`
+    and bound by an assignment (`model = Net(...)`, `self.model = Net(...)`).  It is
+    followed through names, `self` attributes, parameters of same-file functions and
+    their returns, and `model.eval()`/`torch.compile(model)`; its calls are `model(x)` and
+    `model.forward(x)`.  A moved tensor is followed through names and methods that keep
+    it where it is; the device must be one that is not the CPU on every way (`.cuda()`,
+    a known device value, or `torch.device(...)`).
+
+    Not reported: a model moved anywhere (`.to`, `.cuda`, `.apply`, `to_empty`, a method
+    of its class that moves it), passed to code of another file (`accelerator.prepare`,
+    `fabric.setup`, `DistributedDataParallel`, FSDP, DeepSpeed, a trainer, an unknown
+    helper) or into a container, built under a `with` block (`with torch.device("cuda"):`)
+    or with `device=`/`device_map=`/`**kwargs`; a class that moves itself or its inputs,
+    names a device or calls `.cpu()`; files that use a training framework or set a
+    default device.
+
+    ## Why is this bad?
+    The first layer gets a CUDA input and CPU weights: the forward pass fails with
+    `Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be
+    the same` or `Expected all tensors to be on the same device`.
+
+    ## Example
+    ```python
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = Net()
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        loss = criterion(model(x), y)
+    ```
+
+    ## Use instead
+    ```python
+    model = Net().to(device)
+    ```
+
+    ## Fix safety
+    The fix moves the model where it is built, with the device the tensors were moved
+    with: `.to(device)` when that device can be named there (the same variable or the
+    same known value, bound before the model is built: see TM103), `.cuda()` for an
+    unconditional `.cuda()`.  When the tensors are moved under a condition (`if
+    args.cuda: x = x.cuda()`), the same condition is copied into a statement right
+    after the model is built (`if args.cuda: model = model.cuda()`), when its names are
+    bound there.  `Module.to` moves the parameters in place, so an optimizer built
+    from `model.parameters()` before the move keeps working.  It is safe when every
+    call of the model gets a tensor moved the same way, unsafe otherwise (some call may
+    give it CPU tensors on purpose).  Report only when the device cannot be named where
+    the model is built, or the tensors are moved in more than one way.
+    """
+
+    code = "TM104"
+    name = "model-not-moved"
+    pitfall = "device"
+    summary = "a tensor moved to the GPU goes into a model that is never moved"
+    severity = Severity.BUG
+    needles = (".to(", ".cuda(")
+    verify = Verify("device", (
+        "should be the same",  # "Input type (...) and weight type (...) should be the same"
+        "Expected all tensors to be on the same device",
+        "not at the same device",
+    ))
+    corpus_minimum = (2, 3)
+    valid = (
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2).to('cuda')\nx = torch.randn(3, 4)\n"
+        "print(model(x.to('cuda')))\n",
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2)\nmodel.cuda()\nprint(model(torch.randn(3, 4).cuda()))\n",
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2)\nmodel, opt = accelerator.prepare(model, opt)\n"
+        "print(model(torch.randn(3, 4).to('cuda')))\n",
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2)\nprint(model(torch.randn(3, 4).to('cpu')))\n",
+        "import torch\nfrom torch import nn\nwith torch.device('cuda'):\n    model = nn.Linear(4, 2)\n"
+        "print(model(torch.randn(3, 4).to('cuda')))\n",
+    )
+    invalid = (
+        "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2)\nx = torch.randn(3, 4)\n"
+        "print(model(x.to('cuda')))\n",
+        "import torch\nfrom torch import nn\nmodel = nn.Sequential(nn.Linear(4, 2), nn.ReLU())\n"
+        "x = torch.randn(3, 4).cuda()\nprint(model(x))\n",
+    )
+
+    @classmethod
+    def may_match(cls, text: str, has=None) -> bool:
+        """The text gate, tighter than the needles: a model may be built here
+        (:func:`_candidates`); ``check`` looks at no other constructor."""
+        has = has or text.__contains__
+        if not super().may_match(text, has) or not file_mentions_device(text, has):
+            return False
+        if has("set_default_device") or has("set_default_tensor_type"):
+            return False
+        plain, attr = _candidates(text)
+        return bool(plain or attr)
+
+    def check(self, ctx: Context):
+        if not self.may_match(ctx.text, ctx.has):
+            return
+        sem = ctx.sem
+        plain, attr = _candidates(ctx.text)
+        ctors = sem.find_named((ast.Call,), plain | attr, keep=_ctor_keep(plain, attr))
+        if not ctors:
+            return
+        framework = ...
+        for ctor in ctors:
+            f = self._check_ctor(ctx, ctor)
+            if f is None:
+                continue
+            if framework is ...:
+                framework = framework_in_file(sem)
+            if framework is not None:
+                return
+            yield f
+
+    def _check_ctor(self, ctx: Context, ctor: ast.Call):
+        sem = ctx.sem
+        stmt = sem.parent(ctor)
+        if not (isinstance(stmt, ast.Assign) and stmt.value is ctor and len(stmt.targets) == 1):
+            return None
+        t = stmt.targets[0]
+        if not (isinstance(t, ast.Name) or isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                and t.value.id == "self" and sem.instance_class(t.value) is not None):
+            return None
+        if _in_with(sem, stmt) or any(isinstance(a, ast.ClassDef) and is_module_class(sem, a)
+                                      for a in sem.ancestors(stmt)):
+            return None  # (in a module's own code: a submodule, or a layer made in ``forward``)
+        what = _model_of(sem, ctor, ctx.cache)
+        if what is None:
+            return None
+        target = sem.callee(ctor)
+        calls = _model_calls(sem, ctor, target if isinstance(target, ast.ClassDef) else None)
+        if not calls:
+            return None
+        calls = [c for c in calls if _reaches(sem, c, ctor)]
+        moves = [_arg_move(sem, c) for c in calls]
+        known = [(c, m) for c, m in zip(calls, moves) if m is not None]
+        if not known:
+            return None
+        call, move = known[0]
+        tname = sem.segment(stmt.targets[0])
+        msg = (
+            f"`{tname}` ({what}) is never moved to a device, but `{sem.segment(call.func)}()` gets a tensor moved with"
+            f" `.{move.style}(...)` (line {call.lineno});"
+            " on a GPU the forward pass fails with 'Input type (torch.cuda.FloatTensor) and weight type"
+            " (torch.FloatTensor) should be the same'"
+        )
+        plan = self._plan(sem, stmt, ctor, known)
+        if isinstance(plan, str):
+            return ctx.finding(self, ctor, f"{msg}; move the model where it is built ({plan})")
+        text, guard = plan
+        safety = Safety.SAFE if all(m is not None for m in moves) else Safety.UNSAFE
+        if not guard:
+            fix_text = f".{text}"
+
+            def build(view, ctor=ctor, fix_text=fix_text):
+                import libcst as cst
+
+                node = view.node(ctor)
+                moved = cst.parse_expression(f"x{fix_text}")
+                return {node: moved.with_changes(func=moved.func.with_changes(value=node))}
+
+            return ctx.finding(self, ctor, f"{msg}; move it: `{fix_text[1:]}`",
+                               Fix(build, safety, message=f"move the model with `{fix_text[1:]}`"))
+        line = f"if {guard}:\n    {tname} = {tname}.{text}\n"
+
+        def build_guarded(view, stmt=stmt, line=line):
+            import libcst as cst
+
+            code = line.replace("\n    ", "\n" + view.module.default_indent)
+            return view.insert_after(view.statement(stmt), cst.parse_statement(code))
+
+        return ctx.finding(self, ctor, f"{msg}; move it under the same condition: `{line.splitlines()[1].strip()}`",
+                           Fix(build_guarded, safety, message=f"move the model under `if {guard}:`"))
+
+    @staticmethod
+    def _plan(sem: SemanticModel, stmt, ctor: ast.Call, known: list):
+        """``(move text, guard text)`` for the model built by ``ctor``, or why it cannot
+        be placed there."""
+        texts, guards = set(), set()
+        for call, mv in known:
+            if mv.style == "to":
+                t = _device_at(sem, mv.device, ctor)
+                if t is None or not bound_before(sem, t, ctor):
+                    return f"`{sem.segment(mv.device)}` is not known where it is built"
+                texts.add(f"to({t})")
+            elif mv.device is None:
+                if any(isinstance(a, ast.If) for a in _ifs_around(sem, sem.statement_of(mv.call))) and \
+                        not guard_of(sem, sem.statement_of(mv.call), call):
+                    return "the tensors are moved with `.cuda()` under a condition"
+                texts.add("cuda()")
+            else:
+                return f"the tensors are moved with `{sem.segment(mv.call)}`"
+            g = guard_of(sem, sem.statement_of(mv.call), call)
+            if g is None or len(g) > 1:
+                return "the tensors are moved under a condition that cannot be copied"
+            guards.add(sem.segment(g[0]) if g else "")
+            if g and not (visible_at(sem, g[0], ctor) and all(
+                bound_before(sem, n.id, ctor) for n in ast.walk(g[0]) if isinstance(n, ast.Name)
+            )):
+                return f"`{sem.segment(g[0])}` is not known where it is built"
+        if len(texts) > 1 or len(guards) > 1:
+            return "the tensors are moved in more than one way"
+        guard = guards.pop()
+        if guard and not isinstance(stmt.targets[0], ast.Name):
+            return "the tensors are moved under a condition"
+        return texts.pop(), guard

@@ -1,0 +1,413 @@
+"""TM104 model-not-moved: a tensor moved to a device goes into a model that never is (the
+reverse of TM101); the shapes it reports, how it fixes them, and look-alikes that must
+produce no finding at all."""
+
+import textwrap
+
+import pytest
+
+from torchmend.engine import Options, process_text
+from torchmend.rules.tm104_model_not_moved import ModelNotMoved
+from tests.patching import apply_patch
+
+HEAD = """\
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def run(body: str, unsafe: bool = False, head: str = HEAD):
+    src = head + textwrap.dedent(body)
+    res = process_text("t.py", src, Options(unsafe_fixes=unsafe))
+    assert res.error is None, res.error
+    out = apply_patch(src.encode(), res.diff).decode() if res.changed else src
+    if res.changed:  # idempotent
+        again = process_text("t.py", out, Options(unsafe_fixes=unsafe))
+        assert again.error is None and not again.changed, again.diff
+        assert not [f for f in again.findings if f.code == "TM104"]
+    return [f for f in res.findings if f.code == "TM104"], out
+
+
+def _safety(f):
+    return (f.fix.safety if f.fix is not None else f.safety).value
+
+
+BUGS = {
+    "module script, same-file class": (
+        """
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = nn.functional.cross_entropy(model(x), y)
+        """,
+        "model = Net().to(device)\n",
+    ),
+    "a torch.nn layer, .cuda() unconditionally": (
+        """
+        model = nn.Linear(4, 2)
+        x = torch.randn(3, 4).cuda()
+        print(model(x))
+        """,
+        "model = nn.Linear(4, 2).cuda()\n",
+    ),
+    "nn.Sequential passed to a training function": (
+        """
+        def train(net, loader, dev):
+            for images, labels in loader:
+                images, labels = images.to(dev), labels.to(dev)
+                out = net(images)
+
+        def main():
+            model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+            train(model, loader, device)
+        """,
+        "    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)\n",
+    ),
+    "a guarded .cuda() move: the guard is copied": (
+        """
+        use_cuda = torch.cuda.is_available()
+        model = Net()
+        for x, y in loader:
+            if use_cuda:
+                x = x.cuda()
+            out = model(x)
+        """,
+        "model = Net()\nif use_cuda:\n    model = model.cuda()\n",
+    ),
+    "a torchvision builder, the input through a view": (
+        """
+        import torchvision.models as models
+        model = models.resnet18(num_classes=10)
+        model.eval()
+        x = torch.randn(1, 3, 32, 32).to(device)
+        with torch.no_grad():
+            print(model(x.float()))
+        """,
+        "model = models.resnet18(num_classes=10).to(device)\n",
+    ),
+    "a trainer class builds the model in __init__": (
+        """
+        class Trainer:
+            def __init__(self, device):
+                self.device = device
+                self.model = Net()
+                self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+            def step(self, x):
+                return self.model(x.to(self.device))
+
+        Trainer(device).step(torch.randn(3, 4))
+        """,
+        "        self.model = Net().to(device)\n",
+    ),
+    "a head fed by a moved encoder's output": (
+        """
+        encoder = Net().to(device)
+        head = nn.Linear(2, 1)
+        feats = encoder(torch.randn(3, 4).to(device))
+        print(head(feats))
+        """,
+        "head = nn.Linear(2, 1).to(device)\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BUGS))
+def test_reports_and_fixes(name):
+    body, want = BUGS[name]
+    found, out = run(body)
+    assert len(found) == 1, found
+    assert "never moved" in found[0].message
+    assert found[0].fix is not None or found[0].safety is not None
+    assert want in out, out
+
+
+def test_safe_when_every_call_gets_a_moved_tensor_unsafe_otherwise():
+    found, _ = run("""
+        model = Net()
+        print(model(torch.randn(3, 4).to(device)))
+    """)
+    assert _safety(found[0]) == "safe"
+    found, out = run("""
+        model = Net()
+        print(model(torch.randn(3, 4)))  # a CPU call: moving the model breaks it
+        print(model(torch.randn(3, 4).to(device)))
+    """)
+    assert _safety(found[0]) == "unsafe"
+    assert "model = Net()\n" in out  # not applied without --unsafe-fixes
+    _, out = run("""
+        model = Net()
+        print(model(torch.randn(3, 4)))
+        print(model(torch.randn(3, 4).to(device)))
+    """, unsafe=True)
+    assert "model = Net().to(device)\n" in out
+
+
+REPORT_ONLY = {
+    "the device is bound after the model is built": """
+        model = Net()
+        dev = torch.device("cuda")
+        print(model(torch.randn(3, 4).to(dev)))
+    """,
+    "two ways of moving": """
+        model = Net()
+        print(model(torch.randn(3, 4).to(device)))
+        print(model(torch.randn(3, 4).cuda()))
+    """,
+    "a guard that is not bound where the model is built": """
+        model = Net()
+        for i, (x, y) in enumerate(loader):
+            if i > 3:
+                x = x.cuda()
+            out = model(x)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", list(REPORT_ONLY))
+def test_report_only(name):
+    found, out = run(REPORT_ONLY[name])
+    assert len(found) == 1, found
+    assert found[0].fix is None and found[0].safety is None
+    assert out == HEAD + textwrap.dedent(REPORT_ONLY[name])
+
+
+LOOKALIKES = {
+    "moved where built": """
+        model = Net().to(device)
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "moved by a statement later": """
+        model = Net()
+        opt = torch.optim.Adam(model.parameters())
+        model.to(device)
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "moved under a condition": """
+        model = Net()
+        if torch.cuda.is_available():
+            model = model.cuda()
+        print(model(torch.randn(3, 4).cuda()))
+    """,
+    "moved in a helper": """
+        def setup(m):
+            m.cuda()
+        model = Net()
+        setup(model)
+        print(model(torch.randn(3, 4).cuda()))
+    """,
+    "accelerate prepare": """
+        model = Net()
+        model, opt = accelerator.prepare(model, opt)
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "DistributedDataParallel": """
+        model = Net()
+        ddp = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0])
+        print(ddp(torch.randn(3, 4).to(device)))
+    """,
+    "an unknown function gets the model": """
+        from helpers import prepare_model
+        model = Net()
+        prepare_model(model)
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "fabric.setup": """
+        model = Net()
+        model = fabric.setup(model)
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "apply": """
+        model = Net()
+        model.apply(init_fn)
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "stored in a container": """
+        model = Net()
+        models = [model]
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "built under with torch.device": """
+        with torch.device("cuda"):
+            model = Net()
+        print(model(torch.randn(3, 4).to("cuda")))
+    """,
+    "a default device": """
+        torch.set_default_device("cuda")
+        model = Net()
+        print(model(torch.randn(3, 4).to("cuda")))
+    """,
+    "built with device=": """
+        model = nn.Linear(4, 2, device=device)
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "a CPU device": """
+        model = Net()
+        print(model(torch.randn(3, 4).to("cpu")))
+    """,
+    "a cast, not a move": """
+        dtype = torch.float16
+        model = Net()
+        print(model(torch.randn(3, 4).to(dtype)))
+    """,
+    "a CPU input": """
+        model = Net()
+        print(model(torch.randn(3, 4)))
+    """,
+    "no parameters": """
+        act = nn.ReLU()
+        print(act(torch.randn(3, 4).to(device)))
+    """,
+    "a norm without parameters": """
+        norm = nn.LayerNorm(4, elementwise_affine=False)
+        print(norm(torch.randn(3, 4).to(device)))
+    """,
+    "rebound to a moved model before the call": """
+        model = Net()
+        model.load_state_dict(torch.load("w.pt"))
+        model = Net().cuda()
+        print(model(torch.randn(3, 4).cuda()))
+    """,
+    "a Lightning file": """
+        import lightning as L
+        model = Net()
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+}
+
+
+@pytest.mark.parametrize("name", list(LOOKALIKES))
+def test_lookalikes(name):
+    found, out = run(LOOKALIKES[name])
+    assert found == [], found
+
+
+CLASS_LOOKALIKES = {
+    "the class moves its inputs": """
+        class Mover(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                x = x.cpu()
+                return self.fc(x)
+
+        model = Mover()
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "the class moves itself": """
+        class Self(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+                self.to(device)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        model = Self()
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "the class places its layers itself": """
+        class Placed(nn.Module):
+            def __init__(self, device):
+                super().__init__()
+                self.fc = nn.Linear(4, 2, device=device)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        model = Placed(device)
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "a same-file base class moves its inputs": """
+        class Base(nn.Module):
+            def prepare(self, x):
+                return x.to(self.dev)
+
+        class Child(Base):
+            def __init__(self):
+                super().__init__()
+                self.dev = "cpu"
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(self.prepare(x))
+
+        model = Child()
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "a submodule of a moved model": """
+        class Outer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inner = Net()
+
+            def forward(self, x):
+                h = torch.zeros(3, 4).to(device)
+                return self.inner(x + h)
+
+        model = Outer().to(device)
+        print(model(torch.randn(3, 4).to(device)))
+    """,
+    "a trainer class that moves the model it builds": """
+        class Trainer:
+            def __init__(self, device):
+                self.device = device
+                self.model = Net()
+                self.model.to(device)
+
+            def step(self, x):
+                return self.model(x.to(self.device))
+
+        Trainer(device).step(torch.randn(3, 4))
+    """,
+    "a layer built in a module's own method": """
+        class Lazy(nn.Module):
+            def forward(self, x):
+                layer = nn.Linear(4, 2)
+                return layer(x.to(device))
+
+        model = Lazy().to(device)
+    """,
+}
+
+
+@pytest.mark.parametrize("name", list(CLASS_LOOKALIKES))
+def test_class_lookalikes(name):
+    found, _ = run(CLASS_LOOKALIKES[name], head="import torch\nimport torch.nn as nn\n\n"
+                   "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n\n"
+                   "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                   "        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n")
+    assert found == [], found
+
+
+def test_gate_lets_through_what_the_check_reports():
+    for body, _ in BUGS.values():
+        assert ModelNotMoved.may_match(HEAD + textwrap.dedent(body))
+    for body in REPORT_ONLY.values():
+        assert ModelNotMoved.may_match(HEAD + textwrap.dedent(body))
+    # no constructor assigned to a plain name: nothing to look at
+    assert not ModelNotMoved.may_match("import torch\nx = torch.randn(3).to('cuda')\nprint(x)\n")
+
+
+def test_fix_keeps_arguments_and_comments():
+    found, out = run("""
+        model = Net(  # the model
+        )  # built here
+        print(model(torch.randn(3, 4).to(device, non_blocking=True)))
+    """)
+    assert "model = Net(  # the model\n).to(device)  # built here\n" in out
