@@ -411,3 +411,43 @@ def test_fix_keeps_arguments_and_comments():
         print(model(torch.randn(3, 4).to(device, non_blocking=True)))
     """)
     assert "model = Net(  # the model\n).to(device)  # built here\n" in out
+
+
+def test_a_head_replaced_after_the_model_is_built_is_report_only():
+    found, out = run("""
+        import torchvision.models as models
+        model = models.resnet18(weights="IMAGENET1K_V1")
+        model.fc = nn.Linear(512, 2)
+        print(model(torch.randn(1, 3, 32, 32).to(device)))
+    """)
+    assert len(found) == 1 and found[0].fix is None
+    assert "`model.fc` is set after it is built" in found[0].message
+
+
+def test_a_tensor_kept_in_an_attribute_does_not_block_the_fix():
+    found, out = run("""
+        model = Net()
+        model.hidden = None
+        for x, y in loader:
+            x = x.to(device)
+            out = model(x)
+            model.hidden = model.fc.weight.detach()
+    """)
+    assert len(found) == 1 and "model = Net().to(device)\n" in out
+
+
+def test_a_class_that_hands_itself_to_other_code_is_left_alone():
+    found, _ = run("""
+        class Registered(nn.Module):
+            def __init__(self):
+                super(Registered, self).__init__()
+                self.fc = nn.Linear(4, 2)
+                register(self)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        model = Registered()
+        print(model(torch.randn(3, 4).to(device)))
+    """)
+    assert found == []

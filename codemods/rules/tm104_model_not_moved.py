@@ -12,7 +12,7 @@ from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import callee_hits
 from ._device import (
-    SELF_METHODS, Move, bound_before, class_moves_arguments, device_move, device_text_at, file_mentions_device,
+    DEVICE_KEEP_METHODS, SELF_METHODS, Move, bound_before, class_moves_arguments, device_move, device_text_at, file_mentions_device,
     framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, visible_at,
 )
 
@@ -261,6 +261,10 @@ def _places_itself_here(sem: SemanticModel, cls: ast.ClassDef) -> bool:
                 isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super")
             if mine and (n.attr in _MOVERS or n.attr == "device"):
                 return True  # ``self.to(d)``, ``super().cuda()``, ``self.device``
+        elif isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in ("super", "isinstance")) and any(
+            isinstance(a, ast.Name) and a.id == "self" for a in [*n.args, *(k.value for k in n.keywords)]
+        ):
+            return True  # ``place(self)``: code the file may not show gets the module
     return False
 
 
@@ -328,7 +332,7 @@ def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]
     flow = sem.value_uses(ctor, through=_through(sem))
     if flow.escapes:
         return None
-    calls = []
+    calls, stores = [], []
     for e in flow.uses:
         p = sem.parent(e)
         if isinstance(p, ast.Call) and p.func is e:
@@ -341,6 +345,12 @@ def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]
                 chain.append(top.attr)
             if any(a in _MOVERS for a in chain):
                 return None
+            if isinstance(top.ctx, ast.Store):
+                st = sem.parent(top)
+                value = st.value if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else None
+                if not _plain_value(sem, value):
+                    stores.append(top)  # ``model.fc = nn.Linear(...)``: a new (CPU) submodule
+                continue
             called = isinstance(sem.parent(top), ast.Call) and sem.parent(top).func is top
             if called and len(chain) == 1:
                 if p.attr == "forward":
@@ -362,7 +372,22 @@ def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]
         if isinstance(p, ast.Compare) and all(isinstance(o, (ast.Is, ast.IsNot)) for o in p.ops):
             continue
         return None
-    return calls
+    return calls, stores
+
+
+def _plain_value(sem: SemanticModel, v) -> bool:
+    """``v`` (stored in an attribute of the model) is no module: a constant, a tensor
+    method's result (``model.h.detach()``), a torch function's that is no module class."""
+    if isinstance(v, ast.Constant):
+        return True
+    if not isinstance(v, ast.Call):
+        return False
+    if isinstance(v.func, ast.Attribute) and v.func.attr in DEVICE_KEEP_METHODS | {"detach", "clone"} \
+            and not sem.qualnames(v.func):
+        return True
+    q = sem.call_qualname(v)
+    return bool(q) and N.is_torch(q) and not N.is_module_class(q) and not N.is_model_zoo(q) \
+        and not q.startswith("torch.nn.")
 
 
 def _reaches(sem: SemanticModel, call: ast.Call, ctor: ast.Call) -> bool:
@@ -596,9 +621,10 @@ class ModelNotMoved(Rule):
         if what is None:
             return None
         target = sem.callee(ctor)
-        calls = _model_calls(sem, ctor, target if isinstance(target, ast.ClassDef) else None)
-        if not calls:
+        got = _model_calls(sem, ctor, target if isinstance(target, ast.ClassDef) else None)
+        if got is None or not got[0]:
             return None
+        calls, stores = got
         calls = [c for c in calls if _reaches(sem, c, ctor)]
         moves = [_arg_move(sem, c) for c in calls]
         known = [(c, m) for c, m in zip(calls, moves) if m is not None]
@@ -608,11 +634,14 @@ class ModelNotMoved(Rule):
         tname = sem.segment(stmt.targets[0])
         msg = (
             f"`{tname}` ({what}) is never moved to a device, but `{sem.segment(call.func)}()` gets a tensor moved with"
-            f" `.{move.style}(...)` (line {call.lineno});"
-            " on a GPU the forward pass fails with 'Input type (torch.cuda.FloatTensor) and weight type"
-            " (torch.FloatTensor) should be the same'"
+            f" `.{move.style}(...)` (line {call.lineno}); on a GPU the forward pass fails ('Expected all tensors to"
+            " be on the same device', 'Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor)"
+            " should be the same')"
         )
         plan = self._plan(sem, stmt, ctor, known)
+        if stores and not isinstance(plan, str):
+            plan = (f"`{sem.segment(stores[0])}` is set after it is built (line {stores[0].lineno}): move it after"
+                    " that")
         if isinstance(plan, str):
             return ctx.finding(self, ctor, f"{msg}; move the model where it is built ({plan})")
         text, guard = plan
