@@ -36,116 +36,117 @@ _HARMLESS = frozenset({
 })
 # self-returning module methods read through (``model = model.eval()``); ``to_empty`` moves
 _THROUGH = SELF_METHODS - {"to_empty", "share_memory"}
-# the text gate's screen: ``name = [prefix.]Ctor(`` starting a line, ``class Name(``,
-# the names imported from ``torchvision.models``
-_ASSIGNED_CALL = re.compile(
-    r"^[ \t]*(self\.)?[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=[ \t]*((?:[A-Za-z_]\w*\.)*)([A-Za-z_]\w*)[ \t]*\(", re.M,
-)
+# the text gate's screen (``_candidates``): ``name = [prefix.]Ctor(`` starting a line,
+# outside the body of a class that may be a module
+_ASSIGNED = r"[ \t]*(self\.)?[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=[ \t]*((?:[A-Za-z_]\w*\.)*)([A-Za-z_]\w*)[ \t]*\("
+_ASSIGNED_CALL = re.compile("\n" + _ASSIGNED)  # (a literal first: found by a fast scan)
+_ASSIGNED_FIRST = re.compile(_ASSIGNED)  # the first line
 # what stands before the constructor's name on its line: ``model = `` / ``self.model = models.``
 _BEFORE_CTOR = re.compile(r"[ \t]*(self\.)?[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=[ \t]*(?:[A-Za-z_]\w*\.)*")
-_CLASS = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.M)
+_CLASS_HEAD = re.compile(r"class[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
+_TOP_LINE = re.compile(r"\n[^ \t\r\n#]")
 _ZOO_IMPORT = re.compile(r"^[ \t]*from[ \t]+torchvision\.models[\w.]*[ \t]+import[ \t]+\(?([^)\n]*)", re.M)
 _LAYERS = N.PARAM_LAYERS | {"Sequential"}
-_CANDIDATES: list = [None, (frozenset(), frozenset())]  # the text last asked about and its answer
-
-
-_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)[ \t]*\(([^)]*)\)", re.M)
 _MODULE_BASE = re.compile(r"Module|nn\.|" + "|".join(sorted(_LAYERS)))
+_NOT_PLAIN = re.compile(r"Module|Model|Layer|Block|Net\b|nn\.")
+_LAYOUT: list = [None, None]  # the text last asked about and its answer
+_CANDIDATES: list = [None, (frozenset(), frozenset())]
 
 
-def _module_like_classes(text: str) -> set:
-    """The classes of ``text`` whose header may make them modules: a base spelled like
-    one (``nn.Module``, ``torch.nn.Module``, ``Module``, a layer) or a class of the file
-    that is one (the semantic model decides; this only keeps the gate cheap)."""
-    if "class" not in text:
-        return set()
-    bases = {m.group(1): m.group(2) for m in _CLASS_BASES.finditer(text)}
-    out = {c for c, b in bases.items() if _MODULE_BASE.search(b)}
+def _layout(text: str) -> tuple:
+    """The top-level classes of ``text``, read from the text: ``(starts, ends, kinds,
+    module_like)``, a class's body ending at the next line that starts at column 0;
+    kind ``"module"`` for a class whose header may make it a module (a base spelled like
+    one: ``nn.Module``, ``Module``, a layer; or a class of the file), ``"plain"``
+    otherwise (none, ``object``, an imported trainer base).  The semantic model decides
+    what a class is; this only keeps the gate cheap."""
+    if _LAYOUT[0] is text:
+        return _LAYOUT[1]
+    found = []
+    i = 0 if text.startswith("class") else text.find("\nclass") + 1
+    while i > 0 or (i == 0 and text.startswith("class")):
+        m = _CLASS_HEAD.match(text, i)
+        if m is not None:
+            e = _TOP_LINE.search(text, m.end())
+            end = e.start() + 1 if e is not None else len(text)
+            found.append((i, end, m.group(1), m.group(2) or ""))
+        else:
+            end = i + 1
+        i = text.find("\nclass", end - 1) + 1
+    names = {f[2] for f in found}
+    module_like = {n for _, _, n, bases in found if _MODULE_BASE.search(bases)}
     grew = True
     while grew:
         grew = False
-        for c, b in bases.items():
-            if c not in out and any(x.strip() in out for x in b.split(",")):
-                out.add(c)
+        for _, _, n, bases in found:
+            if n not in module_like and any(x.strip() in module_like for x in bases.split(",")):
+                module_like.add(n)
                 grew = True
-    return out
+    kinds = ["module" if _NOT_PLAIN.search(b) or any(x.strip() in names for x in b.split(",")) else "plain"
+             for _, _, _, b in found]
+    got = _LAYOUT[1] = ([f[0] for f in found], [f[1] for f in found], kinds, module_like)
+    _LAYOUT[0] = text
+    return got
+
+
+def _context(text: str, ls: int) -> str:
+    """Where the line starting at ``ls`` lies: ``""`` outside the top-level classes,
+    else the kind of the class whose body holds it (:func:`_layout`)."""
+    starts, ends, kinds, _ = _layout(text)
+    k = bisect.bisect_right(starts, ls) - 1
+    if k < 0 or starts[k] == ls or ls >= ends[k]:
+        return ""
+    return kinds[k]
 
 
 def _candidates(text: str) -> tuple:
     """The callee names a model may be built by in ``text``: ``(plain, attribute)``, the
-    constructors of assignments that start a line, to a plain name (a class the file
-    defines, a ``torch.nn`` layer with parameters or ``Sequential``, a torchvision /
-    timm builder: ``models.resnet18(``, ``create_model(``, a name imported from
-    ``torchvision.models``) or to ``self.<name>`` (a class or a builder only: a layer
-    there is a module's own).  The gate and the check read the same answer: no
-    constructor outside it is looked at, with or without the gate."""
+    constructors of assignments that start a line, to a plain name outside the classes
+    that may be modules (a module class of the file, a ``torch.nn`` layer with
+    parameters or ``Sequential``, a torchvision / timm builder: ``models.resnet18(``,
+    ``create_model(``, a name imported from ``torchvision.models``), or to
+    ``self.<name>`` in a plain class (a trainer: a module class or a builder only).  The
+    gate and the check read the same answer (:func:`_ctor_keep`): no constructor
+    outside it is looked at, with or without the gate."""
     if _CANDIDATES[0] is text:
         return _CANDIDATES[1]
-    classes = _module_like_classes(text)
+    starts, ends, kinds, classes = _layout(text)
     zoo = set()
     if "torchvision" in text:
         for m in _ZOO_IMPORT.finditer(text):
             zoo.update(w.split()[0] for w in m.group(1).split(",") if w.split())
+    # the parts of the text to read: outside the classes that may be modules
+    spans, pos = [], 0
+    for a, z, kind in zip(starts, ends, kinds):
+        if kind == "module":
+            if pos < a:
+                spans.append((pos, a))
+            pos = z
+    if pos < len(text):
+        spans.append((pos, len(text)))
     plain, attr = set(), set()
-    for m in _ASSIGNED_CALL.finditer(text):
-        me, prefix, name = m.groups()
-        if not (name in classes or name in zoo or name == "create_model" or prefix.endswith("models.")
-                or name in _LAYERS and not me):
-            continue
-        where = _context(text, m.start())
-        if me and where == "plain":
-            attr.add(name)
-        elif not me and where != "module":
-            plain.add(name)
+    for a, z in spans:
+        found = list(_ASSIGNED_CALL.finditer(text, a - 1 if a else 0, z))
+        first = _ASSIGNED_FIRST.match(text, 0, z) if a == 0 else None
+        for m in ([first] if first is not None else []) + found:
+            me, prefix, name = m.groups()
+            if name in classes or name in zoo or name == "create_model" or prefix.endswith("models."):
+                if not me:
+                    plain.add(name)
+                elif _context(text, m.start() + (text[m.start()] == "\n")) == "plain":
+                    attr.add(name)
+            elif name in _LAYERS and not me:
+                plain.add(name)
     got = _CANDIDATES[1] = (frozenset(plain), frozenset(attr))
     _CANDIDATES[0] = text
     return got
 
 
-_TOP = re.compile(r"^[^ \t\r\n#]", re.M)
-_HEADER = re.compile(r"class[ \t]+[A-Za-z_]\w*[ \t]*(?:\(([^)]*)\))?[ \t]*:")
-_NOT_PLAIN = re.compile(r"Module|Model|Layer|Block|Net\b|nn\.")
-_TOPS: list = [None, ()]  # the text last asked about: its top-level lines, (start, class kind)
-
-
-def _tops(text: str) -> tuple:
-    if _TOPS[0] is text:
-        return _TOPS[1]
-    classes = set(_CLASS.findall(text)) if "class" in text else set()
-    starts, kinds = [], []
-    for m in _TOP.finditer(text):
-        i = m.start()
-        h = _HEADER.match(text, i) if text.startswith("class", i) else None
-        kind = ""
-        if h is not None:
-            bases = h.group(1) or ""
-            kind = "module" if _NOT_PLAIN.search(bases) or any(x.strip() in classes for x in bases.split(",")) \
-                else "plain"
-        starts.append(i)
-        kinds.append(kind)
-    got = _TOPS[1] = (starts, kinds)
-    _TOPS[0] = text
-    return got
-
-
-def _context(text: str, ls: int) -> str:
-    """Where the line starting at ``ls`` lies, read from the text: ``""`` outside a
-    top-level class, ``"plain"`` in one whose header names no base that may be a module
-    (none, ``object``, imported names that do not look like one: a trainer, a solver),
-    ``"module"`` in one deriving from a class of the file or from anything named like a
-    module (its ``Block(...)`` calls build submodules, not a model of their own).  The
-    semantic model decides what a class is; this only keeps the gate cheap."""
-    starts, kinds = _tops(text)
-    k = bisect.bisect_right(starts, ls) - 1
-    if k < 0 or starts[k] == ls:
-        return ""
-    return kinds[k]
-
-
 def _ctor_keep(plain: frozenset, attr: frozenset):
     """A ``find_named`` ``keep``: the hits of the candidate names written as the callee
-    of an assignment that starts its line, to a plain name (``plain``) or to ``self.<name>``
-    (``attr``): what :data:`_ASSIGNED_CALL` reads."""
+    of an assignment that starts its line, to a plain name (``plain``) outside the
+    classes that may be modules, or to ``self.<name>`` (``attr``) in a plain class:
+    what :func:`_candidates` reads."""
     names = tuple(sorted(plain | attr))
     hits_of = callee_hits(names)
 
@@ -158,7 +159,8 @@ def _ctor_keep(plain: frozenset, attr: frozenset):
                 continue
             name = max((n for n in names if text.startswith(n, h)), key=len)
             where = _context(text, ls)
-            if name in (attr if where == "plain" else ()) if m.group(1) else where != "module" and name in plain:
+            if where != "module" and name in plain and not m.group(1) or where == "plain" and name in attr \
+                    and m.group(1):
                 out.append(h)
         return out
 
