@@ -279,9 +279,8 @@ def _model_of(sem: SemanticModel, call: ast.Call, cache: dict) -> Optional[str]:
     if isinstance(target, ast.ClassDef):
         key = ("TM104 class", id(target))
         ok = cache.get(key)
-        if ok is None:
-            ok = cache[key] = (is_module_class(sem, target) and not _places_itself(sem, target)
-                               and bool(_class_weighted(sem, target)))
+        if ok is None:  # (whether it places itself is asked last, of a model that is reported)
+            ok = cache[key] = is_module_class(sem, target) and bool(_class_weighted(sem, target))
         if not ok:
             return None
         return "a module class of this file with layers that own parameters"
@@ -632,6 +631,13 @@ class ModelNotMoved(Rule):
         known = [(c, m) for c, m in zip(calls, moves) if m is not None]
         if not known:
             return None
+        if isinstance(target, ast.ClassDef):
+            key = ("TM104 places", id(target))
+            places = ctx.cache.get(key)
+            if places is None:
+                places = ctx.cache[key] = _places_itself(sem, target)
+            if places:
+                return None
         call, move = known[0]
         tname = sem.segment(stmt.targets[0])
         msg = (
