@@ -451,3 +451,15 @@ def test_a_class_that_hands_itself_to_other_code_is_left_alone():
         print(model(torch.randn(3, 4).to(device)))
     """)
     assert found == []
+
+
+def test_an_unconditional_cuda_copied_from_another_function_is_unsafe():
+    found, out = run("""
+        def evaluate(m):
+            return m(torch.randn(3, 4).cuda())
+
+        model = Net()
+        print(evaluate(model))
+    """)
+    assert len(found) == 1 and _safety(found[0]) == "unsafe"
+    assert "model = Net()\n" in out

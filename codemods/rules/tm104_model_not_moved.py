@@ -542,7 +542,10 @@ class ModelNotMoved(Rule):
     bound there.  `Module.to` moves the parameters in place, so an optimizer built
     from `model.parameters()` before the move keeps working.  It is safe when every
     call of the model gets a tensor moved the same way, unsafe otherwise (some call may
-    give it CPU tensors on purpose).  Report only when the device cannot be named where
+    give it CPU tensors on purpose), and unsafe for an unconditional `.cuda()` copied
+    from another function (that function may run only where CUDA is).  A model changed
+    after it is built (`model.fc = nn.Linear(...)`: the new head would stay on the CPU)
+    is reported only.  Report only when the device cannot be named where
     the model is built, or the tensors are moved in more than one way.
     """
 
@@ -654,6 +657,8 @@ class ModelNotMoved(Rule):
             return ctx.finding(self, ctor, f"{msg}; move the model where it is built ({plan})")
         text, guard = plan
         safety = Safety.SAFE if all(m is not None for m in moves) else Safety.UNSAFE
+        if text == "cuda()" and not guard and any(sem.scope_of(m.call) is not sem.scope_of(ctor) for _, m in known):
+            safety = Safety.UNSAFE  # (an unconditional ``.cuda()`` in code that may run only where CUDA is)
         if not guard:
             fix_text = f".{text}"
 
