@@ -48,7 +48,10 @@ _TOP_LINE = re.compile(r"\n[^ \t\r\n#]")
 _ZOO_IMPORT = re.compile(r"^[ \t]*from[ \t]+torchvision\.models[\w.]*[ \t]+import[ \t]+\(?([^)\n]*)", re.M)
 _LAYERS = N.PARAM_LAYERS | {"Sequential"}
 _MODULE_BASE = re.compile(r"Module|nn\.|" + "|".join(sorted(_LAYERS)))
-_NOT_PLAIN = re.compile(r"Module|Model|Layer|Block|Net\b|nn\.")
+_NOT_PLAIN = re.compile(
+    r"Module|Model|Layer|Block|Net\b|nn\.|Attention|MLP|Encoder|Decoder|Embedding|Generation|Config|Head|Norm|Conv"
+    r"|Transformer|PreTrained|Pretrained"
+)
 _LAYOUT: list = [None, None]  # the text last asked about and its answer
 _CANDIDATES: list = [None, (frozenset(), frozenset())]
 
