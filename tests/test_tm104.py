@@ -375,6 +375,20 @@ CLASS_LOOKALIKES = {
 
         Trainer(device).step(torch.randn(3, 4))
     """,
+    "held by a wrapper module that is moved": """
+        class Wrapper(nn.Module):
+            def __init__(self, inner):
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, x):
+                return self.inner(x.to(device))
+
+        model = Net()
+        wrapper = Wrapper(model)
+        wrapper.to(device)
+        print(wrapper(torch.randn(3, 4)))
+    """,
     "a layer built in a module's own method": """
         class Lazy(nn.Module):
             def forward(self, x):

@@ -128,6 +128,8 @@ def _candidates(text: str) -> tuple:
     if pos < len(text):
         spans.append((pos, len(text)))
     plain, attr = set(), set()
+    if not any(text.find(".to(", a, z) >= 0 or text.find(".cuda(", a, z) >= 0 for a, z in spans):
+        spans = []  # (the tensors' move stands where the model's calls do: outside the modules' code)
     for a, z in spans:
         found = list(_ASSIGNED_CALL.finditer(text, a - 1 if a else 0, z))
         first = _ASSIGNED_FIRST.match(text, 0, z) if a == 0 else None
@@ -338,6 +340,8 @@ def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]
         return None
     calls, stores = [], []
     for e in flow.uses:
+        if any(isinstance(a, ast.ClassDef) and is_module_class(sem, a) for a in sem.ancestors(e)):
+            return None  # held by another module (``self.inner = model``): moved with it, maybe
         p = sem.parent(e)
         if isinstance(p, ast.Call) and p.func is e:
             calls.append(p)
@@ -512,9 +516,10 @@ class ModelNotMoved(Rule):
     of its class that moves it), passed to code of another file (`accelerator.prepare`,
     `fabric.setup`, `DistributedDataParallel`, FSDP, DeepSpeed, a trainer, an unknown
     helper) or into a container, built under a `with` block (`with torch.device("cuda"):`)
-    or with `device=`/`device_map=`/`**kwargs`; a class that moves itself or its inputs,
-    names a device or calls `.cpu()`; files that use a training framework or set a
-    default device.
+    or with `device=`/`device_map=`/`**kwargs`, or held by another module (`self.inner =
+    model` in a module class: moving that one moves it); a class that moves itself or
+    its inputs, names a device, calls `.cpu()` or hands `self` to other code; files that
+    use a training framework or set a default device.
 
     ## Why is this bad?
     The first layer gets a CUDA input and CPU weights: the forward pass fails with
