@@ -69,6 +69,12 @@ def test_user_torch_load_arguments_kept_exactly_and_strict_dropped():
     assert out.endswith(f"{HELPER}(model, torch.load('vit_pretrained.pt', map_location=device, weights_only=False))\n")
 
 
+@pytest.mark.parametrize("path", ["'backbone.pt'", "os.path.join(ckpt_dir, 'backbone.pt')", "'swin_backbone.pth'"])
+def test_a_backbone_checkpoint_is_a_pretrained_one(path):
+    f, out = fixed(HEAD + f"model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load({path}))\n")
+    assert out.endswith(f"{HELPER}(model, torch.load({path}))\n")
+
+
 def test_strict_false_is_still_a_finding():
     f, _ = fixed(HEAD + "model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load('imagenet.pth'), strict=False)\n")
     assert "strict=False does not skip shape mismatches" in f.message

@@ -33,7 +33,7 @@ HUB_FILES = frozenset({"huggingface_hub.hf_hub_download", "huggingface_hub.file_
 _FOREIGN = re.compile(
     r"pre-?train|imagenet|resnet|resnext|vgg|vit|bert|densenet|mobilenet|efficientnet|alexnet|inception|"
     r"convnext|swin|deit|regnet|squeezenet|shufflenet|googlenet|mnasnet|roberta|download\.pytorch\.org|"
-    r"model_zoo|modelzoo|/hub/|huggingface\.co",
+    r"model_zoo|modelzoo|/hub/|huggingface\.co|backbone",
     re.I,
 )
 _OWN = re.compile(r"fine-?tun|fine_tun|best|epoch|resume|last|finetun|checkpoint_\d|ckpt_\d", re.I)
@@ -386,7 +386,8 @@ class Values:
 
     def names_pretrained(self, path) -> bool:
         """The path/URL names a pretrained checkpoint: a string in it mentions pretrain,
-        imagenet, an architecture or a model zoo (and not fine-tuning/best/epoch/resume)."""
+        imagenet, a backbone, an architecture or a model zoo (and not
+        fine-tuning/best/epoch/resume)."""
         text = " ".join(self.texts(path))
         return bool(_FOREIGN.search(text)) and not _OWN.search(text)
 

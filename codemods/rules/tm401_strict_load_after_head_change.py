@@ -98,8 +98,8 @@ class StrictLoadAfterHeadChange(Rule):
     per file that loads the entries whose name and shape match and warns about the rest;
     the user's `torch.load` call (`map_location`, `weights_only`) is kept as it is.  Safe
     when the checkpoint is recognisably a pretrained one (a hub or model-zoo download, a
-    zoo model's weights, a path naming `pretrain`, `imagenet`, an architecture or a model
-    zoo); otherwise unsafe: if the checkpoint was saved from the modified model, the load
+    zoo model's weights, a path naming `pretrain`, `imagenet`, `backbone`, an architecture
+    or a model zoo); otherwise unsafe: if the checkpoint was saved from the modified model, the load
     is correct as written.  Never offered for the file's own checkpoints, nor when
     `load_state_dict` gets arguments the helper does not take (`assign=True`).  The
     torchvision builder is rebuilt without `num_classes` and its head replaced: safe for
