@@ -1349,7 +1349,7 @@ def _module_moved_cached(text: str) -> frozenset:
 def _calls_name(text: str, name: str, start: int, end: int) -> bool:
     k = text.find(name + "(", start, end)
     while k >= 0:
-        if not (text[k - 1].isalnum() or text[k - 1] in "_."):
+        if k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_."):
             return True
         k = text.find(name + "(", k + 1, end)
     return False

@@ -1085,11 +1085,12 @@ class DeviceBatchNotMoved(Rule):
     and `Variable(...)`, `torch` under any name; not `torch.tensor(2.0)`, a 0-dim tensor
     that mixes with device tensors, nor `torch.tensor(t)` of what may already be a
     tensor), with the rest of its block as the loop body: full-batch training, inference
-    on a dummy input, an RNN's hidden state.  A loader that comes in as a parameter no call in the file binds (a trainer
-    class given its loaders) counts as a plain DataLoader when it is annotated as one
-    (`loader: DataLoader`, `Optional[DataLoader]`), or when another loop of the same
-    class over such a parameter moves its batch elements first (the validation loop
-    that forgets the move the training loop makes).  Same-file helpers the loop calls are read with their parameters bound to
+    on a dummy input, an RNN's hidden state.  A loader that comes in as a parameter no
+    call in the file binds (a trainer class given its loaders) counts as a plain
+    DataLoader when it is annotated as one (`loader: DataLoader`, `Optional[DataLoader]`),
+    or when another loop of the same class over such a parameter moves its batch
+    elements first (the validation loop that forgets the move the training loop makes).
+    Same-file helpers the loop calls are read with their parameters bound to
     the loop's values; loaders, models and devices are followed through names, globals
     read in functions, parameters bound at their call sites, `self` attributes,
     containers (`loaders[phase]`) and builder functions.  A batch element is moved by
