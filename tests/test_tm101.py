@@ -1365,3 +1365,59 @@ def test_a_loader_parameter_annotated_as_a_dataloader_is_one(ann):
 def test_a_loader_parameter_without_that_annotation_is_not_taken(ann):
     r = process_text("t.py", ANNOTATED.format(ann=ann), Options())
     assert r.findings == []
+
+
+# ----------------------------------------------------------------------------- a model fed a moved tensor
+# (JeiKeiLim/kindle trainer.py, fixed by its PR #4: the trainer is given its model, moves
+# only the input inline, ``self.model(data.to(self.device))``; the labels meet the output)
+FED = """\
+import torch
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+
+
+class Trainer:
+    def __init__(self, model, criterion, device="cpu"):
+        self.model = model
+        self.criterion = criterion
+        self.device = device
+
+    def train(self, loader: DataLoader):
+        pbar = tqdm(enumerate(loader))
+        for i, (data, labels) in pbar:
+            out = self.model({arg})
+            loss = self.criterion(out, labels)
+            correct = (out.argmax(1) == labels).sum()
+"""
+
+
+def test_a_model_given_a_moved_tensor_runs_on_that_device():
+    src = FED.format(arg="data.to(self.device)")
+    r = process_text("t.py", src, Options())
+    assert [f.code for f in r.findings] == ["TM101"]
+    out = apply_patch(src.encode(), r.diff).decode()
+    assert "        for i, (data, labels) in pbar:\n            labels = labels.to(self.device)\n" in out
+
+
+@pytest.mark.parametrize("arg, init", [
+    ("data", "self.model = model"),  # nothing moved: the model's device is not known
+    ("data.to('cpu')", "self.model = model"),  # moved to the CPU
+    ("data.to(self.device), labels", "self.model = model"),  # the labels go in as they are
+    ("data.to(self.device)", "self.model = make_model()"),  # not a parameter: an unknown builder
+])
+def test_a_model_given_a_moved_tensor_look_alikes(arg, init):
+    src = FED.format(arg=arg).replace("self.model = model", init)
+    r = process_text("t.py", src, Options())
+    assert [f for f in r.findings if f.fix is not None and f.fix.safety.value == "safe"] == []
+    assert not r.changed
+
+
+def test_a_model_given_a_moved_tensor_under_a_condition_is_report_only():
+    src = FED.format(arg="data.to(self.device)").replace(
+        "            out = self.model(data.to(self.device))\n            loss = self.criterion(out, labels)\n"
+        "            correct = (out.argmax(1) == labels).sum()\n",
+        "            if i % 2 == 0:\n                out = self.model(data.to(self.device))\n"
+        "                correct = (out.argmax(1) == labels).sum()\n")
+    assert "if i % 2 == 0:" in src
+    r = process_text("t.py", src, Options())
+    assert [f.code for f in r.findings] == ["TM101"] and r.findings[0].fix is None and not r.changed

@@ -235,6 +235,7 @@ class Move:
     device: Optional[ast.AST]
     guard: Optional[tuple] = None  # the ``if`` tests it runs under (see guard_of); None: not copyable
     builder: bool = False  # made inside a same-file function that returns the module
+    fed: bool = False  # not the module's own move: the tensor the module is called with (``model(x.to(d))``)
 
 
 def move_of(sem: SemanticModel, call) -> Optional[Move]:
@@ -902,6 +903,11 @@ def _iterated(sem: SemanticModel, loop) -> Optional[tuple]:
     if not isinstance(loop, ast.For):
         return None
     it, target, wrapped = loop.iter, loop.target, False
+    if isinstance(it, ast.Name):  # ``pbar = tqdm(enumerate(loader)); for i, (x, y) in pbar:``
+        bs = sem.reaching(it)
+        if len(bs) == 1 and bs[0].kind is BindingKind.ASSIGNMENT and isinstance(bs[0].value, ast.Call) \
+                and sem.call_qualname(bs[0].value) in _WRAPPERS:
+            it = bs[0].value
     while isinstance(it, ast.Call) and it.args and sem.call_qualname(it) in _WRAPPERS:
         if sem.call_qualname(it) == "builtins.enumerate":
             if wrapped or not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != 2:

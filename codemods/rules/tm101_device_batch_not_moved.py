@@ -13,7 +13,8 @@ from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import callee_hits, starts_statement
 from ._device import (
-    HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState,
+    HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, Move,
+    is_cpu_device,
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
     is_known_device, is_module_class, loop_batch, made_lines_outside_classes, made_tensors, model_state, move_of,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
@@ -610,7 +611,46 @@ class _Flow:
         if meth in _COLLECT:
             self._args(c)
             return _EMPTY
+        fed = self._fed_model(c, callee)
+        if fed is not None:
+            return fed
         return self.unknown(c, as_stmt)
+
+    def _fed_model(self, c: ast.Call, callee):
+        """``self.model(x.to(self.device))`` with a model that comes in as a parameter (a
+        trainer given its model, ``train(model, loader)``): it is handed a tensor moved to
+        a device right there, so it runs on that device (else this very call fails) and
+        its output lives there; what of the batch it does not get still meets that
+        output on the CPU.  Only a callee every value of which is a parameter (no
+        function or class of this file, no library call), its first argument a move to a
+        device that may not be the CPU, and no other batch value among its arguments."""
+        sem = self.sem
+        if not c.args or isinstance(c.args[0], ast.Starred):
+            return None
+        mv = move_of(sem, c.args[0])
+        if mv is None or mv.style not in ("to", "cuda") or (mv.device is not None and is_cpu_device(sem, mv.device)):
+            return None
+        if isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id == "self":
+            vals = sem.attribute_values(callee)
+            if not vals or not all(isinstance(v, ast.Name) for v in vals):
+                return None
+            origins = [o for v in vals for o in sem.origins(v)]
+        elif isinstance(callee, ast.Name):
+            origins = sem.origins(callee)
+        else:
+            return None
+        if not origins or not all(o.kind is OriginKind.PARAMETER for o in origins):
+            return None
+        args = self._args(c)
+        if any(s for s, _ in args):
+            return self.unknown(c, False, args)
+        stmt = sem.statement_of(c)
+        loop = self.loop.node
+        # unconditional when the call is a statement of the loop's own body; else not copyable
+        guard = () if stmt is not None and any(x is stmt for x in getattr(loop, "body", ())) else None
+        st = ModelState([Move(mv.call, mv.style, mv.device, guard, fed=True)])
+        self.models.append((st, sem.segment(callee), c))
+        return frozenset(), True
 
     def _flow_root(self, f) -> bool:
         """``x.view`` of a tensor of the flow: a tensor method, not a model."""
@@ -725,12 +765,13 @@ class _Flow:
             return is_known_device(self.sem, a)
         return False
 
-    def unknown(self, c: ast.Call, as_stmt: bool):
+    def unknown(self, c: ast.Call, as_stmt: bool, args: Optional[list] = None):
         """A callee that cannot be read: it may move what it receives (when it also gets a
-        device), meet it with device values, or neither."""
+        device), meet it with device values, or neither (``args``: its arguments' values,
+        when already read)."""
         sem = self.sem
         recv = c.func.value if isinstance(c.func, ast.Attribute) else None
-        args = self._args(c)
+        args = self._args(c) if args is None else args
         exprs = [*c.args, *(k.value for k in c.keywords)]
         cpu = frozenset().union(*(s for s, _ in args))
         if not cpu:
@@ -1090,6 +1131,12 @@ class DeviceBatchNotMoved(Rule):
     DataLoader when it is annotated as one (`loader: DataLoader`, `Optional[DataLoader]`),
     or when another loop of the same class over such a parameter moves its batch
     elements first (the validation loop that forgets the move the training loop makes).
+    A model that comes in as a parameter (a trainer given its model) and that the loop
+    calls with a tensor it moves right there (`self.model(data.to(self.device))`) runs on
+    that device: the batch elements it is not given still meet its output on the CPU (the
+    labels), and are moved to the same device expression at the top of the loop when the
+    call is a statement of the loop's own body.  A loop over a name bound once to
+    `tqdm(enumerate(loader))` iterates the loader.
     Same-file helpers the loop calls are read with their parameters bound to
     the loop's values; loaders, models and devices are followed through names, globals
     read in functions, parameters bound at their call sites, `self` attributes,
@@ -1299,9 +1346,12 @@ class DeviceBatchNotMoved(Rule):
                 if m.device is None:  # (``self.to(<an expression>)`` in the constructor)
                     return _Plan(why=f"`{mname}` is moved by its constructor to a device not known here")
                 t = device_text_at(sem, m.device, loop)
+                if t is None and m.fed and _same_in_loop(sem, m.device, loop, m.call):
+                    t = sem.segment(m.device)  # the very device the loop moves the tensor it gives the model to
                 if t is None:
                     dev = sem.segment(m.device)
-                    return _Plan(why=f"`{mname}` is moved to `{dev}`, which is not known here", where=f"`{dev}`")
+                    how = "gets tensors moved" if m.fed else "is moved"
+                    return _Plan(why=f"`{mname}` {how} to `{dev}`, which is not known here", where=f"`{dev}`")
                 texts.add(t)
             if len(texts) > 1:
                 return _Plan(why=f"`{mname}` is moved to more than one device")
@@ -1491,6 +1541,27 @@ class DeviceBatchNotMoved(Rule):
             if self._tensor_kind(sem, f.value, bs[0].stmt or at, depth + 1) == "tensor":
                 return "likely"
         return None
+
+
+def _same_in_loop(sem: SemanticModel, dev, loop, move: ast.Call) -> bool:
+    """``dev`` (a name or ``self.<name>``) names the same value at the top of ``loop``'s
+    body as at ``move``, a call inside that body: nothing in the loop assigns it."""
+    if not any(a is loop for a in sem.ancestors(move)):
+        return False
+    if isinstance(dev, ast.Name):
+        target = dev.id
+    elif isinstance(dev, ast.Attribute) and isinstance(dev.value, ast.Name) and dev.value.id == "self":
+        target = "self." + dev.attr
+    else:
+        return False
+    for n in ast.walk(loop):
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For)):
+            ts = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in ts:
+                for x in ast.walk(t):
+                    if sem.dotted(x) == target and isinstance(getattr(x, "ctx", None), ast.Store):
+                        return False
+    return True
 
 
 def _shown_tensor(sem: SemanticModel, name: ast.Name, at) -> bool:
