@@ -1230,3 +1230,34 @@ def test_scaler_parameter_recognised_by_its_use():
     r, out = run(src, unsafe=True)
     assert codes(r) == ["TM202"]
     assert "            scaler.update()\n            opt.zero_grad()\n" in out
+
+
+# --------------------------------------------------------------------------- cleared after backward, the step in a window
+CLEARED = """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+other = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, (x, y) in enumerate(loader):
+    loss = ((model(x) - y) ** 2).mean() / accum
+    loss.backward()
+{between}
+    if (i + 1) % accum == 0:
+{window}
+"""
+
+
+def test_a_zero_grad_after_backward_clears_what_a_windowed_step_would_apply():
+    r, out = run(CLEARED.format(between="    opt.zero_grad()", window="        opt.step()"), unsafe=True)
+    assert codes(r) == ["TM202"] and "the step sees no gradients" in r.findings[0].message
+    assert r.findings[0].fix is None and not r.changed  # moving it before backward would wipe the window
+
+
+@pytest.mark.parametrize("between, window", [
+    ("    pass", "        opt.step()\n        opt.zero_grad()"),  # cleared after the step: right
+    ("    other.zero_grad()", "        opt.step()"),  # another optimizer's gradients
+    ("    opt.zero_grad()", "        loss.backward()\n        opt.step()"),  # a backward in the window first
+    ("    opt.zero_grad()", "        refill(opt)\n        opt.step()"),  # an unknown call may refill them
+])
+def test_a_zero_grad_before_a_windowed_step_look_alikes(between, window):
+    r, _ = run(CLEARED.format(between=between, window=window))
+    assert [f for f in r.findings if "sees no gradients" in f.message] == []

@@ -16,7 +16,8 @@ class MisplacedZeroGrad(Rule):
     """## What it does
     Finds `optimizer.zero_grad()` calls in the wrong place: once per epoch in an outer
     loop while the inner loop steps every batch; between `loss.backward()` and
-    `optimizer.step()` in the same block; on every micro-batch of a gradient accumulation
+    `optimizer.step()` in the same block (also when the step is the first thing the
+    body of a later `if` does: `if (i + 1) % k == 0: optimizer.step()`, reported only); on every micro-batch of a gradient accumulation
     window (`zero_grad()` before each backward while the step runs under
     `if (i + 1) % k == 0:`, in a loop or in a Lightning `training_step` with manual
     optimization); or before only one of two steps of the same optimizer in an iteration.
@@ -262,6 +263,22 @@ class MisplacedZeroGrad(Rule):
         return z, ctx.finding(self, z, msg, Fix(build, safety=safety, message=f"move `{zt}` into the inner loop"))
 
     # 2.4: zero_grad between backward and step
+    def _step_in_if(self, sem, s: ast.If, zr: str):
+        """``(label, optimizer)`` of a step of what ``zr`` clears among the first simple
+        statements of ``s``'s body, before any backward(), zero_grad() or unknown call."""
+        for st in s.body:
+            if isinstance(st, _COMPOUND):
+                return None
+            calls = [n for n in sem.walk(st) if isinstance(n, ast.Call)]
+            if any(sem.method_name(c) in ("backward", "zero_grad") for c in calls):
+                return None
+            got = self._stepper_cleared(sem, calls, zr)
+            if got is not None:
+                return got
+            if any(not known(sem, c) and sem.method_name(c) not in SCALER_METHODS | {"item", "detach", "cpu"} for c in calls):
+                return None
+        return None
+
     def _between(self, ctx, an: Analysis, seen: set):
         sem = ctx.sem
         for z in sem.find(ast.Call, containing=("zero_grad",)):
@@ -282,6 +299,13 @@ class MisplacedZeroGrad(Rule):
             for s in block[i + 1:]:
                 calls = [n for n in sem.walk(s) if isinstance(n, ast.Call)]
                 if isinstance(s, _COMPOUND):
+                    # ``if (i + 1) % k == 0: optimizer.step()``: a step in the body of an
+                    # ``if`` before any backward there sees the cleared gradients too
+                    got = self._step_in_if(sem, s, zr) if isinstance(s, ast.If) else None
+                    if got is not None:
+                        label, opt_expr = got
+                        straight = False
+                        break
                     if any(sem.method_name(n) in ("backward", "step", "zero_grad") for n in calls):
                         break
                     straight = False
