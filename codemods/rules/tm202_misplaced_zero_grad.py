@@ -169,7 +169,6 @@ class MisplacedZeroGrad(Rule):
 
     # 2.6: an accumulation window wiped by a zero_grad() every micro-batch
     def _wiped(self, ctx, an: Analysis, loop, facts: LoopFacts, st: Stepper):
-        sem = ctx.sem
         w = wiped_window(an, loop, st, facts)
         return None if w is None else self._wiped_finding(ctx, w, st.text)
 
@@ -177,10 +176,12 @@ class MisplacedZeroGrad(Rule):
         sem = ctx.sem
         z = w.zero
         zt = sem.segment(z).strip()
+        advice = ("that block already clears them after the step: drop this call" if w.cleared_after
+                  else "clear them after the step, inside that block")
         msg = (
             f"`{zt}` runs every iteration before backward() while `{text}` steps only under"
             f" `if {sem.segment(w.guard.test)}:` (line {w.guard.lineno}): it wipes the accumulated gradients and each"
-            " step applies only the last micro-batch's; clear them after the step, inside that block"
+            f" step applies only the last micro-batch's; {advice}"
         )
         if w.unscale is not None:
             return z, ctx.finding(self, z, msg + f" (not moved automatically: `{sem.segment(w.unscale.func)}()` at line"
@@ -193,9 +194,7 @@ class MisplacedZeroGrad(Rule):
 
                 return {view.statement(zstmt): cst.RemoveFromParent()}
 
-            return z, ctx.finding(self, z, msg.replace("; clear them after the step, inside that block",
-                                                       "; that block already clears them after the step: drop this call"),
-                                  Fix(drop, safety=Safety.UNSAFE, message=f"remove `{zt}`"))
+            return z, ctx.finding(self, z, msg, Fix(drop, safety=Safety.UNSAFE, message=f"remove `{zt}`"))
 
         def build(view, zstmt=zstmt, after=w.after):
             import libcst as cst
@@ -275,7 +274,7 @@ class MisplacedZeroGrad(Rule):
             got = self._stepper_cleared(sem, calls, zr)
             if got is not None:
                 return got
-            if any(not known(sem, c) and sem.method_name(c) not in SCALER_METHODS | {"item", "detach", "cpu"} for c in calls):
+            if _may_refill(sem, calls):
                 return None
         return None
 
@@ -318,7 +317,7 @@ class MisplacedZeroGrad(Rule):
                     break
                 # an unknown call between the zero_grad and the step may refill the
                 # gradients (a SAM-style second pass): assume it does, no finding
-                if any(not known(sem, c) and sem.method_name(c) not in SCALER_METHODS | {"item", "detach", "cpu"} for c in calls):
+                if _may_refill(sem, calls):
                     break
             if label is None:
                 continue
@@ -382,3 +381,9 @@ class MisplacedZeroGrad(Rule):
             if b.kind in ("opt", "param") and models is not None and any(related(zr, m) for m in models):
                 return sem.segment(c).strip(), opt
         return None
+
+
+def _may_refill(sem, calls) -> bool:
+    """An unknown call among ``calls`` (not a scaler's method, ``item``/``detach``/``cpu``)
+    may put gradients back after a zero_grad() (a SAM-style second pass)."""
+    return any(not known(sem, c) and sem.method_name(c) not in SCALER_METHODS | {"item", "detach", "cpu"} for c in calls)
