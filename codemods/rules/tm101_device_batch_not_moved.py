@@ -1554,14 +1554,7 @@ def _same_in_loop(sem: SemanticModel, dev, loop, move: ast.Call) -> bool:
         target = "self." + dev.attr
     else:
         return False
-    for n in ast.walk(loop):
-        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For)):
-            ts = n.targets if isinstance(n, ast.Assign) else [n.target]
-            for t in ts:
-                for x in ast.walk(t):
-                    if sem.dotted(x) == target and isinstance(getattr(x, "ctx", None), ast.Store):
-                        return False
-    return True
+    return not any(isinstance(getattr(x, "ctx", None), ast.Store) and sem.dotted(x) == target for x in ast.walk(loop))
 
 
 def _shown_tensor(sem: SemanticModel, name: ast.Name, at) -> bool:
