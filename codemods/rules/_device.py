@@ -45,6 +45,7 @@ from typing import Iterable, Optional
 
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
+from ._main_guard import is_main_guard
 
 __all__ = [
     "MADE_FACTORIES", "MOVE_METHODS", "HOST_METHODS", "HOST_ATTRS", "SELF_METHODS", "TENSOR_FUNCS", "Move",
@@ -53,7 +54,7 @@ __all__ = [
     "file_mentions_device", "mentions_device", "visible_at", "guard_of", "non_blocking_style", "is_torch_call",
     "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
     "made_lines_outside_classes", "param_loader", "witness_owners", "annotated_loader", "LOADER_ANNOTATION",
-    "device_move", "DEVICE_KEEP_METHODS", "class_moves_arguments",
+    "device_move", "DEVICE_KEEP_METHODS", "class_moves_arguments", "definition_span",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -313,7 +314,7 @@ def guard_of(sem: SemanticModel, stmt, use) -> Optional[tuple]:
         if isinstance(a, ast.If):
             if not any(s is child for s in a.body):
                 return None
-            if not _is_main_test(a.test):
+            if not is_main_guard(a):
                 conds.append(a.test)
         elif isinstance(a, (ast.With, ast.AsyncWith)):
             pass
@@ -321,17 +322,6 @@ def guard_of(sem: SemanticModel, stmt, use) -> Optional[tuple]:
             return None
         child = a
     return tuple(reversed(conds))
-
-
-def _is_main_test(test) -> bool:
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-        and len(test.comparators) == 1
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )
 
 
 def visible_at(sem: SemanticModel, expr, at) -> bool:
@@ -1232,11 +1222,8 @@ def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bo
                 name = m.group(1) if m else ""
             if name and name not in seen:
                 seen.add(name)
-                k = text.find(name + "(", start, end)
-                while k >= 0:
-                    if k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_."):
-                        return True
-                    k = text.find(name + "(", k + 1, end)
+                if _calls_name(text, name, start, end):
+                    return True
             i = text.find(needle, i + 1, end)
     return False
 
@@ -1254,7 +1241,9 @@ def made_line_starts(text: str, start: int = 0, end: Optional[int] = None):
             yield ls
 
 
-_TOP_LINE = re.compile(r"^[^ \t\r\n#)\]}]", re.M)  # (a closing bracket in column 0 ends a signature)
+# the line break before a line in column 0 (a literal head: a fast scan; a closing bracket
+# in column 0 closes a signature or a call, no statement)
+_NEXT_TOP = re.compile(r"\n[^ \t\r\n#)\]}]")
 
 
 def made_lines_outside_classes(text: str):
@@ -1280,7 +1269,7 @@ def made_lines_outside_classes(text: str):
         if k >= 0 and defs[k] != ls:
             got = judged.get(defs[k])
             if got is None:
-                head, end = _definition_span(text, defs[k])
+                head, end = definition_span(text, defs[k])
                 got = judged[defs[k]] = (head, end, None)
             head, end, may = got
             if head < ls < end:
@@ -1297,18 +1286,19 @@ def made_lines_outside_classes(text: str):
             yield ls
 
 
-def _definition_span(text: str, start: int) -> tuple:
+def definition_span(text: str, start: int) -> tuple:
     """The ``def``/``class`` line of the top-level definition starting at ``start`` (past
     its decorators) and the end of the definition: the next line in column 0 after it."""
     head = start
     while text.startswith("@", head):  # decorators, each maybe over several lines
-        m = _TOP_LINE.search(text, text.find("\n", head) + 1 or len(text))
+        nl = text.find("\n", head)
+        m = _NEXT_TOP.search(text, nl) if nl >= 0 else None
         if m is None:
             return head, len(text)
-        head = m.start()
+        head = m.start() + 1
     nl = text.find("\n", head)
-    m = _TOP_LINE.search(text, nl + 1) if nl >= 0 else None
-    return head, (m.start() if m is not None else len(text))
+    m = _NEXT_TOP.search(text, nl) if nl >= 0 else None
+    return head, (m.start() + 1 if m is not None else len(text))
 
 
 _DEF_LINES = tuple(re.compile(re.escape(w)) for w in ("\nclass ", "\ndef ", "\nasync def ", "\n@"))
@@ -1353,6 +1343,8 @@ def _module_moved_cached(text: str) -> frozenset:
 
 
 def _calls_name(text: str, name: str, start: int, end: int) -> bool:
+    """``name(`` stands in ``text[start:end]`` as a callee of its own (not ``x.name(`` or
+    ``othername(``)."""
     k = text.find(name + "(", start, end)
     while k >= 0:
         if k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_."):

@@ -11,8 +11,10 @@ from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import callee_hits
+from ._main_guard import is_main_guard
 from ._device import (
-    DEVICE_KEEP_METHODS, SELF_METHODS, Move, bound_before, class_moves_arguments, device_move, device_text_at, file_mentions_device,
+    DEVICE_KEEP_METHODS, SELF_METHODS, Move, bound_before, class_moves_arguments, definition_span, device_move,
+    device_text_at, file_mentions_device,
     framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, visible_at,
 )
 
@@ -44,7 +46,6 @@ _ASSIGNED_FIRST = re.compile(_ASSIGNED)  # the first line
 # what stands before the constructor's name on its line: ``model = `` / ``self.model = models.``
 _BEFORE_CTOR = re.compile(r"[ \t]*(self\.)?[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=[ \t]*(?:[A-Za-z_]\w*\.)*")
 _CLASS_HEAD = re.compile(r"class[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
-_TOP_LINE = re.compile(r"\n[^ \t\r\n#]")
 _ZOO_IMPORT = re.compile(r"^[ \t]*from[ \t]+torchvision\.models[\w.]*[ \t]+import[ \t]+\(?([^)\n]*)", re.M)
 _LAYERS = N.PARAM_LAYERS | {"Sequential"}
 _MODULE_BASE = re.compile(r"Module|nn\.|" + "|".join(sorted(_LAYERS)))
@@ -58,7 +59,8 @@ _CANDIDATES: list = [None, (frozenset(), frozenset())]
 
 def _layout(text: str) -> tuple:
     """The top-level classes of ``text``, read from the text: ``(starts, ends, kinds,
-    module_like)``, a class's body ending at the next line that starts at column 0;
+    module_like)``, a class's body ending at the next line that starts at column 0
+    (:func:`definition_span`);
     kind ``"module"`` for a class whose header may make it a module (a base spelled like
     one: ``nn.Module``, ``Module``, a layer; or a class of the file), ``"plain"``
     otherwise (none, ``object``, an imported trainer base).  The semantic model decides
@@ -70,8 +72,7 @@ def _layout(text: str) -> tuple:
     while i > 0 or (i == 0 and text.startswith("class")):
         m = _CLASS_HEAD.match(text, i)
         if m is not None:
-            e = _TOP_LINE.search(text, m.end())
-            end = e.start() + 1 if e is not None else len(text)
+            end = definition_span(text, i)[1]
             found.append((i, end, m.group(1), m.group(2) or ""))
         else:
             end = i + 1
@@ -209,19 +210,8 @@ def _class_weighted(sem: SemanticModel, cls: ast.ClassDef, depth: int = 0) -> Op
     if depth > 3:
         return False
     found = False
-    inits, work, seen = [], [cls], set()
-    while work and len(seen) < 8:  # the class and its same-file bases
-        c = work.pop()
-        if id(c) in seen:
-            continue
-        seen.add(id(c))
-        init = next((s for s in c.body if isinstance(s, _DEFS) and s.name == "__init__"), None)
-        if init is not None:
-            inits.append(init)
-        for b in c.bases:
-            base = sem.class_def(b)
-            if base is not None:
-                work.append(base)
+    inits = [i for c in _lineage(sem, cls)
+             for i in [next((s for s in c.body if isinstance(s, _DEFS) and s.name == "__init__"), None)] if i is not None]
     for init in inits:
         for n in ast.walk(init):
             if not isinstance(n, ast.Call):
@@ -251,13 +241,18 @@ def _places_itself(sem: SemanticModel, cls: ast.ClassDef) -> bool:
     """The class moves itself or its inputs, or works on the CPU on purpose: a method
     calls ``self.to(...)``/``self.cuda()``/``.cpu()``, names a device (``self.device``),
     or moves what it receives (:func:`class_moves_arguments`)."""
+    return any(_places_itself_here(sem, c) for c in _lineage(sem, cls))
+
+
+def _lineage(sem: SemanticModel, cls: ast.ClassDef) -> list:
+    """``cls`` and its same-file bases (at most 8)."""
     classes, work = [], [cls]
-    while work and len(classes) < 8:  # the class and its same-file bases
+    while work and len(classes) < 8:
         c = work.pop()
         if all(c is not k for k in classes):
             classes.append(c)
             work.extend(b for b in map(sem.class_def, c.bases) if b is not None)
-    return any(_places_itself_here(sem, c) for c in classes)
+    return classes
 
 
 def _places_itself_here(sem: SemanticModel, cls: ast.ClassDef) -> bool:
@@ -459,13 +454,9 @@ def _ifs_around(sem: SemanticModel, node) -> list:
     for a in sem.ancestors(node):
         if isinstance(a, (*_DEFS, ast.ClassDef, ast.Lambda, ast.Module)):
             break
-        if isinstance(a, ast.If) and not _main_test(a.test):
+        if isinstance(a, ast.If) and not is_main_guard(a):
             out.append(a)
     return out
-
-
-def _main_test(test) -> bool:
-    return isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
 
 
 def _in_with(sem: SemanticModel, node) -> bool:
