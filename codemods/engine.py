@@ -240,8 +240,10 @@ def _choose(built: list[_Built]) -> list[_Built]:
     return chosen
 
 
-def apply_fixes(view, built: Sequence[_Built]) -> str:
-    """The code of ``view`` with the built fixes applied (they must not overlap)."""
+def apply_fixes(view, built: Sequence[_Built], with_head: bool = True) -> str:
+    """The code of ``view`` with the built fixes applied (they must not overlap), and
+    the helpers and imports they need (unless ``with_head`` is false: the caller adds
+    them by text, see :func:`_fix_in_chunk`)."""
     import libcst as cst
 
     repl: dict[int, object] = {}
@@ -289,7 +291,7 @@ def apply_fixes(view, built: Sequence[_Built]) -> str:
     for b in built:
         helpers.update(b.fix.helpers)
         imports.extend(i for i in b.fix.imports if i not in imports)
-    if helpers or imports:
+    if (helpers or imports) and with_head:
         module = add_helpers_and_imports(module, helpers, imports)
     return module.code
 
@@ -476,13 +478,13 @@ def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_ch
     """The pass's fixes made on a LibCST parse of the one top-level chunk that holds every
     finding (see :mod:`torchmend.semantic.source`), spliced back into the text: ``(new
     text, built fixes)``; None when that does not apply (fixes in several chunks, a
-    whole-module fix, helpers or imports to add, a node the fix needs outside the chunk),
-    and the caller parses the whole file.  ``tests/test_equivalence.py`` compares the
+    whole-module fix, helpers or imports that :mod:`torchmend.head` cannot place by
+    text, a node the fix needs outside the chunk), and the caller parses the whole file.  ``tests/test_equivalence.py`` compares the
     two ways (``Options(shortcuts=False)`` always parses the whole file)."""
     from .cstview import CstView, NodeNotFound
     from .semantic.source import ParsedSource
 
-    if any(f.fix.whole_module or f.fix.helpers or f.fix.imports for f in unique):
+    if any(f.fix.whole_module for f in unique):
         return None
     chunks = ParsedSource._cut(text, min_chars)
     if not chunks:
@@ -506,7 +508,29 @@ def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_ch
     except Exception:  # a fix that needs the whole module: the reference path decides
         return None
     chosen = _choose(built)
-    return text[: c.start] + apply_fixes(view, chosen) + text[c.end :], chosen
+    head: list = []
+    helpers: dict[str, str] = {}
+    imports: list[tuple[str, Optional[str]]] = []
+    for b in chosen:
+        helpers.update(b.fix.helpers)
+        imports.extend(i for i in b.fix.imports if i not in imports)
+    if helpers or imports:
+        # added by text where the LibCST path puts them (head.py), when the fixes leave
+        # the top-level statements as they are and the additions stand before the chunk
+        top = {id(s) for s in view.module.body}
+        if any(id(n) in top for b in chosen for n in b.replacements):
+            return None
+        from .head import head_edits
+
+        head = head_edits(text, helpers, imports)
+        if head is None or any(at > c.start for at, _ in head):
+            return None
+    out, pos = [], 0
+    for at, add in head:
+        out += [text[pos:at], add]
+        pos = at
+    out += [text[pos : c.start], apply_fixes(view, chosen, with_head=False), text[c.end :]]
+    return "".join(out), chosen
 
 
 def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applied: Counter, tail: str = "") -> str:
