@@ -13,7 +13,6 @@ error, and so is output that does not parse.  Either way nothing is written.
 
 from __future__ import annotations
 
-import ast
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
@@ -477,7 +476,10 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
 def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_chars: int = 2000):
     """The pass's fixes made on a LibCST parse of the one top-level chunk that holds every
     finding (see :mod:`torchmend.semantic.source`), spliced back into the text: ``(new
-    text, built fixes)``; None when that does not apply (fixes in several chunks, a
+    text, built fixes, the new parts)``, each new part ``(line, code)``: code that
+    stands at that line of the new text, whole top-level statements (what a check of
+    the result parses: the rest of the text is the file's own statements, unchanged);
+    None when that does not apply (fixes in several chunks, a
     whole-module fix, helpers or imports that :mod:`torchmend.head` cannot place by
     text, a node the fix needs outside the chunk), and the caller parses the whole file.  ``tests/test_equivalence.py`` compares the
     two ways (``Options(shortcuts=False)`` always parses the whole file)."""
@@ -525,15 +527,23 @@ def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_ch
         head = head_edits(text, helpers, imports)
         if head is None or any(at > c.start for at, _ in head):
             return None
-    out, pos = [], 0
+    out, pos, parts, added = [], 0, [], 0
     for at, add in head:
         out += [text[pos:at], add]
+        parts.append((text.count("\n", 0, at) + added + 1, add))
+        added += add.count("\n")
         pos = at
-    out += [text[pos : c.start], apply_fixes(view, chosen, with_head=False), text[c.end :]]
-    return "".join(out), chosen
+    code = apply_fixes(view, chosen, with_head=False)
+    if not code.endswith("\n") and c.end < len(text):
+        return None
+    parts.append((c.start_line + added, code))
+    out += [text[pos : c.start], code, text[c.end :]]
+    return "".join(out), chosen, parts
 
 
 def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applied: Counter, tail: str = "") -> str:
+    from .semantic.source import parse_at
+
     current, cur_findings = text, findings
     for _ in range(MAX_PASSES):
         fixes = [f for f in cur_findings if _eligible(f, opts.unsafe_fixes)]
@@ -550,14 +560,17 @@ def _fixpoint(path, text, findings, rules, project, trace, opts: Options, applie
             built = [_build(view, f.fix) for f in unique]
             chosen = _choose(built)
             new = apply_fixes(view, chosen)
+            parts = [(1, new)]
         else:
-            new, chosen = got
+            # only what the fixes wrote is parsed: the rest is the file's statements as they were
+            new, chosen, parts = got
         chosen_ids = {id(b.fix) for b in chosen}
         for f in unique:
             if id(f.fix) in chosen_ids:
                 applied[f.code] += 1
         try:
-            ast.parse(new)
+            for line, code in parts:
+                parse_at(code, line)
         except SyntaxError as e:
             raise SourceError(f"internal error: a fix produced invalid Python ({e.msg}, line {e.lineno}); nothing written") from None
         if new == current:

@@ -239,3 +239,33 @@ def test_the_rules_go_on_with_the_gates_word_searches():
     for word in ("DataLoader", "device", "cuda", ".to(", "load_state_dict", "num_classes", "set_default_device"):
         assert calls[word] <= 1, (word, calls[word])
     assert ctx.has("DataLoader") and not ctx.has("set_default_tensor_type") and calls["set_default_tensor_type"] == 1
+
+
+def test_a_fix_made_in_a_chunk_that_writes_invalid_python_is_refused(monkeypatch):
+    """On the chunk path only what the fixes wrote is parsed again (the rest of the text
+    is the file's own statements): broken code there is still refused, at its line."""
+    import torchmend.engine as E
+    from torchmend.engine import Options, process_text
+
+    helpers = "".join(f"\n\ndef helper_{i}(x):\n    return x + {i}  # padding\n" for i in range(60))
+    src = (
+        "import torch\nfrom torch import nn\n" + helpers + "\n\ndef train(model, loader, opt):\n"
+        "    for x, y in loader:\n        loss = (model(x) - y).pow(2).mean()\n        loss.backward()\n"
+        "        opt.step()\n"
+    )
+    real = E.apply_fixes
+    taken = []
+
+    def broken(view, built, *a, **k):
+        taken.append(view.line_offset)
+        return real(view, built, *a, **k).replace("opt.zero_grad()", "opt.zero_grad(")
+
+    monkeypatch.setattr(E, "apply_fixes", broken)
+    res = process_text("t.py", src, Options(fix=True))
+    assert taken and taken[0] > 0, "the chunk path was taken"
+    assert not res.diff and "a fix produced invalid Python" in res.error, res.error
+    # the line of the broken statement in the fixed text: inside train's loop, not line 1
+    # of the chunk parsed alone
+    loop = src.count("\n", 0, src.index("    for x, y")) + 1
+    line = int(res.error.split(", line ")[1].split(")")[0])
+    assert loop < line <= loop + 5, res.error
