@@ -1421,3 +1421,70 @@ def test_a_model_given_a_moved_tensor_under_a_condition_is_report_only():
     assert "if i % 2 == 0:" in src
     r = process_text("t.py", src, Options())
     assert [f.code for f in r.findings] == ["TM101"] and r.findings[0].fix is None and not r.changed
+
+
+DICT_HEAD = HEAD + """\
+model = nn.Linear(4, 2).to(device)
+
+
+class Rows(torch.utils.data.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return {"x": torch.randn(4), "y": torch.tensor(i % 2)}
+
+
+def keep_rows(rows):
+    return torch.utils.data.default_collate(rows)
+
+
+dict_loader = DataLoader(Rows(), batch_size=4{collate})
+"""
+
+_DICT_LOOP = "for batch in dict_loader:\n{moves}    loss = criterion(model(batch['x']), batch['y'])\n"
+
+
+# a dict batch moved item by item: each result stored back is a move of that item (every
+# item when the store runs over the batch's own keys); what is left on the CPU still meets
+# the model's output
+@pytest.mark.parametrize("moves, reported", [
+    ("    for k, v in batch.items():\n        batch[k] = v.to(device)\n", False),
+    ("    for k in batch:\n        batch[k] = batch[k].to(device)\n", False),
+    ("    for k in list(batch.keys()):\n        if torch.is_tensor(batch[k]):\n            batch[k] = batch[k].to(device)\n", False),
+    ("    batch['x'] = batch['x'].to(device)\n    batch['y'] = batch['y'].to(device)\n", False),
+    ("    batch['x'] = batch['x'].to(device)\n", True),  # the labels stay on the CPU
+    ("    batch['x'] = batch['x'].to(device)\n    batch['y'] = batch['y'].to(device)\n    batch['y'] = batch['y'].long()\n", False),
+    ("", True),
+])
+def test_a_dict_batch_moved_item_by_item(moves, reported):
+    f, out, src = run(_DICT_LOOP.format(moves=moves), head=DICT_HEAD.replace("{collate}", ""))
+    got = [x for x in f if "reaches" in x.message]
+    assert bool(got) == reported, [x.message for x in f]
+
+
+# (a dict batch "moved" by calls whose results are dropped: ``Tensor.to`` is not in-place)
+@pytest.mark.parametrize("moves, stored, collate", [
+    ("    for k, v in batch.items():\n        v.to(device)\n", "batch[k] = v.to(device)", ""),
+    ("    for key in batch:\n        batch[key].to(device)\n", "batch[key] = batch[key].to(device)", ""),
+    ("    batch['x'].cuda()\n    batch['y'] = batch['y'].cuda()\n", "batch['x'] = batch['x'].cuda()", ""),
+    # report only: an integer index (a namedtuple batch cannot be assigned to), a collate_fn
+    # that may put objects with an in-place ``.to`` in the batch
+    ("    batch[0].to(device)\n", None, ""),
+    ("    for key in batch:\n        batch[key].to(device)\n", None, ", collate_fn=keep_rows"),
+])
+def test_a_dropped_move_of_a_batch_item(moves, stored, collate):
+    f, out, src = run(_DICT_LOOP.format(moves=moves), head=DICT_HEAD.replace("{collate}", collate))
+    got = [x for x in f if "does nothing" in x.message]
+    assert len(got) == 1, [x.message for x in f]
+    assert not [x for x in f if "reaches" in x.message]  # one finding for one bug
+    if stored is None:
+        assert got[0].fix is None and out == src
+    else:
+        assert got[0].fix is not None and stored in out and out.count("\n") == src.count("\n")
+
+
+def test_a_dropped_move_of_an_item_of_something_else_is_left_alone():
+    # a dict that is no loader batch (its values may be modules, whose ``.to`` is in place)
+    f, out, src = run("parts = {'enc': nn.Linear(4, 4)}\nfor k in parts:\n    parts[k].to(device)\n")
+    assert not [x for x in f if "does nothing" in x.message] and out == src

@@ -70,6 +70,11 @@ def _find_statement_moves(text: str) -> tuple:
         i = text.find(needle)
         while i >= 0:
             j = i
+            if j > 1 and text[j - 1] == "]":
+                # ``batch[key].to(``: an item of a name, its subscript on the same line
+                k = text.rfind("[", 0, j - 1)
+                if k > text.rfind("\n", 0, i) and "]" not in text[k + 1 : j - 1]:
+                    j = k
             while j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
                 j -= 1
             if j < i and not text[j].isdigit() and starts_statement(text, j):
@@ -95,6 +100,49 @@ class _Need:
     why: str = ""
     what: str = ""  # the operation, for the message: "`criterion()`", "a comparison"
     via: str = ""  # the same-file helper it happens in
+
+
+def _dict_item(sem: SemanticModel, recv) -> bool:
+    """``recv`` is an item of a dict: ``batch["x"]``, ``batch[key]`` in a loop over the
+    batch's own keys, ``value`` of ``for key, value in batch.items()`` (an integer index
+    may be one of a namedtuple batch, which cannot be assigned to)."""
+    if isinstance(recv, ast.Name):
+        return True  # (``_batch_item`` took it from ``.items()``)
+    k = recv.slice
+    if isinstance(k, ast.Constant):
+        return isinstance(k.value, str)
+    return isinstance(k, ast.Name) and _over_own_keys(sem, recv, k.id, recv.value.id)
+
+
+_ALL_KEYS = "all keys"
+_SOME_KEYS = "some keys"
+
+
+def _over_own_keys(sem: SemanticModel, node, key: str, container: str) -> bool:
+    """``node`` runs in a loop whose target ``key`` takes every key of ``container``:
+    ``for key in container``, ``for key in container.keys()`` (or ``list(...)`` of
+    either), ``for key, value in container.items()``."""
+    for a in sem.ancestors(node):
+        if isinstance(a, _SCOPES):
+            return False
+        if not isinstance(a, ast.For):
+            continue
+        it, tg = a.iter, a.target
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "list" \
+                and len(it.args) == 1 and not it.keywords:
+            it = it.args[0]
+        meth = None
+        if isinstance(it, ast.Call) and not it.args and not it.keywords and isinstance(it.func, ast.Attribute):
+            meth, it = it.func.attr, it.func.value
+        if not (isinstance(it, ast.Name) and it.id == container):
+            continue
+        if meth in (None, "keys"):
+            return isinstance(tg, ast.Name) and tg.id == key
+        if meth == "items":
+            return isinstance(tg, ast.Tuple) and len(tg.elts) == 2 and isinstance(tg.elts[0], ast.Name) \
+                and tg.elts[0].id == key
+        return False
+    return False
 
 
 @dataclass
@@ -126,6 +174,10 @@ class _Flow:
     # same-file helpers given batch elements that make tensors on the CPU: (elements,
     # helper name, factory call); moving those elements first may make the two meet there
     cpu_made: list = field(default_factory=list)
+    # batch containers some of whose items were stored moved (``batch["x"] =
+    # batch["x"].to(device)``): name -> the constant keys stored so, or _ALL_KEYS (a loop
+    # over the container's own keys stored each one), or _SOME_KEYS (keys not told)
+    keyed: dict = field(default_factory=dict)
 
     # ------------------------------------------------------------------ setup
     def start(self) -> None:
@@ -259,10 +311,35 @@ class _Flow:
             if isinstance(target, ast.Subscript):
                 self.val(target.value)
                 self.val(target.slice)
+                self._keyed_store(target, v)
             elif isinstance(target, ast.Attribute):
                 self.val(target.value)
 
+    def _keyed_store(self, target: ast.Subscript, v) -> None:
+        """``c[k] = value`` into a batch container ``c``: a moved value moves that item
+        (every item when ``k`` runs over ``c``'s own keys); a CPU value stored under a
+        constant key undoes its move."""
+        c = target.value
+        if not isinstance(c, ast.Name) or not (self.src.get(c.id) or c.id in self.keyed):
+            return
+        k = target.slice
+        got = self.keyed.get(c.id, frozenset())
+        const = isinstance(k, ast.Constant) and isinstance(k.value, (str, int))
+        if v[0] or not v[1]:
+            if const and isinstance(got, frozenset) and k.value in got:
+                self.keyed[c.id] = got - {k.value}
+            return
+        if got is _ALL_KEYS:
+            return
+        if const:
+            self.keyed[c.id] = (got | {k.value}) if isinstance(got, frozenset) else got
+        elif isinstance(k, ast.Name) and _over_own_keys(self.sem, target, k.id, c.id):
+            self.keyed[c.id] = _ALL_KEYS
+        else:
+            self.keyed[c.id] = _SOME_KEYS
+
     def set(self, name: str, v) -> None:
+        self.keyed.pop(name, None)
         srcs, dev = v
         if srcs:
             self.src[name] = srcs
@@ -294,6 +371,15 @@ class _Flow:
             v = self.val(e.value)
             self.val(e.slice)
             self._container_sub(e)
+            got = self.keyed.get(e.value.id) if isinstance(e.value, ast.Name) else None
+            if got is not None:
+                k = e.slice
+                if got is _ALL_KEYS or (isinstance(k, ast.Constant) and isinstance(got, frozenset) and k.value in got):
+                    return frozenset(), True  # an item stored moved
+                if got is _SOME_KEYS or not isinstance(k, ast.Constant):
+                    return _EMPTY  # maybe one of the moved items: no claim either way
+                # an item no store moved: what the container holds (on the CPU)
+                return self.src.get(e.value.id, frozenset()), e.value.id in self.dev
             return v
         if t is ast.Call:
             return self.call(e)
@@ -339,6 +425,13 @@ class _Flow:
 
     def name(self, e: ast.Name):
         n = e.id
+        got = self.keyed.get(n)
+        if got is not None and got != frozenset():
+            if not self.depth and n == self.loop.container:
+                self._container_name(e)
+            # the whole container: on the device once every item was stored moved; with some
+            # items moved, what a use of it needs cannot be told (no claim either way)
+            return (frozenset(), True) if got is _ALL_KEYS else _EMPTY
         srcs = self.src.get(n, frozenset())
         dev = n in self.dev
         if srcs or dev or self.cache.get(("bound", n)):
@@ -1150,7 +1243,10 @@ class DeviceBatchNotMoved(Rule):
     Also finds `t.to(device)` on a tensor whose result is dropped: `Tensor.to` is not
     in-place (a tensor of the code's own making, a batch element, a name under `if
     torch.is_tensor(t):` / `isinstance(t, torch.Tensor)` or a parameter annotated
-    `torch.Tensor`).
+    `torch.Tensor`), and on an item of a DataLoader batch held whole (`batch[key].to(device)`,
+    `value.to(device)` in `for key, value in batch.items():`).  A dict batch moved item by
+    item, each result stored back (`batch[k] = v.to(device)` in a loop over its items or
+    keys, or key by key), is moved: only the items no store moved are still on the CPU.
 
     A global model that another function moves (`def train(): model.to(device)`) is not
     on the device in a function that module-level code calls only after rebinding it to a
@@ -1192,7 +1288,12 @@ class DeviceBatchNotMoved(Rule):
     a batch whose structure is unknown.  A made tensor is moved right after the
     statement that makes it, when the device's names are bound before it and no read of
     the tensor is on the host (`X.numpy()`, `plt.plot(X)`, a dataset); otherwise report
-    only.  Nothing is reported for files that use a
+    only.  A dropped move of a batch item becomes a store of its result (`batch[key] =
+    batch[key].to(device)`, `batch[key] = value.to(device)`): safe for an item by a
+    string key or a key of the batch's own when the loader collates by default (the
+    values of a dict batch are tensors then); report only for an integer index (a
+    namedtuple batch cannot be assigned to) or a same-file `collate_fn` (it may put
+    objects whose `.to` is in place there).  Nothing is reported for files that use a
     training framework (Lightning, Accelerate, DeepSpeed, HF `Trainer`), values that come
     out of `accelerator.prepare(...)`, models wrapped in `DataParallel`,
     `DistributedDataParallel` or FSDP or loaded with `device_map=`, same-file models
@@ -1487,12 +1588,29 @@ class DeviceBatchNotMoved(Rule):
             if move_of(sem, call) is None:
                 continue  # a dropped dtype cast (``x.to(torch.float16)``): not a device move
             recv = call.func.value
+            code = sem.segment(call)
+            item = self._batch_item(sem, recv, e)
+            if item is not None:
+                target, lp = item
+                msg = (f"`{code}` does nothing: `Tensor.{call.func.attr}` is not in-place, so the batch's item stays"
+                       f" on the CPU; store the result: `{target} = {code}`")
+                if lp.loaders and all(sem.argument(c, "collate_fn", 6) is None for c in lp.loaders) \
+                        and _dict_item(sem, recv):
+                    # default collation: the values of a dict batch are tensors (or fail on ``.to``)
+                    def build_item(view, e=e, target=target, code=code):
+                        import libcst as cst
+
+                        return {view.node(e): cst.parse_statement(f"{target} = {code}\n").body[0]}
+
+                    yield ctx.finding(self, e, msg, Fix(build_item, safety=Safety.SAFE, message="store the moved item"))
+                else:
+                    yield ctx.finding(self, e, msg)  # a collate_fn may put objects with an in-place ``.to`` there
+                continue
             if not isinstance(recv, ast.Name):
                 continue
             kind = self._tensor_kind(sem, recv, e, 0)
             if kind is None:
                 continue
-            code = sem.segment(call)
             msg = f"`{code}` does nothing: `Tensor.{call.func.attr}` is not in-place, assign the result"
             if kind == "tensor":
                 name = recv.id
@@ -1505,6 +1623,43 @@ class DeviceBatchNotMoved(Rule):
                 yield ctx.finding(self, e, msg, Fix(build, safety=Safety.SAFE, message="assign the moved tensor"))
             else:
                 yield ctx.finding(self, e, msg)
+
+    @staticmethod
+    def _batch_item(sem: SemanticModel, recv, at) -> Optional[tuple]:
+        """``(where to store it, the loop)`` when ``recv`` is an item of a DataLoader batch
+        held as a whole: ``batch[key]``, or ``value`` of ``for key, value in
+        batch.items():`` (stored as ``batch[key]``), ``batch`` bound by the loader loop
+        around ``at`` and nowhere else."""
+        if isinstance(recv, ast.Subscript) and isinstance(recv.value, ast.Name):
+            box, target = recv.value, sem.segment(recv)
+        elif isinstance(recv, ast.Name):
+            bs = sem.resolve(recv)
+            if len(bs) != 1 or bs[0].kind is not BindingKind.FOR_TARGET:
+                return None
+            loop = bs[0].node
+            it, tg = loop.iter, loop.target
+            if not (isinstance(it, ast.Call) and not it.args and not it.keywords and isinstance(it.func, ast.Attribute)
+                    and it.func.attr == "items" and isinstance(it.func.value, ast.Name)
+                    and isinstance(tg, ast.Tuple) and len(tg.elts) == 2
+                    and all(isinstance(x, ast.Name) for x in tg.elts) and tg.elts[1].id == recv.id):
+                return None
+            if not any(a is loop for a in sem.ancestors(at)):
+                return None
+            box, target = it.func.value, f"{it.func.value.id}[{tg.elts[0].id}]"
+        else:
+            return None
+        bs = sem.resolve(box)
+        if len(bs) != 1 or bs[0].kind is not BindingKind.FOR_TARGET:
+            return None
+        for a in sem.ancestors(at):
+            if isinstance(a, _SCOPES):
+                return None
+            if a is bs[0].node and isinstance(a, ast.For):
+                lp = loop_batch(sem, a)
+                if lp is not None and (box.id == lp.container or box.id in lp.names) and not lp.made and not lp.sample:
+                    return target, lp
+                return None
+        return None
 
     def _tensor_kind(self, sem: SemanticModel, name: ast.Name, at, depth: int) -> Optional[str]:
         """"tensor" when ``name`` is provably a tensor where ``at`` runs, "likely" when made

@@ -1,0 +1,31 @@
+"""A dict batch "moved" item by item without storing the results: `v.to(device)` returns a
+moved copy and leaves the batch's tensor where it was."""
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, Dataset
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Records(Dataset):
+    def __len__(self):
+        return 20
+
+    def __getitem__(self, i):
+        return {"features": torch.randn(3), "label": torch.tensor(i % 4)}
+
+
+loader = DataLoader(Records(), batch_size=5, shuffle=True)
+model = nn.Linear(3, 4).to(device)
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(2):
+    for batch in loader:
+        for name, value in batch.items():
+            batch[name] = value.to(device)  # to the GPU
+        optimizer.zero_grad()
+        loss = criterion(model(batch["features"]), batch["label"])
+        loss.backward()
+        optimizer.step()
+    print(epoch, loss.item())
