@@ -1261,3 +1261,44 @@ def test_a_zero_grad_after_backward_clears_what_a_windowed_step_would_apply():
 def test_a_zero_grad_before_a_windowed_step_look_alikes(between, window):
     r, _ = run(CLEARED.format(between=between, window=window))
     assert [f for f in r.findings if "sees no gradients" in f.message] == []
+
+
+TRAINER = '''\
+criterion = nn.CrossEntropyLoss()
+
+
+def reset_grads(t):
+    {helper}
+
+
+class Trainer:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def train_epoch(self):
+        for x, y in self.loader:
+{body}
+'''
+
+
+# a trainer's loop: ``self`` under ``self.model(x)`` in a loss call's arguments is the
+# model's forward, not the trainer handed to code that may clear its optimizer
+@pytest.mark.parametrize("body, helper, reported", [
+    ("loss = criterion(self.model(x), y)\nloss.backward()\nself.opt.step()", "pass", True),
+    ("loss = criterion(self.model(x), y)\nloss.backward()\nself.opt.step()\nself.opt.zero_grad()", "pass", False),
+    ("self.model.zero_grad()\nloss = criterion(self.model(x), y)\nloss.backward()\nself.opt.step()", "pass", False),
+    ("reset_grads(self)\nloss = criterion(self.model(x), y)\nloss.backward()\nself.opt.step()", "t.opt.zero_grad()", False),
+    ("reset_grads(self)\nloss = criterion(self.model(x), y)\nloss.backward()\nself.opt.step()", "pass", True),
+    # unknown code given the trainer or its model before the backward may clear: left alone
+    ("lib.reset(self)\nloss = criterion(self.model(x), y)\nloss.backward()\nself.opt.step()", "pass", False),
+    ("lib.refresh(self.model)\nloss = criterion(self.model(x), y)\nloss.backward()\nself.opt.step()", "pass", False),
+])
+def test_a_trainer_loop_calling_its_model_inside_a_loss(body, helper, reported):
+    src = TRAINER.format(helper=helper, body=textwrap.indent(body, " " * 12))
+    r, out = run(src)
+    got = [x for x in r.findings if x.code == "TM201"]
+    assert bool(got) == reported, [x.message for x in r.findings]
+    if reported and "reset_grads" not in body:
+        assert "            self.opt.zero_grad()\n            loss = criterion" in out

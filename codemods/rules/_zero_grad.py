@@ -584,6 +584,8 @@ class Analysis:
                         p = sem.parent(n)
                         if isinstance(p, ast.Call) and p.func is n:
                             continue  # a forward call: model(x)
+                        if isinstance(p, ast.Attribute) and p.value is n and sem.dotted(p) in watched:
+                            continue  # ``self`` of ``self.model``: the attribute is judged as itself (this walk reaches it)
                         if isinstance(p, ast.Attribute) and p.value is n and sem.dotted(p) not in watched:
                             # model.parameters() is the model; model.fc(x) a forward
                             pp = sem.parent(p)
