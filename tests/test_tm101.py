@@ -1488,3 +1488,57 @@ def test_a_dropped_move_of_an_item_of_something_else_is_left_alone():
     # a dict that is no loader batch (its values may be modules, whose ``.to`` is in place)
     f, out, src = run("parts = {'enc': nn.Linear(4, 4)}\nfor k in parts:\n    parts[k].to(device)\n")
     assert not [x for x in f if "does nothing" in x.message] and out == src
+
+
+RNN_HEAD = HEAD + """\
+
+
+class RNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.{cell}(4, 8, batch_first=True)
+        self.fc = nn.Linear(8, 2)
+
+    def init_hidden(self, bs):
+{make}
+
+    def forward(self, x, h):
+        out, h = self.rnn(x, h)
+        return self.fc(out[:, -1]), h
+
+
+def make_hidden(bs):
+    return torch.zeros(1, bs, 8)
+
+
+net = RNN().to(device)
+"""
+_RNN_LOOP = "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    h = {call}\n    out, h = net(x.unsqueeze(1), h)\n    loss = criterion(out, y)\n"
+
+
+# (the classic ``init_hidden``: a method or function of the script that makes the hidden
+# state on the CPU, called in the loop and given to the model on the GPU)
+@pytest.mark.parametrize("cell, make, call, expect", [
+    ("GRU", "        return torch.zeros(1, bs, 8)", "net.init_hidden(x.size(0))", "fix"),
+    ("GRU", "        return Variable(torch.zeros(1, bs, 8))", "net.init_hidden(x.size(0))", "fix"),
+    ("GRU", "        return torch.zeros(1, bs, 8)", "make_hidden(x.size(0))", "fix"),
+    ("LSTM", "        return (torch.zeros(1, bs, 8), torch.zeros(1, bs, 8))", "net.init_hidden(x.size(0))", "report"),
+    # made on the device, moved, or a path that returns something else: left alone
+    ("GRU", "        return torch.zeros(1, bs, 8, device=device)", "net.init_hidden(x.size(0))", None),
+    ("GRU", "        return torch.zeros(1, bs, 8).to(device)", "net.init_hidden(x.size(0))", None),
+    ("GRU", "        return self.fc.weight.new_zeros(1, bs, 8)", "net.init_hidden(x.size(0))", None),
+    ("GRU", "        return torch.zeros(1, bs, 8)", "net.init_hidden(x.size(0)).to(device)", None),
+    ("GRU", "        if bs:\n            return torch.zeros(1, bs, 8)\n        return self.h0", "net.init_hidden(x.size(0))", None),
+])
+def test_a_hidden_state_made_by_a_call_on_the_cpu(cell, make, call, expect):
+    head = "from torch.autograd import Variable\n" + RNN_HEAD.replace("{cell}", cell).replace("{make}", make)
+    f, out, src = run(_RNN_LOOP.format(call=call), head=head)
+    got = [x for x in f if "tensor `h`" in x.message]
+    if expect is None:
+        assert not got, [x.message for x in f]
+        return
+    assert len(got) == 1, [x.message for x in f]
+    if expect == "fix":
+        assert "    h = " + call + "\n    h = h.to(device)\n" in out
+    else:
+        assert got[0].fix is None and "a tuple" in got[0].message and out == src

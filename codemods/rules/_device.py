@@ -1234,11 +1234,116 @@ _ASSIGNED = re.compile(r"[ \t]*([A-Za-z_][\w.]*)[ \t]*=(?!=)")
 
 def made_line_starts(text: str, start: int = 0, end: Optional[int] = None):
     """The offsets of the lines in ``text[start:end]`` that begin a statement ``x =
-    torch.<factory>(`` (:data:`MADE_FACTORIES`; ``th.<factory>(`` after ``import torch as th``)."""
-    for m in _made_call(torch_names(text)).finditer(text, start, len(text) if end is None else end):
+    torch.<factory>(`` (:data:`MADE_FACTORIES`; ``th.<factory>(`` after ``import torch as th``),
+    or ``x = [obj.]maker(`` of a function that returns such a tensor (:func:`makers`)."""
+    end = len(text) if end is None else end
+    for m in _made_call(torch_names(text)).finditer(text, start, end):
         ls = text.rfind("\n", 0, m.start()) + 1
         if MADE_PREFIX.fullmatch(text, ls, m.start()):
             yield ls
+    names = makers(text)
+    if names:
+        for m in _maker_call(names).finditer(text, start, end):
+            ls = text.rfind("\n", 0, m.start()) + 1
+            if _MAKER_PREFIX.fullmatch(text, ls, m.start()):
+                yield ls
+
+
+# ``return torch.zeros(`` / ``return (torch.zeros(..), torch.zeros(..))`` / ``return Variable(torch.zeros(``
+_RETURN_MADE = re.compile(r"^([ \t]*)return[ \t]+\(?[ \t]*(?:(?:\w+\.)*Variable\()?", re.M)
+_DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
+# what stands before a maker's name on its line: ``h = `` and the receiver (``net.``, ``self.model.``)
+_MAKER_PREFIX = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*")
+
+
+@functools.lru_cache(maxsize=4)
+def makers(text: str) -> frozenset:
+    """The names of the functions whose text returns a tensor it makes: a ``return``
+    line that begins with ``torch.<factory>(`` (in brackets or ``Variable(`` too),
+    under the nearest ``def`` line above it that is indented less (``def
+    init_hidden(self, bs): return torch.zeros(1, bs, 64)``).  The semantic model then
+    decides (:func:`made_by_call`)."""
+    if "return" not in text:
+        return frozenset()
+    call = _made_call(torch_names(text))
+    out = set()
+    for m in _RETURN_MADE.finditer(text):
+        if call.match(text, m.end()) is None:
+            continue
+        indent = len(m.group(1).expandtabs(8))
+        j = m.start()
+        while j > 0:
+            k = text.rfind("def", 0, j)
+            if k < 0:
+                break
+            ls = text.rfind("\n", 0, k) + 1
+            d = _DEF_LINE.match(text, ls)
+            if d is not None and d.end(2) > k and len(d.group(1).expandtabs(8)) < indent:
+                out.add(d.group(2))
+                break
+            j = ls - 1 if d is not None else k
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=16)
+def _maker_call(names: frozenset):
+    return re.compile(r"(?<![\w])(?:" + "|".join(map(re.escape, sorted(names))) + r")\(")
+
+
+def _module_instance(sem: SemanticModel, expr, depth: int = 0) -> Optional[ast.ClassDef]:
+    """The same-file class ``expr`` is an instance of, seen through the module methods
+    that return the module itself (``Net().to(device)``, ``.cuda()``, ``.train()``):
+    every origin agreeing."""
+    found = None
+    origins = sem.origins(expr) if isinstance(expr, ast.Name) else []
+    if not origins or depth > 3:
+        return None
+    for o in origins:
+        if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
+            return None
+        n = o.node
+        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (
+            n.func.attr in MOVE_METHODS or n.func.attr in SELF_METHODS
+        ):
+            n = n.func.value
+        c = sem.callee(n) if isinstance(n, ast.Call) else _module_instance(sem, n, depth + 1)
+        if not isinstance(c, ast.ClassDef) or (found is not None and found is not c):
+            return None
+        found = c
+    return found
+
+
+def made_by_call(sem: SemanticModel, expr) -> Optional[str]:
+    """``"tensor"`` when ``expr`` calls a same-file function (or method) every ``return``
+    of which gives a tensor it makes on the CPU (:func:`made_tensor`), ``"tuple"`` when
+    each gives a tuple of them (an LSTM's ``(h0, c0)``); None otherwise (no return
+    value, a generator, one path that returns something else)."""
+    if not isinstance(expr, ast.Call) or isinstance(expr.func, ast.Call):
+        return None
+    fn = sem.callee(expr)
+    if fn is None and isinstance(expr.func, ast.Attribute):
+        cls = _module_instance(sem, expr.func.value)  # ``net = RNN().to(device)``; ``net.init_hidden(bs)``
+        fn = sem.method(cls, expr.func.attr) if cls is not None else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name not in makers(sem.text):
+        return None
+    kinds = set()
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(n, ast.Return):
+            v = n.value
+            if isinstance(v, ast.Tuple) and v.elts and all(made_tensor(sem, e) is not None for e in v.elts):
+                kinds.add("tuple")
+            elif made_tensor(sem, v) is not None:
+                kinds.add("tensor")
+            else:
+                return None
+        stack.extend(ast.iter_child_nodes(n))
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 # the line break before a line in column 0 (a literal head: a fast scan; a closing bracket
@@ -1371,11 +1476,11 @@ def made_tensors(sem: SemanticModel) -> list:
     if not chunks:
         return []
     out = []
-    heads = tuple(f"{n}." for n in torch_names(text))
+    heads = tuple(f"{n}." for n in torch_names(text)) + tuple(sorted(makers(text)))
     for stmt in sem.find(ast.Assign, containing=heads, chunks=[chunks[i] for i in sorted(chunks)]):
         if stmt.lineno not in lines or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
             continue
-        if made_tensor(sem, stmt.value) is None:
+        if made_tensor(sem, stmt.value) is None and made_by_call(sem, stmt.value) is None:
             continue
         fn = sem.enclosing_function(stmt)
         cls = sem.enclosing(fn, ast.ClassDef) if fn is not None else None

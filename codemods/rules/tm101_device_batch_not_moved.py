@@ -16,7 +16,7 @@ from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, Move,
     is_cpu_device,
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
-    is_known_device, is_module_class, loop_batch, made_lines_outside_classes, made_tensors, model_state, move_of,
+    is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensors, model_state, move_of,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, LOADER_ANNOTATION,
 )
@@ -1218,8 +1218,11 @@ class DeviceBatchNotMoved(Rule):
     224, 224)`, `h0 = torch.zeros(layers, batch, hidden)`, through casts, shape methods
     and `Variable(...)`, `torch` under any name; not `torch.tensor(2.0)`, a 0-dim tensor
     that mixes with device tensors, nor `torch.tensor(t)` of what may already be a
-    tensor), with the rest of its block as the loop body: full-batch training, inference
-    on a dummy input, an RNN's hidden state.  A loader that comes in as a parameter no
+    tensor), or returned by a same-file function or method called there, every return
+    of which is such a tensor (`hidden = model.init_hidden(batch_size)` of `def
+    init_hidden(self, bs): return torch.zeros(1, bs, self.hidden)`), with the rest of its
+    block as the loop body: full-batch training, inference on a dummy input, an RNN's
+    hidden state.  A loader that comes in as a parameter no
     call in the file binds (a trainer class given its loaders) counts as a plain
     DataLoader when it is annotated as one (`loader: DataLoader`, `Optional[DataLoader]`),
     or when another loop of the same class over such a parameter moves its batch
@@ -1288,7 +1291,8 @@ class DeviceBatchNotMoved(Rule):
     a batch whose structure is unknown.  A made tensor is moved right after the
     statement that makes it, when the device's names are bound before it and no read of
     the tensor is on the host (`X.numpy()`, `plt.plot(X)`, a dataset); otherwise report
-    only.  A dropped move of a batch item becomes a store of its result (`batch[key] =
+    only; a call that returns a tuple of them (an LSTM's `(h0, c0)`) is reported only.
+    A dropped move of a batch item becomes a store of its result (`batch[key] =
     batch[key].to(device)`, `batch[key] = value.to(device)`): safe for an item by a
     string key or a key of the batch's own when the loader collates by default (the
     values of a dict batch are tensors then); report only for an integer index (a
@@ -1748,6 +1752,9 @@ def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
     is not bound there yet, or the tensor is also used on the host (``X.numpy()``,
     ``plt.plot(X)``, a dataset) where a device tensor would fail or be wrong."""
     stmt = lp.node
+    if made_by_call(sem, stmt.value) == "tuple":
+        return (f"`{lp.names[0]}` holds several tensors made on the CPU (a tuple): make them with `device=` in"
+                f" `{sem.segment(stmt.value.func)}`, or move each")
     if plan.style == "to" and not bound_before(sem, plan.device, stmt):
         return f"`{plan.device}` is not bound yet where `{lp.names[0]}` is made: move it where it meets the model"
     if plan.guard:
