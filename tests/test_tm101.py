@@ -1490,7 +1490,7 @@ def test_a_dropped_move_of_an_item_of_something_else_is_left_alone():
     assert not [x for x in f if "does nothing" in x.message] and out == src
 
 
-RNN_HEAD = HEAD + """\
+HIDDEN_HEAD = HEAD + """\
 
 
 class RNN(nn.Module):
@@ -1531,7 +1531,7 @@ _RNN_LOOP = "for x, y in loader:\n    x, y = x.to(device), y.to(device)\n    h =
     ("GRU", "        if bs:\n            return torch.zeros(1, bs, 8)\n        return self.h0", "net.init_hidden(x.size(0))", None),
 ])
 def test_a_hidden_state_made_by_a_call_on_the_cpu(cell, make, call, expect):
-    head = "from torch.autograd import Variable\n" + RNN_HEAD.replace("{cell}", cell).replace("{make}", make)
+    head = "from torch.autograd import Variable\n" + HIDDEN_HEAD.replace("{cell}", cell).replace("{make}", make)
     f, out, src = run(_RNN_LOOP.format(call=call), head=head)
     got = [x for x in f if "tensor `h`" in x.message]
     if expect is None:
