@@ -1542,3 +1542,19 @@ def test_a_hidden_state_made_by_a_call_on_the_cpu(cell, make, call, expect):
         assert "    h = " + call + "\n    h = h.to(device)\n" in out
     else:
         assert got[0].fix is None and "a tuple" in got[0].message and out == src
+
+
+# (Michaelvll/DeepCCA#17: ``Solver.fit(self, x1, x2)`` starts with ``x1.to(self.device)``
+# on its own line; the function uses ``x1.size(0)`` and ``x2[idx, :]``: tensors)
+@pytest.mark.parametrize("use, reported", [
+    ("n = x.size(0)", True), ("d = x.dim()", True), ("b = x[idx, :]", True), ("y = x.unsqueeze(0)", True),
+    # a module's ``.to`` works in place: a parameter not shown to be a tensor is left alone
+    ("y = x(idx)", False), ("n = len(x)", False), ("b = x[0]", False), ("n = x.size", False),
+    ("x = x.float()\n    n = x.size(0)", False),  # rebound: the use is of another value
+])
+def test_a_dropped_move_of_a_parameter_used_as_a_tensor(use, reported):
+    f, out, src = run(f"def fit(x, idx, device):\n    x.to(device)\n    {use}\n    return x\n")
+    got = [x for x in f if "does nothing" in x.message]
+    assert len(got) == (1 if reported else 0), [x.message for x in f]
+    if reported:
+        assert "    x = x.to(device)\n" in out

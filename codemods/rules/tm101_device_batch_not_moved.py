@@ -1245,8 +1245,9 @@ class DeviceBatchNotMoved(Rule):
     and when it sits in a batch that would be moved whole the finding is report-only.
     Also finds `t.to(device)` on a tensor whose result is dropped: `Tensor.to` is not
     in-place (a tensor of the code's own making, a batch element, a name under `if
-    torch.is_tensor(t):` / `isinstance(t, torch.Tensor)` or a parameter annotated
-    `torch.Tensor`), and on an item of a DataLoader batch held whole (`batch[key].to(device)`,
+    torch.is_tensor(t):` / `isinstance(t, torch.Tensor)`, a parameter annotated
+    `torch.Tensor` or one the function uses as only a tensor can be used: `x.size(0)`,
+    `x.dim()`, `x[idx, :]`), and on an item of a DataLoader batch held whole (`batch[key].to(device)`,
     `value.to(device)` in `for key, value in batch.items():`).  A dict batch moved item by
     item, each result stored back (`batch[k] = v.to(device)` in a loop over its items or
     keys, or key by key), is moved: only the items no store moved are still on the CPU.
@@ -1733,7 +1734,39 @@ def _shown_tensor(sem: SemanticModel, name: ast.Name, at) -> bool:
         child = a
     if len(reaching) == 1 and reaching[0].kind is BindingKind.PARAMETER:
         ann = getattr(reaching[0].node, "annotation", None)
-        return ann is not None and sem.qualname(ann) == "torch.Tensor"
+        if ann is not None and sem.qualname(ann) == "torch.Tensor":
+            return True
+        return _param_used_as_tensor(sem, reaching[0], name.id)
+    return False
+
+
+# methods only a tensor has among what a parameter may hold (a module, a numpy array, an
+# image, a list): ``size``/``dim``/``numel`` are no module's, and numpy's and PIL's ``size``
+# is no method
+_TENSOR_USE_METHODS = frozenset({"size", "dim", "numel", "unsqueeze", "permute", "narrow", "index_select",
+                                 "masked_fill", "repeat_interleave", "expand_as", "view_as"})
+
+
+def _param_used_as_tensor(sem: SemanticModel, binding, name: str) -> bool:
+    """The function calls a tensor-only method on the parameter ``name`` itself (``x.size(0)``)
+    and binds ``name`` nowhere else: whatever the callers pass is a tensor (a module's
+    ``.to`` works in place, so a dropped one on a module would be no bug)."""
+    fn = binding.scope.node if binding.scope is not None else None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for n in sem.walk(fn):
+        recv = None
+        if isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Attribute) and f.attr in _TENSOR_USE_METHODS:
+                recv = f.value
+        elif isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple) \
+                and any(isinstance(e, ast.Slice) for e in n.slice.elts):
+            recv = n.value  # ``x[idx, :]``: no module or list takes it (and a numpy array has no ``.to``)
+        if isinstance(recv, ast.Name) and recv.id == name:
+            bs = sem.resolve(recv)
+            if len(bs) == 1 and bs[0] is binding:
+                return True
     return False
 
 
