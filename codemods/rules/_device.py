@@ -1237,38 +1237,38 @@ def made_line_starts(text: str, start: int = 0, end: Optional[int] = None):
     torch.<factory>(`` (:data:`MADE_FACTORIES`; ``th.<factory>(`` after ``import torch as th``),
     or ``x = [obj.]maker(`` of a function that returns such a tensor (:func:`makers`)."""
     end = len(text) if end is None else end
-    for m in _made_call(torch_names(text)).finditer(text, start, end):
-        ls = text.rfind("\n", 0, m.start()) + 1
-        if MADE_PREFIX.fullmatch(text, ls, m.start()):
-            yield ls
-    names = makers(text)
-    if names:
-        for m in _maker_call(names).finditer(text, start, end):
-            ls = text.rfind("\n", 0, m.start()) + 1
-            if _MAKER_PREFIX.fullmatch(text, ls, m.start()):
-                yield ls
+    return (ls for ls in _made_scan(text)[0] if start <= ls < end)
 
 
-# ``return torch.zeros(`` / ``return (torch.zeros(..), torch.zeros(..))`` / ``return Variable(torch.zeros(``
-_RETURN_MADE = re.compile(r"^([ \t]*)return[ \t]+\(?[ \t]*(?:(?:\w+\.)*Variable\()?", re.M)
+# what stands before a factory call on a ``return`` line: ``return torch.zeros(`` / ``return
+# (torch.zeros(..), torch.zeros(..))`` / ``return Variable(torch.zeros(``
+_RETURN_MADE = re.compile(r"([ \t]*)return[ \t]+\(?[ \t]*(?:(?:\w+\.)*Variable\()?")
 _DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 # what stands before a maker's name on its line: ``h = `` and the receiver (``net.``, ``self.model.``)
 _MAKER_PREFIX = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*")
 
 
-@functools.lru_cache(maxsize=4)
 def makers(text: str) -> frozenset:
     """The names of the functions whose text returns a tensor it makes: a ``return``
     line that begins with ``torch.<factory>(`` (in brackets or ``Variable(`` too),
     under the nearest ``def`` line above it that is indented less (``def
     init_hidden(self, bs): return torch.zeros(1, bs, 64)``).  The semantic model then
     decides (:func:`made_by_call`)."""
-    if "return" not in text:
-        return frozenset()
-    call = _made_call(torch_names(text))
-    out = set()
-    for m in _RETURN_MADE.finditer(text):
-        if call.match(text, m.end()) is None:
+    return _made_scan(text)[1]
+
+
+@functools.lru_cache(maxsize=4)
+def _made_scan(text: str) -> tuple:
+    """One pass over the factory calls of ``text``: ``(the starts of the lines that make
+    a tensor, the makers)`` (:func:`made_line_starts`, :func:`makers`)."""
+    starts, out = [], set()
+    for c in _made_call(torch_names(text)).finditer(text):  # (few: the pattern's literal head is skipped to)
+        ls = text.rfind("\n", 0, c.start()) + 1
+        if MADE_PREFIX.fullmatch(text, ls, c.start()):
+            starts.append(ls)
+            continue
+        m = _RETURN_MADE.fullmatch(text, ls, c.start())
+        if m is None:
             continue
         indent = len(m.group(1).expandtabs(8))
         j = m.start()
@@ -1282,12 +1282,18 @@ def makers(text: str) -> frozenset:
                 out.add(d.group(2))
                 break
             j = ls - 1 if d is not None else k
-    return frozenset(out)
-
-
-@functools.lru_cache(maxsize=16)
-def _maker_call(names: frozenset):
-    return re.compile(r"(?<![\w])(?:" + "|".join(map(re.escape, sorted(names))) + r")\(")
+    names = frozenset(out)
+    for name in names:  # ``name(`` as a word of its own (a search for the literal: no pattern tried everywhere)
+        i = text.find(name + "(")
+        while i >= 0:
+            if not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
+                ls = text.rfind("\n", 0, i) + 1
+                if _MAKER_PREFIX.fullmatch(text, ls, i):
+                    starts.append(ls)
+            i = text.find(name + "(", i + 1)
+    if names:
+        starts = sorted(set(starts))
+    return tuple(starts), names
 
 
 def _module_instance(sem: SemanticModel, expr, depth: int = 0) -> Optional[ast.ClassDef]:
