@@ -423,7 +423,13 @@ LOOKALIKES = {
     "data_parallel": """
         model = nn.DataParallel(nn.Linear(4, 2)).to(device)
         for x, y in loader:
+            y = y.to(device)
             loss = criterion(model(x), y)
+        """,
+    "data_parallel_inputs_only": """
+        model = nn.DataParallel(nn.Linear(4, 2)).to(device)
+        for x, y in loader:
+            preds = model(x).argmax(1).cpu()
         """,
     "device_map": """
         model = AutoModel.from_pretrained("m", device_map="auto")
@@ -445,6 +451,19 @@ def test_tm101_lookalike(name):
         f, out, src = run(LOOKALIKES[name], unsafe=unsafe)
         assert f == [], [x.message for x in f]
         assert out == src
+
+
+def test_data_parallel_outputs_meet_cpu_labels():
+    """``nn.DataParallel(model).to(device)`` scatters its CPU inputs itself but gathers its
+    outputs on the GPU: labels left on the CPU meet them in the loss (the inputs are left
+    where they are)."""
+    f, out, src = run("""
+        model = nn.DataParallel(nn.Linear(4, 2)).to(device)
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """)
+    assert [x.code for x in f] == ["TM101"] and "`y`" in f[0].message, [x.message for x in f]
+    assert "    y = y.to(device)\n" in out and "x = x.to" not in out
 
 
 def test_lightning_file_is_left_alone():

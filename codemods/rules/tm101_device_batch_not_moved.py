@@ -635,6 +635,11 @@ class _Flow:
         st = None if self._flow_root(f) else self._model(callee, c)
         if st is not None:
             args = self._args(c)
+            if st.handled == "`DataParallel`" and st.moved and not st.unmoved:
+                # ``nn.DataParallel(model).cuda()`` scatters its CPU inputs to the GPUs
+                # itself, and gathers the outputs on the GPU: what meets them must be there
+                self.models.append((st, sem.segment(callee), c))
+                return frozenset(), True
             if st.handled:
                 self.skip = st.handled
                 return _EMPTY
@@ -1300,8 +1305,10 @@ class DeviceBatchNotMoved(Rule):
     namedtuple batch cannot be assigned to) or a same-file `collate_fn` (it may put
     objects whose `.to` is in place there).  Nothing is reported for files that use a
     training framework (Lightning, Accelerate, DeepSpeed, HF `Trainer`), values that come
-    out of `accelerator.prepare(...)`, models wrapped in `DataParallel`,
-    `DistributedDataParallel` or FSDP or loaded with `device_map=`, same-file models
+    out of `accelerator.prepare(...)`, models wrapped in `DistributedDataParallel` or
+    FSDP or loaded with `device_map=`, the inputs of a model wrapped in `DataParallel`
+    and moved (`nn.DataParallel(model).cuda()` scatters them itself; what meets its
+    outputs, the labels in the loss, is still reported), same-file models
     that move what their methods receive, models moved to the CPU, loaders with a
     `collate_fn` or dataset that may place tensors, and batches handed (before they
     meet the device) to helpers, prefetchers or callees that also receive a device.
