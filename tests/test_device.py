@@ -466,6 +466,18 @@ def test_data_parallel_outputs_meet_cpu_labels():
     assert "    y = y.to(device)\n" in out and "x = x.to" not in out
 
 
+def test_data_parallel_moved_on_one_path_is_reported_only():
+    # moved under a condition: where its outputs are cannot be named at the loop
+    f, out, src = run("""
+        model = nn.Linear(4, 2)
+        if torch.cuda.is_available():
+            model = nn.DataParallel(model).cuda()
+        for x, y in loader:
+            loss = criterion(model(x), y)
+        """)
+    assert [x.code for x in f] == ["TM101"] and f[0].fix is None and out == src, [x.message for x in f]
+
+
 def test_lightning_file_is_left_alone():
     src = """\
 import torch

@@ -635,7 +635,7 @@ class _Flow:
         st = None if self._flow_root(f) else self._model(callee, c)
         if st is not None:
             args = self._args(c)
-            if st.handled == "`DataParallel`" and st.moved and not st.unmoved:
+            if st.handled == "`DataParallel`" and st.moved:
                 # ``nn.DataParallel(model).cuda()`` scatters its CPU inputs to the GPUs
                 # itself, and gathers the outputs on the GPU: what meets them must be there
                 self.models.append((st, sem.segment(callee), c))
