@@ -1558,3 +1558,35 @@ def test_a_dropped_move_of_a_parameter_used_as_a_tensor(use, reported):
     assert len(got) == (1 if reported else 0), [x.message for x in f]
     if reported:
         assert "    x = x.to(device)\n" in out
+
+
+# a tensor made on the CPU as a moved model's argument (an evaluation after training, a
+# dummy input): it gets the model's move
+@pytest.mark.parametrize("body, fixed", [
+    ("model = nn.Linear(4, 2).to(device)\nout = model(torch.from_numpy(np.ones((3, 4), 'float32')))\n",
+     "model(torch.from_numpy(np.ones((3, 4), 'float32')).to(device))"),
+    ("model = nn.Linear(4, 2).to(device)\nout = model(torch.FloatTensor([[1, 2, 3, 4]]).float())\n",
+     "model(torch.FloatTensor([[1, 2, 3, 4]]).float().to(device))"),
+    ("model = nn.Linear(4, 2).cuda()\nout = model(torch.randn(1, 4))\n", "model(torch.randn(1, 4).cuda())"),
+    # the device is bound after the model's move statement, before the call: still bound
+    ("model = nn.Linear(4, 2)\nmodel.to(device)\nwith torch.no_grad():\n    out = model(torch.randn(2, 4))\n",
+     "model(torch.randn(2, 4).to(device))"),
+])
+def test_a_tensor_made_as_a_moved_models_argument(body, fixed):
+    f, out, src = run("import numpy as np\n" + body)
+    got = [x for x in f if "makes a tensor on the CPU" in x.message]
+    assert len(got) == 1 and got[0].fix is not None, [x.message for x in f]
+    assert fixed in out
+
+
+@pytest.mark.parametrize("body", [
+    "model = nn.Linear(4, 2).to(device)\nout = model(torch.randn(1, 4, device=device))\n",
+    "model = nn.Linear(4, 2).to(device)\nout = model(torch.randn(1, 4).to(device))\n",
+    "model = nn.Linear(4, 2)\nout = model(torch.randn(1, 4))\n",  # not moved
+    "model = nn.Linear(4, 2).to(device)\nw = nn.Parameter(torch.zeros(4))\nh = torch.cat(torch.zeros(2, 4))\n",
+    "model = nn.Linear(4, 2).to(device)\nlayer = nn.Linear(4, 4)\nout = layer(torch.randn(1, 4))\n",  # another, unmoved module
+])
+def test_a_tensor_made_as_an_argument_lookalikes(body):
+    f, out, src = run(body)
+    assert not [x for x in f if "makes a tensor on the CPU" in x.message], [x.message for x in f]
+    assert out == src

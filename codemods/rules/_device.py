@@ -1257,16 +1257,32 @@ def makers(text: str) -> frozenset:
     return _made_scan(text)[1]
 
 
+_LIBRARY_CALLEES = ("torch.", "th.", "nn.", "F.", "np.", "numpy.", "math.", "self.register_buffer")
+_NOT_MODELS = ("Parameter", "Buffer", "append", "extend", "print", "len", "list", "tuple", "float", "int", "isinstance")
+
+
 @functools.lru_cache(maxsize=4)
 def _made_scan(text: str) -> tuple:
     """One pass over the factory calls of ``text``: ``(the starts of the lines that make
     a tensor, the makers)`` (:func:`made_line_starts`, :func:`makers`)."""
-    starts, out = [], set()
+    starts, out, inline = [], set(), []
     for c in _made_call(torch_names(text)).finditer(text):  # (few: the pattern's literal head is skipped to)
         ls = text.rfind("\n", 0, c.start()) + 1
         if MADE_PREFIX.fullmatch(text, ls, c.start()):
             starts.append(ls)
             continue
+        k = c.start() - 1
+        while k > ls and text[k] in " \t":
+            k -= 1
+        if k > ls and text[k] == "(" and (text[k - 1].isalnum() or text[k - 1] in "_)]"):
+            # ``model(torch.from_numpy(x))``: made as a call's first argument; not of a
+            # library function or class (``torch.cat(``, ``nn.Parameter(``: no model)
+            b = k
+            while b > ls and (text[b - 1].isalnum() or text[b - 1] in "_."):
+                b -= 1
+            callee = text[b:k]
+            if not (callee.startswith(_LIBRARY_CALLEES) or callee.endswith(_NOT_MODELS)):
+                inline.append(ls)
         m = _RETURN_MADE.fullmatch(text, ls, c.start())
         if m is None:
             continue
@@ -1293,7 +1309,7 @@ def _made_scan(text: str) -> tuple:
             i = text.find(name + "(", i + 1)
     if names:
         starts = sorted(set(starts))
-    return tuple(starts), names
+    return tuple(starts), names, tuple(sorted(set(inline)))
 
 
 def _module_instance(sem: SemanticModel, expr, depth: int = 0) -> Optional[ast.ClassDef]:
@@ -1357,7 +1373,7 @@ def made_by_call(sem: SemanticModel, expr) -> Optional[str]:
 _NEXT_TOP = re.compile(r"\n[^ \t\r\n#)\]}]")
 
 
-def made_lines_outside_classes(text: str):
+def made_lines_outside_classes(text: str, inline: bool = False):
     """The offsets of the lines that begin a statement ``x = torch.<factory>(`` where a
     moved model may be called: in module-level code when the file calls something it
     moves (:func:`moved_and_called` on the whole text), or in a top-level function or
@@ -1366,35 +1382,53 @@ def made_lines_outside_classes(text: str):
     TM102).  Read from the text alone (the last line at or before it that starts in
     column 0 is the top-level statement it belongs to), so that the text gate and
     :func:`made_tensors` agree however the file is cut; each top-level definition is
-    judged once."""
-    defs = None
+    judged once.  ``inline``: the lines where such a factory call is a call's first
+    argument instead (``model(torch.from_numpy(x))``), in the same places."""
+    return iter(_outside_classes(text)[1 if inline else 0])
+
+
+@functools.lru_cache(maxsize=4)
+def _outside_classes(text: str) -> tuple:
+    """``(made lines, inline lines)`` of :func:`made_lines_outside_classes`, judged once."""
+    scan = _made_scan(text)
+    if not scan[0] and not scan[2]:
+        return (), ()
+    defs = _def_starts(text)
     judged: dict = {}  # definition start -> (its def/class line, its end, may meet)
     module_code = None
-    for ls in made_line_starts(text):
-        if defs is None:  # where the definitions in column 0 start (a decorator's line for a decorated one)
-            defs = sorted(d.start() + 1 for pat in _DEF_LINES for d in pat.finditer(text))
-            if text.startswith(("class ", "def ", "async def ", "@")):
-                defs.insert(0, 0)
-        k = bisect.bisect_right(defs, ls) - 1
-        where = "code"  # module-level code: before any definition, or after the one above it ends
-        if k >= 0 and defs[k] != ls:
-            got = judged.get(defs[k])
-            if got is None:
-                head, end = definition_span(text, defs[k])
-                got = judged[defs[k]] = (head, end, None)
-            head, end, may = got
-            if head < ls < end:
-                if may is None:
-                    may = _definition_may_meet(text, head, end)
-                    judged[defs[k]] = (head, end, may)
-                where = may
-        if where == "code":
-            if module_code is None:
-                module_code = moved_and_called(text)
-            if module_code:
-                yield ls
-        elif where:
-            yield ls
+    out: tuple = ([], [])
+    for which, starts in ((0, scan[0]), (1, scan[2])):
+        for ls in starts:
+            k = bisect.bisect_right(defs, ls) - 1
+            where = "code"  # module-level code: before any definition, or after the one above it ends
+            if k >= 0 and defs[k] != ls:
+                got = judged.get(defs[k])
+                if got is None:
+                    head, end = definition_span(text, defs[k])
+                    got = judged[defs[k]] = (head, end, None)
+                head, end, may = got
+                if head < ls < end:
+                    if may is None:
+                        may = _definition_may_meet(text, head, end)
+                        judged[defs[k]] = (head, end, may)
+                    where = may
+            if where == "code":
+                if module_code is None:
+                    module_code = moved_and_called(text)
+                if module_code:
+                    out[which].append(ls)
+            elif where:
+                out[which].append(ls)
+    return tuple(out[0]), tuple(out[1])
+
+
+@functools.lru_cache(maxsize=4)
+def _def_starts(text: str) -> list:
+    """Where the definitions in column 0 start (a decorator's line for a decorated one)."""
+    defs = sorted(d.start() + 1 for pat in _DEF_LINES for d in pat.finditer(text))
+    if text.startswith(("class ", "def ", "async def ", "@")):
+        defs.insert(0, 0)
+    return defs
 
 
 def definition_span(text: str, start: int) -> tuple:

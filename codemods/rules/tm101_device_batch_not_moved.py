@@ -16,13 +16,14 @@ from ._device import (
     HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, Move,
     is_cpu_device,
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
-    is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensors, model_state, move_of,
+    is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensor, made_tensors,
+    model_state, move_of, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, LOADER_ANNOTATION,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
-from ._tensor_device import is_test_path
+from ._tensor_device import _short, is_test_path
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (*_DEFS, ast.ClassDef, ast.Lambda)
@@ -100,6 +101,20 @@ class _Need:
     why: str = ""
     what: str = ""  # the operation, for the message: "`criterion()`", "a comparison"
     via: str = ""  # the same-file helper it happens in
+
+
+def _places_inputs(sem: SemanticModel, callee) -> bool:
+    """A same-file module class that moves what its methods receive (see
+    ``_Flow._moves_own_inputs``)."""
+    for o in sem.origins(callee):
+        n = o.node
+        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            n = n.func.value
+        if isinstance(n, ast.Call):
+            cls = sem.callee(n)
+            if isinstance(cls, ast.ClassDef) and _class_moves_arguments(sem, cls):
+                return True
+    return False
 
 
 def _dict_item(sem: SemanticModel, recv) -> bool:
@@ -1227,7 +1242,8 @@ class DeviceBatchNotMoved(Rule):
     of which is such a tensor (`hidden = model.init_hidden(batch_size)` of `def
     init_hidden(self, bs): return torch.zeros(1, bs, self.hidden)`), with the rest of its
     block as the loop body: full-batch training, inference on a dummy input, an RNN's
-    hidden state.  A loader that comes in as a parameter no
+    hidden state.  Such a tensor made right in the call of a moved model
+    (`model(torch.from_numpy(X_test))`) is reported at the argument.  A loader that comes in as a parameter no
     call in the file binds (a trainer class given its loaders) counts as a plain
     DataLoader when it is annotated as one (`loader: DataLoader`, `Optional[DataLoader]`),
     or when another loop of the same class over such a parameter moves its batch
@@ -1298,6 +1314,9 @@ class DeviceBatchNotMoved(Rule):
     statement that makes it, when the device's names are bound before it and no read of
     the tensor is on the host (`X.numpy()`, `plt.plot(X)`, a dataset); otherwise report
     only; a call that returns a tuple of them (an LSTM's `(h0, c0)`) is reported only.
+    One made as a moved model's argument gets the model's move there
+    (`model(torch.from_numpy(X).to(device))`, `.cuda()`) when the model has one
+    unconditional move and its device is bound at the call; otherwise it is reported only.
     A dropped move of a batch item becomes a store of its result (`batch[key] =
     batch[key].to(device)`, `batch[key] = value.to(device)`): safe for an item by a
     string key or a key of the batch's own when the loader collates by default (the
@@ -1360,7 +1379,8 @@ class DeviceBatchNotMoved(Rule):
             return True
         # a tensor the script makes (``torch.from_numpy(a)``) and a move (of the model)
         return (has(".to(") or has(".cuda(")) and has("torch.") \
-            and next(made_lines_outside_classes(text), None) is not None
+            and (next(made_lines_outside_classes(text), None) is not None
+                 or next(made_lines_outside_classes(text, inline=True), None) is not None)
 
     def check(self, ctx: Context):
         sem = ctx.sem
@@ -1369,6 +1389,8 @@ class DeviceBatchNotMoved(Rule):
         yield from self._noop_moves(ctx)
         if ctx.has("set_default_device") or ctx.has("set_default_tensor_type"):
             return  # (a default device: batches may be made on it)
+        if not is_test_path(ctx.path):
+            yield from self._made_inline(ctx)
         batches = []
         loader_calls = _loader_calls(sem) if ctx.has("DataLoader") else []
         if loader_calls and framework_in_file(sem) is not None:
@@ -1584,6 +1606,46 @@ class DeviceBatchNotMoved(Rule):
         imports = (("torch", None),) if "torch.is_tensor" in code else ()
         fix = Fix(build, safety=Safety.UNSAFE if unsafe else Safety.SAFE, message="move the batch", imports=imports)
         return ctx.finding(self, sink.node, msg + extra, fix)
+
+    # ------------------------------------------------------------------ made as an argument
+    def _made_inline(self, ctx: Context):
+        """``model(torch.from_numpy(x))``: a tensor made on the CPU as the argument of a
+        model that is moved (every way it reaches the call, one move): it gets the move."""
+        sem, text = ctx.sem, ctx.text
+        lines = set()
+        for ls in made_lines_outside_classes(text, inline=True):
+            lines.add(text.count("\n", 0, ls) + 1)
+        if not lines:
+            return
+        heads = tuple(f"({n}." for n in torch_names(text))
+        for call in sem.find(ast.Call, containing=heads):
+            if call.lineno not in lines or not call.args or not isinstance(call.func, (ast.Name, ast.Attribute)):
+                continue
+            arg = call.args[0]
+            if isinstance(arg, ast.Starred) or made_tensor(sem, arg) is None:
+                continue
+            st = model_state(sem, call.func, call)
+            if st is None or not st.moved or st.unmoved or st.handled or _places_inputs(sem, call.func):
+                continue
+            mv = st.moves[0]
+            target = "cuda" if mv.style == "cuda" else sem.segment(mv.device) if mv.device is not None else None
+            code = sem.segment(arg)
+            msg = (f"`{_short(code)}` makes a tensor on the CPU and gives it to `{sem.segment(call.func)}`, which is on"
+                   f" `{target or 'the GPU'}`; the first op fails with 'Expected all tensors to be on the same device'")
+            stmt = sem.statement_of(call)
+            fixable = len(st.moves) == 1 and not mv.builder and mv.guard == () and target is not None \
+                and (mv.style == "cuda" or bound_before(sem, target, stmt))
+            if not fixable:
+                yield ctx.finding(self, arg, msg + "; move it to the model's device")
+                continue
+            moved = f"{code}.cuda()" if mv.style == "cuda" else f"{code}.to({target})"
+
+            def build(view, arg=arg, moved=moved):
+                import libcst as cst
+
+                return {view.node(arg): cst.parse_expression(moved)}
+
+            yield ctx.finding(self, arg, msg, Fix(build, safety=Safety.SAFE, message=f"move it: `{_short(moved)}`"))
 
     # ------------------------------------------------------------------ dropped moves
     def _noop_moves(self, ctx: Context):
