@@ -478,6 +478,34 @@ def test_data_parallel_moved_on_one_path_is_reported_only():
     assert [x.code for x in f] == ["TM101"] and f[0].fix is None and out == src, [x.message for x in f]
 
 
+SELF_PLACING = """
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            x = x.to(device)
+            return {ret}
+
+    net = Net().to(device)
+    for x, y in loader:
+        out = net(x)
+        acc = (out.argmax(1) == y).float().mean()
+    """
+
+
+@pytest.mark.parametrize("ret, reported", [("self.fc(x)", True), ("self.fc(x).cpu()", False)])
+def test_a_model_placing_its_inputs_returns_device_tensors(ret, reported):
+    """A moved model whose forward moves its inputs takes CPU batches, but what it returns
+    is on the device: labels that meet it there are reported (not when it returns them to
+    the host)."""
+    f, out, src = run(SELF_PLACING.format(ret=ret))
+    assert bool(f) == reported, [x.message for x in f]
+    if reported:
+        assert "`y`" in f[0].message and "\n    y = y.to(device)\n    out = net(x)\n" in out
+
+
 def test_lightning_file_is_left_alone():
     src = """\
 import torch

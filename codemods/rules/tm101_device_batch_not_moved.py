@@ -103,6 +103,32 @@ class _Need:
     via: str = ""  # the same-file helper it happens in
 
 
+_HOST_RESULTS = frozenset({"cpu", "numpy", "tolist", "item"})
+
+
+def _returns_on_device(sem: SemanticModel, callee) -> bool:
+    """Every way ``callee`` is made is a same-file module class whose ``forward`` returns
+    no value it brings to the host (``out.cpu()``, ``.numpy()``, ``.tolist()``,
+    ``.item()``): what a moved one returns stays on its device."""
+    found = False
+    for o in sem.origins(callee):
+        n = o.node
+        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            n = n.func.value
+        cls = sem.callee(n) if isinstance(n, ast.Call) else None
+        fwd = sem.method(cls, "forward") if isinstance(cls, ast.ClassDef) else None
+        if fwd is None:
+            return False
+        for r in sem.returns(fwd):
+            if r is None:
+                return False
+            for x in sem.walk(r):
+                if isinstance(x, ast.Attribute) and x.attr in _HOST_RESULTS:
+                    return False
+        found = True
+    return found
+
+
 def _places_inputs(sem: SemanticModel, callee) -> bool:
     """A same-file module class that moves what its methods receive (see
     ``_Flow._moves_own_inputs``)."""
@@ -129,6 +155,7 @@ def _dict_item(sem: SemanticModel, recv) -> bool:
     return isinstance(k, ast.Name) and _over_own_keys(sem, recv, k.id, recv.value.id)
 
 
+_PLACES_ITS_INPUTS = "its forward() moves its inputs"
 _ALL_KEYS = "all keys"
 _SOME_KEYS = "some keys"
 
@@ -650,9 +677,11 @@ class _Flow:
         st = None if self._flow_root(f) else self._model(callee, c)
         if st is not None:
             args = self._args(c)
-            if st.handled == "`DataParallel`" and st.moved:
+            if st.moved and (st.handled == "`DataParallel`"
+                             or st.handled == _PLACES_ITS_INPUTS and _returns_on_device(sem, callee)):
                 # ``nn.DataParallel(model).cuda()`` scatters its CPU inputs to the GPUs
-                # itself, and gathers the outputs on the GPU: what meets them must be there
+                # itself, and gathers the outputs on the GPU; a moved model whose forward
+                # moves its inputs returns device tensors: what meets them must be there
                 self.models.append((st, sem.segment(callee), c))
                 return frozenset(), True
             if st.handled:
@@ -798,7 +827,7 @@ class _Flow:
         else:
             st = model_state(self.sem, callee, call)
             if st is not None and st.moved and not st.handled and self._moves_own_inputs(callee):
-                st = ModelState(st.moves, st.unmoved, "its forward() moves its inputs")
+                st = ModelState(st.moves, st.unmoved, _PLACES_ITS_INPUTS)
         self.cache[key] = st
         return st
 
@@ -1327,8 +1356,9 @@ class DeviceBatchNotMoved(Rule):
     out of `accelerator.prepare(...)`, models wrapped in `DistributedDataParallel` or
     FSDP or loaded with `device_map=`, the inputs of a model wrapped in `DataParallel`
     and moved (`nn.DataParallel(model).cuda()` scatters them itself; what meets its
-    outputs, the labels in the loss, is still reported), same-file models
-    that move what their methods receive, models moved to the CPU, loaders with a
+    outputs, the labels in the loss, is still reported), the inputs of same-file models
+    that move what their methods receive (what meets their outputs is reported unless
+    `forward` returns them to the host), models moved to the CPU, loaders with a
     `collate_fn` or dataset that may place tensors, and batches handed (before they
     meet the device) to helpers, prefetchers or callees that also receive a device.
     """
