@@ -282,3 +282,25 @@ def test_no_fix_names_a_device_bound_only_after_the_loss_is_built():
     found, out = run(early)
     assert len(found) == 1 and found[0].applied
     assert "criterion = nn.CrossEntropyLoss(weight=torch.ones(3)).to(device)\n" in out
+
+
+# (a GNN script: ``weight = torch.tensor([number_of_zeros / number_of_ones])`` of counts
+# taken from device labels: a list is read element by element into a new tensor on the
+# default device, the CPU; a tensor given whole keeps its device)
+@pytest.mark.parametrize("made, reported", [
+    ("torch.tensor([n0 / n1])", True),
+    ("torch.tensor((n1 / n0, ))", True),
+    ("torch.as_tensor([n0 / n1])", True),
+    ("torch.tensor(n0 / n1)", False),  # a 0-d copy of a device tensor: on the device
+    ("torch.tensor([n0 / n1], device=device)", False),
+])
+def test_a_weight_made_from_a_list_of_device_values(made, reported):
+    f, out = run(f"""
+        model = nn.Linear(4, 1).to(device)
+        x = torch.randn(8, 4).to(device)
+        y = (torch.rand(8) > 0.5).float().to(device)
+        n0, n1 = (y == 0).sum(), (y == 1).sum()
+        criterion = nn.BCEWithLogitsLoss(pos_weight={made})
+        loss = criterion(model(x).squeeze(1), y)
+        """)
+    assert bool(f) == reported, [x.message for x in f]

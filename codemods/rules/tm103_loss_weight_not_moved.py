@@ -224,7 +224,11 @@ def _cpu_call(sem: SemanticModel, call: ast.Call, depth: int) -> Optional[ast.AS
         return call
     if name in ("tensor", "as_tensor"):
         data = call.args[0] if call.args else sem.keyword(call, "data")
-        # of data that is no tensor (a tensor's copy stays on its device)
+        # of data that is no tensor (a tensor's copy stays on its device); a list or tuple
+        # is read element by element into a new tensor on the default device, whatever
+        # its elements are (``torch.tensor([n_neg / n_pos])`` of device tensors too)
+        if isinstance(data, (ast.List, ast.Tuple)) and data.elts and not any(isinstance(x, ast.Starred) for x in data.elts):
+            return call
         return call if data is not None and _host_value(sem, data, depth + 1) else None
     if isinstance(call.func, ast.Attribute) and call.func.attr in _KEEP and not sem.qualnames(call.func):
         if call.func.attr == "type" and (call.args and not _is_dtype(call.args[0])):
