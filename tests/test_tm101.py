@@ -1547,16 +1547,20 @@ def test_a_hidden_state_made_by_a_call_on_the_cpu(cell, make, call, expect):
 # (Michaelvll/DeepCCA#17: ``Solver.fit(self, x1, x2)`` starts with ``x1.to(self.device)``
 # on its own line; the function uses ``x1.size(0)`` and ``x2[idx, :]``: tensors)
 @pytest.mark.parametrize("use, reported", [
-    ("n = x.size(0)", True), ("d = x.dim()", True), ("b = x[idx, :]", True), ("y = x.unsqueeze(0)", True),
+    ("d = x.dim()", True), ("b = x[idx, :]", True), ("y = x.unsqueeze(0)", True), ("n = x.numel()", True),
     # a module's ``.to`` works in place: a parameter not shown to be a tensor is left alone
-    ("y = x(idx)", False), ("n = len(x)", False), ("b = x[0]", False), ("n = x.size", False),
-    ("x = x.float()\n    n = x.size(0)", False),  # rebound: the use is of another value
+    # (PyTorch Geometric's ``Data`` has ``size()`` and an in-place ``.to``)
+    ("y = x(idx)", False), ("n = len(x)", False), ("b = x[0]", False), ("n = x.size(0)", False),
+    ("x = x.float()\n    n = x.dim()", False),  # rebound: the use is of another value
 ])
 def test_a_dropped_move_of_a_parameter_used_as_a_tensor(use, reported):
     f, out, src = run(f"def fit(x, idx, device):\n    x.to(device)\n    {use}\n    return x\n")
     got = [x for x in f if "does nothing" in x.message]
     assert len(got) == (1 if reported else 0), [x.message for x in f]
+    assert out == src  # the caller's tensor: rebinding the name is unsafe (writes in place would miss it)
     if reported:
+        assert got[0].fix is not None and got[0].fix.safety.value == "unsafe"
+        f, out, src = run(f"def fit(x, idx, device):\n    x.to(device)\n    {use}\n    return x\n", unsafe=True)
         assert "    x = x.to(device)\n" in out
 
 

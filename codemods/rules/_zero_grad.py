@@ -449,6 +449,13 @@ class Analysis:
             i = next(k for k, s in enumerate(block) if s is stmt)
             between = []
             for s in reversed(block[:i]):
+                if isinstance(s, (ast.For, ast.While)) and not s.orelse:
+                    # a gradient accumulation loop: every iteration runs a backward and nothing
+                    # steps or clears in it (``for _ in range(k): loss.backward()``)
+                    names = {sem.method_name(n) for n in sem.walk(s) if isinstance(n, ast.Call)}
+                    if any(always_backward(sem, b) for b in s.body) and not names & {"step", "zero_grad"}:
+                        out |= {id(n) for b in between for n in sem.walk(b) if isinstance(n, ast.Call)}
+                    break
                 if not isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.If, ast.With)):
                     break
                 names = {sem.method_name(n) for n in sem.walk(s) if isinstance(n, ast.Call)}

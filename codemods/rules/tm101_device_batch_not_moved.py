@@ -1725,6 +1725,18 @@ class DeviceBatchNotMoved(Rule):
                     return {view.node(e): cst.parse_statement(f"{name} = {code}\n").body[0]}
 
                 yield ctx.finding(self, e, msg, Fix(build, safety=Safety.SAFE, message="assign the moved tensor"))
+            elif kind == "param":
+                # a tensor the caller passed: rebinding the name leaves the caller's tensor where
+                # it is, and writes into it in place would go to the copy (unsafe)
+                name = recv.id
+
+                def build_param(view, e=e, name=name, code=code):
+                    import libcst as cst
+
+                    return {view.node(e): cst.parse_statement(f"{name} = {code}\n").body[0]}
+
+                yield ctx.finding(self, e, msg, Fix(build_param, safety=Safety.UNSAFE,
+                                                    message="assign the moved tensor (the caller's tensor stays where it is)"))
             else:
                 yield ctx.finding(self, e, msg)
 
@@ -1766,12 +1778,17 @@ class DeviceBatchNotMoved(Rule):
         return None
 
     def _tensor_kind(self, sem: SemanticModel, name: ast.Name, at, depth: int) -> Optional[str]:
-        """"tensor" when ``name`` is provably a tensor where ``at`` runs, "likely" when made
+        """"tensor" when ``name`` is provably a tensor where ``at`` runs, "param" for a parameter the
+        function uses as a tensor (its caller's tensor), "likely" when made
         from one by a tensor method, None otherwise."""
         if depth > 3:
             return None
         if _shown_tensor(sem, name, at):
             return "tensor"
+        reaching = sem.reaching(name)
+        if len(reaching) == 1 and reaching[0].kind is BindingKind.PARAMETER \
+                and _param_used_as_tensor(sem, reaching[0], name.id):
+            return "param"
         bs = sem.resolve(name)
         # a batch element of a DataLoader loop around ``at``
         for a in sem.ancestors(at):
@@ -1833,16 +1850,14 @@ def _shown_tensor(sem: SemanticModel, name: ast.Name, at) -> bool:
         child = a
     if len(reaching) == 1 and reaching[0].kind is BindingKind.PARAMETER:
         ann = getattr(reaching[0].node, "annotation", None)
-        if ann is not None and sem.qualname(ann) == "torch.Tensor":
-            return True
-        return _param_used_as_tensor(sem, reaching[0], name.id)
+        return ann is not None and sem.qualname(ann) == "torch.Tensor"
     return False
 
 
 # methods only a tensor has among what a parameter may hold (a module, a numpy array, an
-# image, a list): ``size``/``dim``/``numel`` are no module's, and numpy's and PIL's ``size``
-# is no method
-_TENSOR_USE_METHODS = frozenset({"size", "dim", "numel", "unsqueeze", "permute", "narrow", "index_select",
+# image, a list, a graph: PyTorch Geometric's ``Data`` has ``size()`` and a ``.to`` that
+# works in place, so ``size`` is no evidence)
+_TENSOR_USE_METHODS = frozenset({"dim", "numel", "unsqueeze", "permute", "narrow", "index_select",
                                  "masked_fill", "repeat_interleave", "expand_as", "view_as"})
 
 
