@@ -1296,8 +1296,8 @@ class DeviceBatchNotMoved(Rule):
     Also finds `t.to(device)` on a tensor whose result is dropped: `Tensor.to` is not
     in-place (a tensor of the code's own making, a batch element, a name under `if
     torch.is_tensor(t):` / `isinstance(t, torch.Tensor)`, a parameter annotated
-    `torch.Tensor` or one the function uses as only a tensor can be used: `x.size(0)`,
-    `x.dim()`, `x[idx, :]`), and on an item of a DataLoader batch held whole (`batch[key].to(device)`,
+    `torch.Tensor` or one the function uses as only a tensor can be used: `x.dim()`,
+    `x.unsqueeze(0)`, `x[idx, :]`), and on an item of a DataLoader batch held whole (`batch[key].to(device)`,
     `value.to(device)` in `for key, value in batch.items():`).  A dict batch moved item by
     item, each result stored back (`batch[k] = v.to(device)` in a loop over its items or
     keys, or key by key), is moved: only the items no store moved are still on the CPU.
@@ -1346,7 +1346,10 @@ class DeviceBatchNotMoved(Rule):
     One made as a moved model's argument gets the model's move there
     (`model(torch.from_numpy(X).to(device))`, `.cuda()`) when the model has one
     unconditional move and its device is bound at the call; otherwise it is reported only.
-    A dropped move of a batch item becomes a store of its result (`batch[key] =
+    A dropped move of a parameter shown a tensor only by its uses becomes `x =
+    x.to(device)` as an unsafe fix (the caller's tensor stays where it is, and what the
+    function writes into it in place would go to the copy).  A dropped move of a batch
+    item becomes a store of its result (`batch[key] =
     batch[key].to(device)`, `batch[key] = value.to(device)`): safe for an item by a
     string key or a key of the batch's own when the loader collates by default (the
     values of a dict batch are tensors then); report only for an integer index (a
