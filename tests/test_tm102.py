@@ -923,3 +923,27 @@ def test_a_loss_helper_fix_follows_its_device_parameter():
         """)
     assert codes(f) == ["TM102"]
     assert "ones = torch.ones(levels.shape[0], 1, device=levels.device)" in out
+
+
+# (L1aoXingyu's VAE notebook: ``eps = torch.FloatTensor(std.size()).normal_()`` then ``if
+# torch.cuda.is_available(): eps = Variable(eps.cuda())``: the move through Variable(...)
+# takes care of the device; without it the factory meets ``std``)
+@pytest.mark.parametrize("branch, reported", [
+    ("            eps = Variable(eps.cuda())\n", False),
+    ("            eps = Variable(eps).cuda()\n", False),
+    ("            pass\n", True),
+])
+def test_a_factory_moved_through_variable_on_the_cuda_path(branch, reported):
+    body = (
+        "from torch.autograd import Variable\n\n\n"
+        "class VAE(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 4)\n\n"
+        "    def forward(self, x):\n"
+        "        std = self.fc(x).mul(0.5).exp_()\n"
+        "        eps = torch.FloatTensor(std.size()).normal_()\n"
+        "        if torch.cuda.is_available():\n" + branch +
+        "        else:\n            eps = Variable(eps)\n"
+        "        return eps.mul(std)\n"
+    )
+    f, out, src = run(body)
+    assert bool(f) == reported, [x.message for x in f]

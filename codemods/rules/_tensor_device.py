@@ -588,8 +588,12 @@ class Analysis:
     def is_move(self, e, name: Optional[str] = None) -> bool:
         """``e`` moves a tensor to a device: ``t.cuda()``, ``t.to(x)``/``t.to(device)`` (not a
         dtype change), ``t.type_as(x)``, ``Variable(t).cuda()``; with ``name``, a tensor
-        read from that name (``t = t.to(x.device)``)."""
+        read from that name (``t = t.to(x.device)``), ``Variable(t.cuda())`` too."""
         sem = self.sem
+        if isinstance(e, ast.Call) and len(e.args) == 1 and not e.keywords and sem.call_qualname(e) in (
+            "torch.autograd.Variable", "torch.autograd.variable.Variable"
+        ):
+            e = e.args[0]  # ``Variable(...)`` wraps the tensor where it is
         while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and sem.qualname(e.func) is None:
             m = e.func.attr
             if m in ("cuda", "type_as", "to_device") or (
