@@ -479,10 +479,11 @@ def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_ch
     text, built fixes, the new parts)``, each new part ``(line, code)``: code that
     stands at that line of the new text, whole top-level statements (what a check of
     the result parses: the rest of the text is the file's own statements, unchanged);
-    None when that does not apply (fixes in several chunks, a
-    whole-module fix, helpers or imports that :mod:`torchmend.head` cannot place by
-    text, a node the fix needs outside the chunk), and the caller parses the whole file.  ``tests/test_equivalence.py`` compares the
-    two ways (``Options(shortcuts=False)`` always parses the whole file)."""
+    None when that does not apply (fixes in several chunks, a whole-module fix, helpers
+    or imports that :mod:`torchmend.head` cannot place by text, a node the fix needs
+    outside the chunk), and the caller parses the whole file.
+    ``tests/test_equivalence.py`` compares the two ways (``Options(shortcuts=False)``
+    always parses the whole file), ``tests/test_head.py`` the placement of additions."""
     from .cstview import CstView, NodeNotFound
     from .semantic.source import ParsedSource
 

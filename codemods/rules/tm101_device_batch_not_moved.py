@@ -130,8 +130,9 @@ def _returns_on_device(sem: SemanticModel, callee) -> bool:
 
 
 def _places_inputs(sem: SemanticModel, callee) -> bool:
-    """A same-file module class that moves what its methods receive (see
-    ``_Flow._moves_own_inputs``)."""
+    """A same-file module class that moves what its methods receive (``x =
+    x.to(self.device)`` in ``forward`` or a preprocessing method): it places its inputs
+    itself.  Tensors it makes (``torch.zeros(...).to(device)``) do not count."""
     for o in sem.origins(callee):
         n = o.node
         while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
@@ -872,19 +873,7 @@ class _Flow:
         return frozenset.intersection(*(h for h, _ in answers)), answers[0][1]
 
     def _moves_own_inputs(self, callee) -> bool:
-        """A same-file module class that moves what its methods receive (``x =
-        x.to(self.device)`` in ``forward`` or a preprocessing method): it places its
-        inputs itself.  Tensors it makes (``torch.zeros(...).to(device)``) do not count."""
-        for o in self.sem.origins(callee):
-            n = o.node
-            while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-                n = n.func.value
-            if not isinstance(n, ast.Call):
-                continue
-            cls = self.sem.callee(n)
-            if isinstance(cls, ast.ClassDef) and _class_moves_arguments(self.sem, cls):
-                return True
-        return False
+        return _places_inputs(self.sem, callee)
 
     def _torch_object(self, f) -> bool:
         """``criterion`` bound only to instances of torch classes (losses, layers)."""
@@ -1867,9 +1856,10 @@ _TENSOR_USE_METHODS = frozenset({"dim", "numel", "unsqueeze", "permute", "narrow
 
 
 def _param_used_as_tensor(sem: SemanticModel, binding, name: str) -> bool:
-    """The function calls a tensor-only method on the parameter ``name`` itself (``x.size(0)``)
-    and binds ``name`` nowhere else: whatever the callers pass is a tensor (a module's
-    ``.to`` works in place, so a dropped one on a module would be no bug)."""
+    """The function uses the parameter ``name`` itself as only a tensor can be used (a
+    tensor-only method, ``x.dim()``, or an index with a slice, ``x[idx, :]``) and binds
+    ``name`` nowhere else: whatever the callers pass is a tensor (a module's ``.to``
+    works in place, so a dropped one on a module would be no bug)."""
     fn = binding.scope.node if binding.scope is not None else None
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
