@@ -1302,3 +1302,43 @@ def test_a_trainer_loop_calling_its_model_inside_a_loss(body, helper, reported):
     assert bool(got) == reported, [x.message for x in r.findings]
     if reported and "reset_grads" not in body:
         assert "            self.opt.zero_grad()\n            loss = criterion" in out
+
+
+STEP_HELPER = '''\
+criterion = nn.CrossEntropyLoss()
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [(torch.randn(3, 4), torch.tensor([0, 1, 0]))] * 4
+{extra}
+
+def train_step(model, x, y, optimizer):
+{body}
+
+
+for epoch in range(2):
+    for x, y in loader:
+{call}
+'''
+_STEP = "    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.step()\n    return loss.item()"
+
+
+# a per-batch training step in a function of its own, called every iteration of a loop:
+# nothing clears in it or in the loop (a common shape of real scripts)
+@pytest.mark.parametrize("body, call, extra, reported", [
+    (_STEP, "        train_step(model, x, y, optimizer)", "", True),
+    (_STEP, "        total = train_step(model, x, y, optimizer)", "", True),
+    ("    optimizer.zero_grad()\n" + _STEP, "        train_step(model, x, y, optimizer)", "", False),
+    (_STEP, "        optimizer.zero_grad()\n        train_step(model, x, y, optimizer)", "", False),
+    (_STEP, "        model.zero_grad()\n        train_step(model, x, y, optimizer)", "", False),
+    (_STEP, "        lib.reset(optimizer)\n        train_step(model, x, y, optimizer)", "", False),
+    ("    clear()\n" + _STEP, "        train_step(model, x, y, optimizer)", "def clear():\n    optimizer.zero_grad()\n", False),
+    (_STEP.replace("    optimizer.step()", "    if y.sum() > 0:\n        optimizer.step()"), "        train_step(model, x, y, optimizer)", "", False),
+    (_STEP, "        pass\ntrain_step(model, x, y, optimizer)", "", False),  # called once, after the loop
+])
+def test_a_training_step_helper_called_in_a_loop(body, call, extra, reported):
+    src = STEP_HELPER.format(body=body, call=call, extra=extra)
+    r, out = run(src)
+    got = [f for f in r.findings if f.code == "TM201"]
+    assert bool(got) == reported, [f.message for f in r.findings]
+    if reported:
+        assert "def train_step(model, x, y, optimizer):\n    optimizer.zero_grad()\n    loss = " in out

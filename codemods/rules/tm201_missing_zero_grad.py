@@ -6,15 +6,21 @@ import ast
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._zero_grad import (
-    _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, direct, guarded_run,
-    method_may_be_called, new_zero,
+    _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, binding, direct,
+    framework_skip, guarded_run, innermost_loop, known, method_may_be_called, models_of, new_zero,
 )
 
 
 class MissingZeroGrad(Rule):
     """## What it does
     Finds training loops that call `loss.backward()` and `optimizer.step()` (or
-    `scaler.step(optimizer)`) while nothing clears the gradients.
+    `scaler.step(optimizer)`) while nothing clears the gradients.  Also a training step
+    written as a function or method of its own (`def train_step(model, x, y,
+    optimizer): ...; loss.backward(); optimizer.step()`, straight-line, one step of a
+    torch.optim optimizer) that a loop calls every iteration, when nothing in it or in
+    that loop clears the gradients (no `zero_grad`, no `.grad`, no unknown call given the
+    optimizer or the model, no same-file callee that clears them); its fix puts
+    `optimizer.zero_grad()` first in the function.
 
     ## Why is this bad?
     `backward()` *adds* to `.grad`.  Without `optimizer.zero_grad()` each step uses the
@@ -90,6 +96,7 @@ class MissingZeroGrad(Rule):
 
     def check(self, ctx: Context):
         an = Analysis.of(ctx)
+        yield from self._step_helpers(ctx, an)
         for loop in an.loops:
             facts = an.facts(loop)
             if facts.skip or not facts.steppers or not facts.any_backward:
@@ -104,6 +111,89 @@ class MissingZeroGrad(Rule):
                 f = self._check_one(ctx, an, loop, facts, st, all_opts)
                 if f is not None:
                     yield f
+
+    def _step_helpers(self, ctx, an: Analysis):
+        """A same-file function or method whose own statements run ``backward()`` and one
+        torch.optim optimizer's ``step()`` (a per-batch training step), called directly in
+        a loop, with nothing in it or in that loop that clears the gradients (no
+        ``zero_grad``, no ``.grad``, no unknown call given the optimizer or its model):
+        each call adds its gradients to all the earlier ones."""
+        sem = ctx.sem
+        for fn in sem.find(ast.FunctionDef, ast.AsyncFunctionDef, containing=("backward",)):
+            text = sem.segment(fn)
+            if "zero_grad" in text or ".grad" in text or framework_skip(sem, fn.body[0]):
+                continue
+            own = [c for c in sem.walk(fn, scopes=False) if isinstance(c, ast.Call) and innermost_loop(sem, c) is None]
+            backs = [c for c in own if sem.method_name(c) == "backward"]
+            steps = [c for c in own if sem.method_name(c) == "step" and not c.args and not c.keywords]
+            if not backs or len(steps) != 1 or any(sem.statement_of(c) not in fn.body for c in (*backs, *steps)):
+                continue  # (straight-line statements of the function itself)
+            step = steps[0]
+            rtext = sem.dotted(sem.receiver(step))
+            b = binding(sem, sem.receiver(step))
+            if rtext is None or b.kind != "opt":
+                continue
+            watched = {rtext, *(models_of(sem, b.ctors) or ())}
+            if any(not known(sem, c) and an._receives(c, watched) for c in own if c is not step and c not in backs):
+                continue
+            if self._clears_elsewhere(sem, fn):
+                continue
+            loop = self._calling_loop(sem, fn)
+            if loop is None:
+                continue
+            first = next((st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+                                                         and isinstance(st.value.value, str))), None)
+            if first is None:
+                continue
+            msg = (f"`{rtext}.step()` in `{fn.name}` runs on every call, and `{fn.name}` is called every iteration of"
+                   f" the loop at line {loop.lineno}, but nothing clears the gradients: they accumulate across steps")
+
+            def build(view, first=first, text=rtext):
+                return view.insert_before(view.statement(first), new_zero(view, text))
+
+            yield ctx.finding(self, step, msg, Fix(build, safety=Safety.SAFE, message=f"insert `{rtext}.zero_grad()`"))
+
+    @staticmethod
+    def _calling_loop(sem, fn):
+        """A loop whose body calls ``fn`` directly (as a statement of its own, or its
+        value assigned or added up), and in which nothing else may clear the gradients:
+        no ``zero_grad`` or ``.grad`` in its text, and no other call given what the call
+        of ``fn`` is given."""
+        for call in sem.find(ast.Call, containing=(fn.name,)):
+            if sem.callee(call) is not fn:
+                continue
+            loop = innermost_loop(sem, call)
+            stmt = sem.statement_of(call)
+            if loop is None or stmt not in loop.body or not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)):
+                continue
+            ltext = sem.segment(loop)
+            if "zero_grad" in ltext or ".grad" in ltext or "backward" in ltext:
+                continue
+            given = {sem.dotted(a) for a in (*call.args, *(k.value for k in call.keywords))} - {None}
+            recv = call.func.value if isinstance(call.func, ast.Attribute) else None
+            if recv is not None and sem.dotted(recv):
+                given.add(sem.dotted(recv))
+            others = [c for c in sem.walk(loop) if isinstance(c, ast.Call) and c is not call and not known(sem, c)]
+            if any(sem.dotted(x) in given for c in others for x in (*c.args, *(k.value for k in c.keywords),
+                                                                     *([c.func.value] if isinstance(c.func, ast.Attribute) else []))):
+                continue
+            if MissingZeroGrad._clears_elsewhere(sem, loop, skip=fn):
+                continue
+            return loop
+        return None
+
+    @staticmethod
+    def _clears_elsewhere(sem, node, skip=None) -> bool:
+        """``node`` calls a same-file function, method or class (other than ``skip``) whose
+        text clears gradients some way (``zero_grad``, ``.grad``): through a global, say."""
+        for c in sem.walk(node):
+            if isinstance(c, ast.Call):
+                target = sem.callee(c)
+                if target is not None and target is not skip and target is not node:
+                    t = sem.segment(target)
+                    if "zero_grad" in t or ".grad" in t:
+                        return True
+        return False
 
     def _zeroed_outside(self, ctx, an, loop, st, facts) -> bool:
         """A zero_grad in an enclosing loop: TM202's business."""
