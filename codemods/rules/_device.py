@@ -41,7 +41,7 @@ import functools
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Iterable, NamedTuple, Optional
 
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
@@ -1237,7 +1237,7 @@ def made_line_starts(text: str, start: int = 0, end: Optional[int] = None):
     torch.<factory>(`` (:data:`MADE_FACTORIES`; ``th.<factory>(`` after ``import torch as th``),
     or ``x = [obj.]maker(`` of a function that returns such a tensor (:func:`makers`)."""
     end = len(text) if end is None else end
-    return (ls for ls in _made_scan(text)[0] if start <= ls < end)
+    return (ls for ls in _made_scan(text).lines if start <= ls < end)
 
 
 # what stands before a factory call on a ``return`` line: ``return torch.zeros(`` / ``return
@@ -1254,17 +1254,23 @@ def makers(text: str) -> frozenset:
     under the nearest ``def`` line above it that is indented less (``def
     init_hidden(self, bs): return torch.zeros(1, bs, 64)``).  The semantic model then
     decides (:func:`made_by_call`)."""
-    return _made_scan(text)[1]
+    return _made_scan(text).makers
 
 
 _LIBRARY_CALLEES = ("torch.", "th.", "nn.", "F.", "np.", "numpy.", "math.", "self.register_buffer")
 _NOT_MODELS = ("Parameter", "Buffer", "append", "extend", "print", "len", "list", "tuple", "float", "int", "isinstance")
 
 
+class _MadeScan(NamedTuple):
+    lines: tuple  # the starts of the lines that make a tensor (``x = torch.zeros(...)``, ``h = net.maker(...)``)
+    makers: frozenset  # :func:`makers`
+    inline: tuple  # the starts of the lines where one is made as a call's first argument
+
+
 @functools.lru_cache(maxsize=4)
-def _made_scan(text: str) -> tuple:
-    """One pass over the factory calls of ``text``: ``(the starts of the lines that make
-    a tensor, the makers)`` (:func:`made_line_starts`, :func:`makers`)."""
+def _made_scan(text: str) -> _MadeScan:
+    """One pass over the factory calls of ``text`` (:func:`made_line_starts`,
+    :func:`makers`, :func:`made_lines_outside_classes`)."""
     starts, out, inline = [], set(), []
     for c in _made_call(torch_names(text)).finditer(text):  # (few: the pattern's literal head is skipped to)
         ls = text.rfind("\n", 0, c.start()) + 1
@@ -1309,7 +1315,7 @@ def _made_scan(text: str) -> tuple:
             i = text.find(name + "(", i + 1)
     if names:
         starts = sorted(set(starts))
-    return tuple(starts), names, tuple(sorted(set(inline)))
+    return _MadeScan(tuple(starts), names, tuple(sorted(set(inline))))
 
 
 def _module_instance(sem: SemanticModel, expr, depth: int = 0) -> Optional[ast.ClassDef]:
@@ -1391,13 +1397,13 @@ def made_lines_outside_classes(text: str, inline: bool = False):
 def _outside_classes(text: str) -> tuple:
     """``(made lines, inline lines)`` of :func:`made_lines_outside_classes`, judged once."""
     scan = _made_scan(text)
-    if not scan[0] and not scan[2]:
+    if not scan.lines and not scan.inline:
         return (), ()
     defs = _def_starts(text)
     judged: dict = {}  # definition start -> (its def/class line, its end, may meet)
     module_code = None
     out: tuple = ([], [])
-    for which, starts in ((0, scan[0]), (1, scan[2])):
+    for which, starts in ((0, scan.lines), (1, scan.inline)):
         for ls in starts:
             k = bisect.bisect_right(defs, ls) - 1
             where = "code"  # module-level code: before any definition, or after the one above it ends

@@ -106,17 +106,24 @@ class _Need:
 _HOST_RESULTS = frozenset({"cpu", "numpy", "tolist", "item"})
 
 
-def _returns_on_device(sem: SemanticModel, callee) -> bool:
-    """Every way ``callee`` is made is a same-file module class whose ``forward`` returns
-    no value it brings to the host (``out.cpu()``, ``.numpy()``, ``.tolist()``,
-    ``.item()``): what a moved one returns stays on its device."""
-    found = False
+def _constructor_classes(sem: SemanticModel, callee):
+    """For each way ``callee`` is made, the same-file class whose constructor call makes it
+    (through methods called on it: ``Net().to(device)``), or None."""
     for o in sem.origins(callee):
         n = o.node
         while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             n = n.func.value
         cls = sem.callee(n) if isinstance(n, ast.Call) else None
-        fwd = sem.method(cls, "forward") if isinstance(cls, ast.ClassDef) else None
+        yield cls if isinstance(cls, ast.ClassDef) else None
+
+
+def _returns_on_device(sem: SemanticModel, callee) -> bool:
+    """Every way ``callee`` is made is a same-file module class whose ``forward`` returns
+    no value it brings to the host (``out.cpu()``, ``.numpy()``, ``.tolist()``,
+    ``.item()``): what a moved one returns stays on its device."""
+    found = False
+    for cls in _constructor_classes(sem, callee):
+        fwd = sem.method(cls, "forward") if cls is not None else None
         if fwd is None:
             return False
         for r in sem.returns(fwd):
@@ -133,15 +140,19 @@ def _places_inputs(sem: SemanticModel, callee) -> bool:
     """A same-file module class that moves what its methods receive (``x =
     x.to(self.device)`` in ``forward`` or a preprocessing method): it places its inputs
     itself.  Tensors it makes (``torch.zeros(...).to(device)``) do not count."""
-    for o in sem.origins(callee):
-        n = o.node
-        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
-            n = n.func.value
-        if isinstance(n, ast.Call):
-            cls = sem.callee(n)
-            if isinstance(cls, ast.ClassDef) and _class_moves_arguments(sem, cls):
-                return True
-    return False
+    return any(cls is not None and _class_moves_arguments(sem, cls) for cls in _constructor_classes(sem, callee))
+
+
+def _store_result(stmt: ast.stmt, target: str, code: str):
+    """A fix's ``build``: the statement ``code`` (a dropped move) becomes ``target =
+    code``."""
+
+    def build(view):
+        import libcst as cst
+
+        return {view.node(stmt): cst.parse_statement(f"{target} = {code}\n").body[0]}
+
+    return build
 
 
 def _dict_item(sem: SemanticModel, recv) -> bool:
@@ -1261,8 +1272,8 @@ class DeviceBatchNotMoved(Rule):
     init_hidden(self, bs): return torch.zeros(1, bs, self.hidden)`), with the rest of its
     block as the loop body: full-batch training, inference on a dummy input, an RNN's
     hidden state.  Such a tensor made right in the call of a moved model
-    (`model(torch.from_numpy(X_test))`) is reported at the argument.  A loader that comes in as a parameter no
-    call in the file binds (a trainer class given its loaders) counts as a plain
+    (`model(torch.from_numpy(X_test))`) is reported at the argument.  A loader that
+    comes in as a parameter no call in the file binds (a trainer class given its loaders) counts as a plain
     DataLoader when it is annotated as one (`loader: DataLoader`, `Optional[DataLoader]`),
     or when another loop of the same class over such a parameter moves its batch
     elements first (the validation loop that forgets the move the training loop makes).
@@ -1286,8 +1297,8 @@ class DeviceBatchNotMoved(Rule):
     in-place (a tensor of the code's own making, a batch element, a name under `if
     torch.is_tensor(t):` / `isinstance(t, torch.Tensor)`, a parameter annotated
     `torch.Tensor` or one the function uses as only a tensor can be used: `x.dim()`,
-    `x.unsqueeze(0)`, `x[idx, :]`), and on an item of a DataLoader batch held whole (`batch[key].to(device)`,
-    `value.to(device)` in `for key, value in batch.items():`).  A dict batch moved item by
+    `x.unsqueeze(0)`, `x[idx, :]`), and on an item of a DataLoader batch held whole
+    (`batch[key].to(device)`, `value.to(device)` in `for key, value in batch.items():`).  A dict batch moved item by
     item, each result stored back (`batch[k] = v.to(device)` in a loop over its items or
     keys, or key by key), is moved: only the items no store moved are still on the CPU.
 
@@ -1338,8 +1349,8 @@ class DeviceBatchNotMoved(Rule):
     A dropped move of a parameter shown a tensor only by its uses becomes `x =
     x.to(device)` as an unsafe fix (the caller's tensor stays where it is, and what the
     function writes into it in place would go to the copy).  A dropped move of a batch
-    item becomes a store of its result (`batch[key] =
-    batch[key].to(device)`, `batch[key] = value.to(device)`): safe for an item by a
+    item becomes a store of its result (`batch[key] = batch[key].to(device)`,
+    `batch[key] = value.to(device)`): safe for an item by a
     string key or a key of the batch's own when the loader collates by default (the
     values of a dict batch are tensors then); report only for an integer index (a
     namedtuple batch cannot be assigned to) or a same-file `collate_fn` (it may put
@@ -1695,12 +1706,8 @@ class DeviceBatchNotMoved(Rule):
                 if lp.loaders and all(sem.argument(c, "collate_fn", 6) is None for c in lp.loaders) \
                         and _dict_item(sem, recv):
                     # default collation: the values of a dict batch are tensors (or fail on ``.to``)
-                    def build_item(view, e=e, target=target, code=code):
-                        import libcst as cst
-
-                        return {view.node(e): cst.parse_statement(f"{target} = {code}\n").body[0]}
-
-                    yield ctx.finding(self, e, msg, Fix(build_item, safety=Safety.SAFE, message="store the moved item"))
+                    yield ctx.finding(self, e, msg, Fix(_store_result(e, target, code), safety=Safety.SAFE,
+                                                        message="store the moved item"))
                 else:
                     yield ctx.finding(self, e, msg)  # a collate_fn may put objects with an in-place ``.to`` there
                 continue
@@ -1711,25 +1718,12 @@ class DeviceBatchNotMoved(Rule):
                 continue
             msg = f"`{code}` does nothing: `Tensor.{call.func.attr}` is not in-place, assign the result"
             if kind == "tensor":
-                name = recv.id
-
-                def build(view, e=e, name=name, code=code):
-                    import libcst as cst
-
-                    return {view.node(e): cst.parse_statement(f"{name} = {code}\n").body[0]}
-
-                yield ctx.finding(self, e, msg, Fix(build, safety=Safety.SAFE, message="assign the moved tensor"))
+                yield ctx.finding(self, e, msg, Fix(_store_result(e, recv.id, code), safety=Safety.SAFE,
+                                                    message="assign the moved tensor"))
             elif kind == "param":
                 # a tensor the caller passed: rebinding the name leaves the caller's tensor where
                 # it is, and writes into it in place would go to the copy (unsafe)
-                name = recv.id
-
-                def build_param(view, e=e, name=name, code=code):
-                    import libcst as cst
-
-                    return {view.node(e): cst.parse_statement(f"{name} = {code}\n").body[0]}
-
-                yield ctx.finding(self, e, msg, Fix(build_param, safety=Safety.UNSAFE,
+                yield ctx.finding(self, e, msg, Fix(_store_result(e, recv.id, code), safety=Safety.UNSAFE,
                                                     message="assign the moved tensor (the caller's tensor stays where it is)"))
             else:
                 yield ctx.finding(self, e, msg)
@@ -1772,8 +1766,8 @@ class DeviceBatchNotMoved(Rule):
         return None
 
     def _tensor_kind(self, sem: SemanticModel, name: ast.Name, at, depth: int) -> Optional[str]:
-        """"tensor" when ``name`` is provably a tensor where ``at`` runs, "param" for a parameter the
-        function uses as a tensor (its caller's tensor), "likely" when made
+        """"tensor" when ``name`` is provably a tensor where ``at`` runs, "param" for a
+        parameter the function uses as a tensor (its caller's tensor), "likely" when made
         from one by a tensor method, None otherwise."""
         if depth > 3:
             return None

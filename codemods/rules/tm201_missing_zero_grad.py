@@ -11,6 +11,17 @@ from ._zero_grad import (
 )
 
 
+def _clears_by_text(text: str) -> bool:
+    """``text`` may clear gradients: a ``zero_grad`` or a ``.grad`` stands in it."""
+    return "zero_grad" in text or ".grad" in text
+
+
+def _handed(call: ast.Call) -> tuple:
+    """What ``call`` is given: its arguments, keyword values and receiver."""
+    recv = (call.func.value,) if isinstance(call.func, ast.Attribute) else ()
+    return (*call.args, *(k.value for k in call.keywords), *recv)
+
+
 class MissingZeroGrad(Rule):
     """## What it does
     Finds training loops that call `loss.backward()` and `optimizer.step()` (or
@@ -120,8 +131,7 @@ class MissingZeroGrad(Rule):
         each call adds its gradients to all the earlier ones."""
         sem = ctx.sem
         for fn in sem.find(ast.FunctionDef, ast.AsyncFunctionDef, containing=("backward",)):
-            text = sem.segment(fn)
-            if "zero_grad" in text or ".grad" in text or framework_skip(sem, fn.body[0]):
+            if _clears_by_text(sem.segment(fn)) or framework_skip(sem, fn.body[0]):
                 continue
             own = [c for c in sem.walk(fn, scopes=False) if isinstance(c, ast.Call) and innermost_loop(sem, c) is None]
             backs = [c for c in own if sem.method_name(c) == "backward"]
@@ -167,15 +177,11 @@ class MissingZeroGrad(Rule):
             if loop is None or stmt not in loop.body or not isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)):
                 continue
             ltext = sem.segment(loop)
-            if "zero_grad" in ltext or ".grad" in ltext or "backward" in ltext:
+            if _clears_by_text(ltext) or "backward" in ltext:
                 continue
-            given = {sem.dotted(a) for a in (*call.args, *(k.value for k in call.keywords))} - {None}
-            recv = call.func.value if isinstance(call.func, ast.Attribute) else None
-            if recv is not None and sem.dotted(recv):
-                given.add(sem.dotted(recv))
+            given = {sem.dotted(x) for x in _handed(call)} - {None}
             others = [c for c in sem.walk(loop) if isinstance(c, ast.Call) and c is not call and not known(sem, c)]
-            if any(sem.dotted(x) in given for c in others for x in (*c.args, *(k.value for k in c.keywords),
-                                                                     *([c.func.value] if isinstance(c.func, ast.Attribute) else []))):
+            if any(sem.dotted(x) in given for c in others for x in _handed(c)):
                 continue
             if MissingZeroGrad._clears_elsewhere(sem, loop, skip=fn):
                 continue
@@ -189,10 +195,9 @@ class MissingZeroGrad(Rule):
         for c in sem.walk(node):
             if isinstance(c, ast.Call):
                 target = sem.callee(c)
-                if target is not None and target is not skip and target is not node:
-                    t = sem.segment(target)
-                    if "zero_grad" in t or ".grad" in t:
-                        return True
+                if target is not None and target is not skip and target is not node \
+                        and _clears_by_text(sem.segment(target)):
+                    return True
         return False
 
     def _zeroed_outside(self, ctx, an, loop, st, facts) -> bool:
