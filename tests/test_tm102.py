@@ -587,6 +587,27 @@ print(M()(torch.randn(2, 3)))
 
 # ----------------------------------------------------------------------------- the whole-file gate
 
+ROPE = """\
+class Rotary(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        rope_init_fn = self.compute_default_rope_parameters
+        inv_freq, _ = rope_init_fn(dim)
+        self.register_buffer("inv_freq", inv_freq)
+
+    @staticmethod
+    @some_decorator(version="5")
+    def compute_default_rope_parameters(
+        dim, base=10000.0,
+    ) -> tuple:
+        # a comment at any indent
+        inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+        return inv_freq, 1.0
+
+    def forward(self, x):
+        return x * self.inv_freq
+"""
+
 
 @pytest.mark.parametrize(
     "body, head, reported",
@@ -611,6 +632,14 @@ print(M()(torch.randn(2, 3)))
         # from main is no module's code
         ("def noise(x):\n    return x + torch.randn(x.size(1))\n\n\ndef main(model, x):\n"
          "    model.to('cuda')\n    return noise(x.cuda())  # the forward pass, by model.forward\n", MOD_HEAD, False),
+        # a static method no code of the file calls (a rotary embedding's ``rope_init_fn =
+        # self.compute_default_rope_parameters``): what it makes meets nothing here
+        (ROPE, MOD_HEAD, False),
+        # called from forward, its result meets the input
+        (ROPE.replace("inv_freq, _ = rope_init_fn(dim)", "inv_freq, _ = rope_init_fn(dim)\n        self.extra, _ = "
+                      "self.compute_default_rope_parameters(dim)")
+         .replace("return x * self.inv_freq", "return x * self.compute_default_rope_parameters(x.size(-1) * 2)[0]"),
+         MOD_HEAD, True),
         # a forward written with other spacing, or defined by a same-file base
         ("class M(nn.Module):\n    async  def \tforward(self, x):\n        return x + torch.rand(x.size(1))\n",
          MOD_HEAD, True),
@@ -629,6 +658,67 @@ def test_whole_file_gate_agrees_with_the_rule(body, head, reported):
     assert gate == reported
     shipped = process_text("t.py", src, Options(fix=False))
     assert [(f.line, f.message) for f in shipped.findings if f.code == "TM102"] == [(f.line, f.message) for f in found]
+
+
+@pytest.mark.parametrize(
+    "change, screened",
+    [
+        (None, True),
+        # called by its name (through self, or as a plain function elsewhere)
+        (("return x * self.inv_freq", "return x * self.compute_default_rope_parameters(4)[0]"), False),
+        (("return x * self.inv_freq", "return x * compute_default_rope_parameters(4)[0]"), False),
+        # not a static method: its ``self`` may carry the tensor to an attribute
+        (("    @staticmethod\n", ""), False),
+        (("    @staticmethod\n", "    @classmethod\n"), False),
+        # a ``global`` or an indented class statement anywhere: the tensor may leave the function
+        (("class Rotary", "X = None\n\n\ndef f():\n    global X\n\n\nclass Rotary"), False),
+        (("        return inv_freq, 1.0", "        class Holder(nn.Module):\n            pass\n        return inv_freq, 1.0"),
+         False),
+        # a factory past the end of the method's body (a line at its indent comes first)
+        (("        return inv_freq, 1.0\n", "        return inv_freq, 1.0\n    table = torch.arange(4)\n"), False),
+    ],
+)
+def test_a_static_method_no_code_calls_is_screened_out(change, screened):
+    """The factory screen leaves out a factory in the body of a ``@staticmethod`` that no
+    code of the file calls (with no ``global`` and no nested class in the file): the rule
+    cannot report what it makes.  Any of those conditions missing, or the factory not
+    plainly in its body, and the factory passes the screen."""
+    from torchmend.rules._tensor_device import _factory_screen, factory_words
+
+    src = MOD_HEAD + ROPE
+    if change is not None:
+        assert change[0] in src
+        src = src.replace(change[0], change[1], 1)
+    assert _factory_screen(factory_words())(src, 0, len(src)) is not screened
+    ref = process_text("t.py", src, Options(fix=False, shortcuts=False))
+    shipped = process_text("t.py", src, Options(fix=False))
+    assert [(f.line, f.message) for f in shipped.findings] == [(f.line, f.message) for f in ref.findings]
+
+
+@pytest.mark.parametrize(
+    "extra, discounted",
+    [
+        ("", True),
+        ("def g(m):\n    return super(Base, m)._init_weights(m)\n", True),
+        ("def g(m):\n    m._init_weights(m)\n", False),  # a real call
+        ("super = object\n", False),  # ``super`` bound: it may be a same-file class
+        ("class super:\n    pass\n", False),
+        ("from builtins import super\n", False),
+    ],
+)
+def test_a_call_through_super_is_not_a_call_of_a_same_file_method(extra, discounted):
+    """``super()._init_weights(module)`` in an override is no call the semantic model
+    finds (``super()`` is no instance of a same-file class): the screens do not count it
+    as a call of ``_init_weights``, unless ``super`` may be something else in the file."""
+    from torchmend.rules._tensor_device import _called_elsewhere
+
+    src = ("class Base(Lib):\n    def _init_weights(self, m):\n        super()._init_weights(m)\n"
+           "        m.ids = torch.arange(m.n)\n\n\n" + extra)
+    assert _called_elsewhere(src, "_init_weights") is not discounted
+    full = MOD_HEAD + src + "\n\nclass M(Base):\n    def forward(self, x):\n        return x + 1\n"
+    ref = process_text("t.py", full, Options(fix=False, shortcuts=False))
+    shipped = process_text("t.py", full, Options(fix=False))
+    assert [(f.line, f.message) for f in shipped.findings] == [(f.line, f.message) for f in ref.findings]
 
 
 @pytest.mark.parametrize("head", ["def forward", "def  forward", "async def\tforward", "def \\\n        forward"])

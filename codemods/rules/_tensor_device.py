@@ -41,7 +41,7 @@ from typing import Optional
 from ..semantic import BindingKind, SemanticModel
 from ..semantic import names as N
 from ._device import SELF_METHODS, model_state
-from ..semantic.source import callees
+from ..semantic.source import before_a_call, callees
 from ..semantic.source import words as find_words
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -1440,17 +1440,24 @@ def _factory_hits(words: tuple):
             head = text[max(ls, start) : h]
             if "#" in head or head.lstrip().startswith((">>>", "...")):
                 continue  # a comment, a doctest line
-            name = _def_above(text, start, h)
-            if name is None:
+            head = _def_head_above(text, start, h)
+            if head is None:
                 continue  # not in a function: the ast check skips it too
+            name = head.group(1)
             ok = runs.get(name)
             if ok is None:
                 # forward runs; the methods of a class with a ``forward`` may be called from
                 # it; another function only when its name is called somewhere in the file
                 if has_forward is None:
                     has_forward = _FORWARD_DEF.search(text, start, end) is not None
-                ok = runs[name] = name == "forward" or has_forward or _called_elsewhere(text, name)
-            if not ok:
+                if name == "forward" or name == "__init__":
+                    ok = name == "forward" or has_forward or _called_elsewhere(text, name)
+                else:
+                    # a method of such a class: not when it is a static method no code of
+                    # the file calls (tested per hit, below)
+                    ok = 2 if has_forward else _called_elsewhere(text, name)
+                runs[name] = ok
+            if not ok or (ok == 2 and _in_static_method(text, start, head, h) and not _called_elsewhere(text, name)):
                 continue
             bracket = text.find("(", h, end)  # every word ends with its call's "("
             got = _parenthesised(text, bracket, end) if bracket >= 0 else None
@@ -1603,8 +1610,50 @@ def may_make_a_cpu_tensor(text: str) -> bool:
 
 def _called_elsewhere(text: str, name: str) -> bool:
     """``name`` is written as a callee more than once in ``text`` (its definition and a
-    call; see :class:`~torchmend.semantic.source.Callees`)."""
-    return callees(text).get(name)[0] > 1
+    call; see :class:`~torchmend.semantic.source.Callees`), not counting the calls
+    through ``super()`` (``super()._init_weights(module)`` in an override), which the
+    semantic model never takes for a call of a same-file function or method (the class
+    of ``super()`` is no same-file class), unless ``super`` may name something else."""
+    places = callees(text).get(name)[0]
+    if places > 1 and "super" in text:
+        places -= _super_calls(text).get(name, 0)
+    return places > 1
+
+
+# ``super().name(`` / ``super(C, self).name(``, the name in group 1
+_SUPER_CALL = re.compile(r"super[ \t]*\([^()]*\)[ \t\\\r\n\x0c]*\.[ \t\\\r\n\x0c]*(\w+)")
+_SUPERS: list = [None, {}]  # the text last asked about and its answer
+
+
+def _super_calls(text: str) -> dict:
+    """How many times each name is called through ``super()`` in ``text`` (places that
+    ``Callees`` counts: the name a whole word before a ``(``); empty when the word
+    ``super`` stands anywhere else than before a ``(`` or after ``def``/``class`` (it may
+    be bound to something else then).  Kept for the text last asked about."""
+    if _SUPERS[0] is text:
+        return _SUPERS[1]
+    out: dict = {}
+    j = text.find("super")
+    while j >= 0:
+        k = j + 5
+        if not (j and (text[j - 1].isalnum() or text[j - 1] in "_.")) and not (k < len(text) and _word_char(text[k])):
+            i = k
+            while i < len(text) and text[i] in " \t":
+                i += 1
+            before = text[max(0, j - 12) : j].rstrip(" \t\\")
+            if i == len(text) or text[i] != "(" or before.endswith(("def", "class")):
+                out = {}  # ``super`` bound, imported, defined, passed: any call may be a site
+                break
+            m = _SUPER_CALL.match(text, j)
+            if m is not None and before_a_call(text, m.end()):
+                out[m.group(1)] = out.get(m.group(1), 0) + 1
+        j = text.find("super", k)
+    _SUPERS[0], _SUPERS[1] = text, out
+    return out
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def _inside_registration(text: str, start: int, pos: int) -> bool:
@@ -1741,6 +1790,13 @@ def _layer_hits(text: str, start: int, end: int, hits=None, first: bool = False)
 
 def _def_above(text: str, start: int, pos: int) -> Optional[str]:
     """The name on the nearest ``def`` line above ``pos`` (not before ``start``)."""
+    m = _def_head_above(text, start, pos)
+    return m.group(1) if m is not None else None
+
+
+def _def_head_above(text: str, start: int, pos: int) -> Optional[re.Match]:
+    """The match of :data:`_DEF_HEADER` on the nearest ``def`` line above ``pos`` (not
+    before ``start``): its start is the line's, its group 1 the name."""
     j = pos
     while True:
         j = text.rfind("def", start, j)
@@ -1751,7 +1807,82 @@ def _def_above(text: str, start: int, pos: int) -> Optional[str]:
         if head in ("", "async") or (head.startswith("async") and not head[5:].strip(" \t")):
             m = _DEF_HEADER.match(text, ls)
             if m is not None:
-                return m.group(1)
+                return m
+
+
+# a ``global`` statement (anywhere: strings and comments count too)
+_GLOBAL_WORD = re.compile(r"(?<!\w)global(?!\w)")
+
+
+def _in_static_method(text: str, start: int, head: re.Match, pos: int) -> bool:
+    """``pos`` (a factory call) stands in the body of ``@staticmethod def name(...)``
+    (``head``, its ``def`` line), a method no code of the file calls: no tensor it makes
+    can meet a device tensor where ``Analysis.follow`` records one.  The flow of a value
+    made in a function records a meet only where ``forward`` runs: in that function (this
+    one runs there only when called), after a ``return`` to its callers (none), or
+    through a plain attribute (``self.t = ...``: a static method has no ``self``; a
+    function it calls gets the value with the flow still its own, and so do the
+    functions nested in it, unless a class is: no class statement stands indented in the
+    file; nor may a ``global`` carry the value to other functions: none in the file).
+    Read from the text: the lines right above the ``def`` line are its decorators,
+    ``@staticmethod`` one of them, and every line from the ``def`` line to ``pos`` is
+    indented deeper than it (or is blank, a comment, or starts with a closing bracket:
+    none ends its body), so that ``pos`` is in its body; else (a decorator over several
+    lines, a string at a lesser indent) the answer is no."""
+    ls = head.start()
+    indent = text[ls : ls + len(text[ls:head.end()]) - len(text[ls:head.end()].lstrip(" \t"))]
+    # the decorators: the lines right above, each an ``@`` at the same indent
+    static = False
+    k = ls
+    while k > start:
+        pls = max(text.rfind("\n", start, k - 1) + 1, start)
+        line = text[pls : k - 1].rstrip(" \t\r")
+        if not line.startswith(indent + "@"):
+            break
+        static = static or line == indent + "@staticmethod"
+        k = pls
+    if not static:
+        return False
+    # every line after the ``def`` line, up to the one of ``pos``: in its body
+    deeper = (indent + " ", indent + "\t")
+    i = text.find("\n", ls, pos)
+    while 0 <= i < pos:
+        j = i + 1
+        e = text.find("\n", j)
+        line = text[j : e if e >= 0 else len(text)]
+        body = line.lstrip(" \t")
+        if body and body[0] not in "\r#)]}" and not line.startswith(deeper):
+            return False
+        i = e
+    return _closed_functions(text)
+
+
+def _nested_class(text: str) -> bool:
+    """A class statement stands indented in ``text`` (inside a function or a class: the
+    word ``class`` after a line break and at least one space, tab or form feed; a
+    compound statement always starts its own line, and an indented first line does not
+    parse).  Strings and comments count too."""
+    j = text.find("class", 1)
+    while j >= 0:
+        i = j
+        while i > 0 and text[i - 1] in " \t\x0c":
+            i -= 1
+        if i < j and i > 0 and text[i - 1] in "\r\n" and not (j + 5 < len(text) and _word_char(text[j + 5])):
+            return True
+        j = text.find("class", j + 5)
+    return False
+
+
+_CLOSED: list = [None, False]  # the text last asked about and its answer
+
+
+def _closed_functions(text: str) -> bool:
+    """No ``global`` and no indented class statement in ``text`` (see
+    :func:`_in_static_method`); kept for the text last asked about."""
+    if _CLOSED[0] is not text:
+        ok = ("global" not in text or _GLOBAL_WORD.search(text) is None) and not _nested_class(text)
+        _CLOSED[0], _CLOSED[1] = text, ok
+    return _CLOSED[1]
 
 
 def _short(text: str, n: int = 40) -> str:

@@ -131,10 +131,6 @@ def _candidates(text: str) -> tuple:
     plain, attr = set(), set()
     if not any(text.find(".to(", a, z) >= 0 or text.find(".cuda(", a, z) >= 0 for a, z in spans):
         spans = []  # (the tensors' move stands where the model's calls do: outside the modules' code)
-    # only the spans where a constructor's name stands at all are scanned line by line
-    # (the names the loop below takes; most library code outside its classes calls none)
-    names = (*classes, *zoo, "create_model", "models.", *_LAYERS)
-    spans = [(a, z) for a, z in spans if any(text.find(n, a, z) >= 0 for n in names)]
     for a, z in spans:
         found = list(_ASSIGNED_CALL.finditer(text, a - 1 if a else 0, z))
         first = _ASSIGNED_FIRST.match(text, 0, z) if a == 0 else None
