@@ -759,8 +759,7 @@ def process_file(path: str, opts: Options, project: Project | None = None) -> Fi
 
     if project is None:
         project = Project(roots=opts.roots)
-    project.used = False
-    project.deps = set()
+    project.start_file()
     raw = st = None  # what was read, and its fstat (set even for decode errors)
     trace: dict = {}
     try:

@@ -368,9 +368,25 @@ class Project:
         self.deps: set[str] = set()
         self._models: dict = {}
         self._neighbours: dict[str, ImportIndex] = {}
+        self._isfile: dict[str, bool] = {}  # path -> it is a file, asked while one file is analysed
+
+    def start_file(self) -> None:
+        """A new file is analysed: what a rule consults is recorded afresh (``used``,
+        ``deps``), and the files that exist are looked at again."""
+        self.used = False
+        self.deps = set()
+        self._isfile.clear()
+
+    def _is_file(self, path: str) -> bool:
+        """``os.path.isfile(path)``, looked at once per analysed file (the scope of each
+        relative import of the file asks about the file itself)."""
+        got = self._isfile.get(path)
+        if got is None:
+            got = self._isfile[path] = os.path.isfile(path)
+        return got
 
     def package_of(self, path: str) -> Optional[str]:
-        return package_of(path) if path and os.path.isfile(path) else None
+        return package_of(path) if path and self._is_file(path) else None
 
     def is_imported(self, path: str, name: Optional[str] = None, *, namespace: bool = False) -> bool:
         """Does another file of the tree import the module at ``path`` (and, when
@@ -382,7 +398,7 @@ class Project:
         names its directories give it as a namespace package (``tools/train.py`` as
         ``tools.train``, from a file of the tree with the directory above on its path):
         that needs the index too."""
-        if self.standalone or not path or not os.path.isfile(path):
+        if self.standalone or not path or not self._is_file(path):
             return False
         mod, pkg = module_name(path)
         stem = os.path.splitext(os.path.basename(path))[0]
@@ -421,7 +437,7 @@ class Project:
     def neighbour_files(self, path: str) -> list[str]:
         """The other ``.py`` files of ``path``'s directory (none for a text with no tree
         around it); each one read later through ``model_for`` is a dependency."""
-        if self.standalone or not path or not os.path.isfile(path):
+        if self.standalone or not path or not self._is_file(path):
             return []
         real = os.path.realpath(path)
         return [f for f in self._neighbour_index(os.path.dirname(real)).files

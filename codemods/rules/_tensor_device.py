@@ -1810,8 +1810,6 @@ def _def_head_above(text: str, start: int, pos: int) -> Optional[re.Match]:
                 return m
 
 
-# a ``global`` statement (anywhere: strings and comments count too)
-_GLOBAL_WORD = re.compile(r"(?<!\w)global(?!\w)")
 
 
 def _in_static_method(text: str, start: int, head: re.Match, pos: int) -> bool:
@@ -1857,6 +1855,17 @@ def _in_static_method(text: str, start: int, head: re.Match, pos: int) -> bool:
     return _closed_functions(text)
 
 
+def _has_word(text: str, word: str) -> bool:
+    """``word`` stands in ``text`` as a word of its own (strings and comments count)."""
+    n = len(word)
+    j = text.find(word)
+    while j >= 0:
+        if not (j and _word_char(text[j - 1])) and not (j + n < len(text) and _word_char(text[j + n])):
+            return True
+        j = text.find(word, j + n)
+    return False
+
+
 def _nested_class(text: str) -> bool:
     """A class statement stands indented in ``text`` (inside a function or a class: the
     word ``class`` after a line break and at least one space, tab or form feed; a
@@ -1880,7 +1889,7 @@ def _closed_functions(text: str) -> bool:
     """No ``global`` and no indented class statement in ``text`` (see
     :func:`_in_static_method`); kept for the text last asked about."""
     if _CLOSED[0] is not text:
-        ok = ("global" not in text or _GLOBAL_WORD.search(text) is None) and not _nested_class(text)
+        ok = not _has_word(text, "global") and not _nested_class(text)
         _CLOSED[0], _CLOSED[1] = text, ok
     return _CLOSED[1]
 

@@ -322,6 +322,9 @@ class SemanticModel:
     def offsets(self, node) -> tuple[int, int]:
         """Character offsets of ``node`` in the text."""
         starts = self._starts()
+        if self._ascii:  # (columns are characters: the common case, without the calls below)
+            a = starts[node.lineno - 1] + node.col_offset
+            return a, starts[(node.end_lineno or node.lineno) - 1] + (node.end_col_offset or 0)
         a = self._start_offset(node)
         end_line = node.end_lineno or node.lineno
         b = starts[end_line - 1] + self._char_col(end_line, node.end_col_offset or 0)
