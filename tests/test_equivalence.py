@@ -571,3 +571,49 @@ def test_cache_paths_are_the_normalised_absolute_paths(parts, lead, trail):
     for cwd in ("/w/x", "/"):
         c._cwd, c._cwd_pre = cwd, cwd if cwd.endswith("/") else cwd + "/"
         assert c._abs(path) == os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["x", "é", "日本", " ", "\n", "\r\n", "\r", "#", "'"]), max_size=40))
+def test_the_lines_holding_non_ascii_are_those_a_line_split_finds(pieces):
+    """``SemanticModel._non_ascii_lines`` (one search per such line, the next from the
+    line after it) gives the 1-based lines, as the tokenizer splits them, holding a
+    character outside ASCII."""
+    from torchmend.semantic.model import SemanticModel
+    from torchmend.semantic.source import line_starts
+
+    text = "".join(pieces)
+    starts = line_starts(text)
+    want = {i + 1 for i, a in enumerate(starts)
+            if not text[a : starts[i + 1] if i + 1 < len(starts) else len(text)].isascii()}
+
+    class Probe:
+        pass
+
+    probe = Probe()
+    probe.text, probe._starts = text, lambda: starts
+    assert SemanticModel._non_ascii_lines(probe) == want
+
+
+_ASSIGNMENT_PIECES = ["\n", "    ", "\t", "self.", "self", "model", "m2", "_x", " ", "=", "==", ":", "Dict[str, int]",
+                      "nn.", "models.", "a.b.", "Net", "(", ")", ".", "x", "é", "#", "'", "\\"]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(_ASSIGNMENT_PIECES), max_size=40))
+def test_the_possessive_assignment_pattern_matches_as_the_plain_one(pieces):
+    """TM104's screen looks for ``name = [prefix.]Ctor(`` lines with possessive
+    quantifiers where giving back cannot help: the same matches, with the same groups,
+    as the plain pattern (Python 3.10 uses the plain one)."""
+    import re
+
+    from torchmend.rules import tm104_model_not_moved as tm104
+
+    try:
+        fast = re.compile("\n" + tm104._ASSIGNED_POSSESSIVE)
+    except re.error:  # pragma: no cover - Python 3.10
+        pytest.skip("no possessive quantifiers before Python 3.11")
+    plain = re.compile("\n" + tm104._ASSIGNED)
+    text = "".join(pieces)
+    assert [(m.span(), m.groups()) for m in fast.finditer(text)] == [(m.span(), m.groups()) for m in plain.finditer(text)]
+    assert tm104._ASSIGNED_CALL.pattern == fast.pattern

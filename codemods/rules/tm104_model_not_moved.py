@@ -41,7 +41,15 @@ _THROUGH = SELF_METHODS - {"to_empty", "share_memory"}
 # the text gate's screen (``_candidates``): ``name = [prefix.]Ctor(`` starting a line,
 # outside the body of a class that may be a module
 _ASSIGNED = r"[ \t]*(self\.)?[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=[ \t]*((?:[A-Za-z_]\w*\.)*)([A-Za-z_]\w*)[ \t]*\("
-_ASSIGNED_CALL = re.compile("\n" + _ASSIGNED)  # (a literal first: found by a fast scan)
+# the same pattern with possessive quantifiers where giving back can never help (each is
+# followed by a character it cannot match), which spares the engine the retries on
+# every line that is no such assignment; Python 3.10 has none: the plain one there
+_ASSIGNED_POSSESSIVE = (r"[ \t]*+(self\.)?[A-Za-z_]\w*+[ \t]*+(?::[^=\n]*+)?=[ \t]*+((?:[A-Za-z_]\w*+\.)*)"
+                        r"([A-Za-z_]\w*+)[ \t]*+\(")
+try:
+    _ASSIGNED_CALL = re.compile("\n" + _ASSIGNED_POSSESSIVE)  # (a literal first: found by a fast scan)
+except re.error:  # pragma: no cover - Python 3.10
+    _ASSIGNED_CALL = re.compile("\n" + _ASSIGNED)
 _ASSIGNED_FIRST = re.compile(_ASSIGNED)  # the first line
 # what stands before the constructor's name on its line: ``model = `` / ``self.model = models.``
 _BEFORE_CTOR = re.compile(r"[ \t]*(self\.)?[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=[ \t]*(?:[A-Za-z_]\w*\.)*")

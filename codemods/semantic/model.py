@@ -313,7 +313,13 @@ class SemanticModel:
         """The lines holding a non-ASCII character (only there do byte and character
         columns differ); found by one scan, as they are few."""
         starts = self._starts()
-        self._wide_lines = frozenset(bisect.bisect_right(starts, m.start()) for m in _NON_ASCII.finditer(self.text))
+        text, search, out = self.text, _NON_ASCII.search, set()
+        m = search(text)
+        while m is not None:  # one search per such line: the next from the line after it
+            line = bisect.bisect_right(starts, m.start())
+            out.add(line)
+            m = search(text, starts[line]) if line < len(starts) else None
+        self._wide_lines = frozenset(out)
         return self._wide_lines
 
     def _start_offset(self, node) -> int:
