@@ -617,3 +617,28 @@ def test_the_possessive_assignment_pattern_matches_as_the_plain_one(pieces):
     text = "".join(pieces)
     assert [(m.span(), m.groups()) for m in fast.finditer(text)] == [(m.span(), m.groups()) for m in plain.finditer(text)]
     assert tm104._ASSIGNED_CALL.pattern == fast.pattern
+
+
+_FEW_PIECES = ["cross_entropy", "CrossEntropyLoss", "cross", "Loss", "CE(", "CE", "nll_loss", "_", "(", " ", "\n",
+               "é", "x", "crossCrossEntropyLoss", "CEcross_entropy"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_FEW_PIECES), max_size=30), st.integers(0, 200), st.integers(0, 200),
+       st.sampled_from([("cross_entropy", "CrossEntropyLoss"), ("CE", "CE(", "cross_entropy", "CrossEntropyLoss"),
+                        ("nll_loss", "_loss", "loss", "Loss", "CE", "cross")]))
+def test_few_words_are_found_as_the_pattern_finds_them(pieces, a, b, ws):
+    """``source.Words`` looks for a few words that begin differently one by one and
+    merges their places: the spans, in a whole text and in any range of it, are those of
+    the pattern (the longest word first at a place, none inside the last match)."""
+    import re
+
+    from torchmend.semantic.source import Words
+
+    few = Words(ws)
+    assert few.few is not None
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(ws, key=len, reverse=True)))
+    text = "".join(pieces)
+    start, end = sorted((min(a, len(text)), min(b, len(text))))
+    assert few.spans(text) == [m.span() for m in pattern.finditer(text)]
+    assert Words(ws).spans(text, start, end) == [m.span() for m in pattern.finditer(text, start, end)]

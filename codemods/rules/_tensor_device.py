@@ -1496,7 +1496,9 @@ _NUMPY_IMPORT = {
     "np": re.compile(r"[ \t]*import[ \t]+numpy[ \t]+as[ \t]+np[ \t]*(?:#[^\n]*)?$", re.M),
     "numpy": re.compile(r"[ \t]*import[ \t]+numpy[ \t]*(?:#[^\n]*)?$", re.M),
 }
-_NUMPY_NAME = {n: re.compile(r"(?<![\w.])%s(?!\w)" % n) for n in _NUMPY_IMPORT}
+# the name not followed by a word character (what precedes it is tested by hand: a pattern
+# that starts with a look-behind is tried at every position of the text)
+_NUMPY_NAME = {n: re.compile(r"%s(?!\w)" % n) for n in _NUMPY_IMPORT}
 _NUMPY_ONLY: list = [None, {}]  # the text last asked about, and its answers by name
 # a star import however it is spaced (``import*``, a tab, a continuation: all valid)
 _STAR_IMPORT = re.compile(r"import[\s\\]*\*")
@@ -1517,6 +1519,9 @@ def _numpy_only(text: str, name: str) -> bool:
         got = _STAR_IMPORT.search(text) is None
         line = _NUMPY_IMPORT[name]
         for m in _NUMPY_NAME[name].finditer(text) if got else ():
+            s = m.start()
+            if s and (text[s - 1].isalnum() or text[s - 1] in "_."):
+                continue  # part of a longer name, or an attribute
             if text.startswith(".", m.end()):
                 continue
             ls = text.rfind("\n", 0, m.start()) + 1

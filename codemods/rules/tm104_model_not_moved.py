@@ -124,7 +124,7 @@ def _candidates(text: str) -> tuple:
         return _CANDIDATES[1]
     starts, ends, kinds, classes = _layout(text)
     zoo = set()
-    if "torchvision" in text:
+    if "torchvision.models" in text:  # (what the pattern holds: a search, not a try at every line)
         for m in _ZOO_IMPORT.finditer(text):
             zoo.update(w.split()[0] for w in m.group(1).split(",") if w.split())
     # the parts of the text to read: outside the classes that may be modules

@@ -527,11 +527,18 @@ class Words:
     occurrence of that character and holds no other, so the matches ending at each one
     are the same words, the longest chosen."""
 
+    # at most this many words that begin with different characters are looked for one by
+    # one (a search each, the fast one of ``str.find``), their places merged as the
+    # pattern would match them: a choice of first letters is tried at every position
+    FEW = 6
+
     def __init__(self, words: tuple):
         last = {w[-1] for w in words}
         self.backwards = len(last) == 1 and len({w[0] for w in words}) > 1 and not any(
             ch in w[:-1] for w in words for ch in last)
         ordered = sorted(words, key=len, reverse=True)
+        self.few = tuple(ordered) if not self.backwards and 1 < len(words) <= self.FEW \
+            and len({w[0] for w in words}) > 1 and all(words) else None
         self.pattern = re.compile("|".join(re.escape(w[::-1] if self.backwards else w) for w in ordered))
         self._last: tuple = (None, 0, 0, [])  # (text, start, end, spans) of the last call
 
@@ -546,7 +553,9 @@ class Words:
         last = self._last
         if last[0] is text and last[1] == start and last[2] == end:
             return last[3]
-        if not self.backwards:
+        if self.few is not None:
+            out = _merged_spans(self.few, text, start, end)
+        elif not self.backwards:
             out = [m.span() for m in self.pattern.finditer(text, start, end)]
         else:
             r = reversed_text if reversed_text is not None else text[::-1]
@@ -554,6 +563,27 @@ class Words:
             out.reverse()
         self._last = (text, start, end, out)
         return out
+
+
+def _merged_spans(ordered: tuple, text: str, start: int, end: int) -> list:
+    """The spans the alternation of ``ordered`` (the longest first) matches in
+    ``text[start:end]``: each place of each word, in text order, the longest at a place
+    first, a place inside the last match taken left out (the pattern goes on after it)."""
+    places = []
+    for w in ordered:
+        n = len(w)
+        j = text.find(w, start, end)
+        while j >= 0:
+            places.append((j, -n))
+            j = text.find(w, j + 1, end)
+    places.sort()
+    out = []
+    last = start
+    for j, n in places:
+        if j >= last:
+            last = j - n
+            out.append((j, last))
+    return out
 
 
 _WORDS: dict = {}
