@@ -642,3 +642,20 @@ def test_few_words_are_found_as_the_pattern_finds_them(pieces, a, b, ws):
     start, end = sorted((min(a, len(text)), min(b, len(text))))
     assert few.spans(text) == [m.span() for m in pattern.finditer(text)]
     assert Words(ws).spans(text, start, end) == [m.span() for m in pattern.finditer(text, start, end)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([".", "step", "steps", " ", "\n", "\\", "#", "# c", "x", "(", ")", "\t", "a.b"]),
+                max_size=16))
+def test_a_method_call_is_looked_for_backwards_as_forwards(pieces):
+    """The zero_grad rules' gate looks for ``.name`` with spaces, continuations or
+    comments between the dot and the name by the reversed pattern over the reversed
+    text: it stands there exactly where the forward pattern finds it."""
+    import re
+
+    from torchmend.rules._zero_grad import method_may_be_called
+
+    text = "".join(pieces)
+    for name in ("step", "backward"):
+        want = re.search(r"\.(?:\s|\\|#[^\n]*)*" + re.escape(name), text) is not None
+        assert method_may_be_called(text, name) is want

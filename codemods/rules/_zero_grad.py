@@ -254,7 +254,10 @@ def method_may_be_called(text: str, name: str, has=None) -> bool:
         return True
     if not has(name):
         return False
-    return re.search(r"\.(?:\s|\\|#[^\n]*)*" + re.escape(name), text) is not None
+    # ``\.(?:\s|\\|#[^\n]*)*name`` stands in the text if and only if its reverse stands
+    # in the reversed text: that pattern begins with a literal, which the engine skips to
+    # (the forward one is tried at every dot)
+    return re.search(re.escape(name[::-1]) + r"(?:\s|\\|[^\n]*#)*\.", text[::-1]) is not None
 
 
 class Analysis:
