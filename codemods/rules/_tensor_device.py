@@ -41,7 +41,7 @@ from typing import Optional
 from ..semantic import BindingKind, SemanticModel
 from ..semantic import names as N
 from ._device import SELF_METHODS, model_state
-from ..semantic.source import before_a_call, callees
+from ..semantic.source import _word, before_a_call, callees
 from ..semantic.source import words as find_words
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -1406,8 +1406,9 @@ def _factory_screen(words: tuple):
     (registered: moved with the module) nor read back at once as Python values
     (``.tolist()``/``.item()``/``.numpy()``), not in a comment or doctest line, and in a
     function that may run with a module: ``forward``, a method of a class chunk that has
-    a ``forward``, or a function whose name is called in the file (what ``in_module``
-    needs).  Chunks whose factory calls are all of
+    a ``forward`` (but a static method no code of the file calls: ``_in_static_method``),
+    or a function whose name is called in the file (what ``in_module`` needs; a call
+    through ``super()`` does not count).  Chunks whose factory calls are all of
     those kinds (most of a library's model code) are not parsed; the ast check treats
     the same calls as not reported."""
     got = _SCREENS.get(words)
@@ -1415,6 +1416,9 @@ def _factory_screen(words: tuple):
         hits_of = _factory_hits(words)
         got = _SCREENS[words] = lambda text, start, end, hits=None: bool(hits_of(text, start, end, hits, first=True))
     return got
+
+
+_PER_HIT = "per hit"  # (``_factory_hits``: a function whose hits are each tested)
 
 
 def _factory_hits(words: tuple):
@@ -1455,9 +1459,9 @@ def _factory_hits(words: tuple):
                 else:
                     # a method of such a class: not when it is a static method no code of
                     # the file calls (tested per hit, below)
-                    ok = 2 if has_forward else _called_elsewhere(text, name)
+                    ok = _PER_HIT if has_forward else _called_elsewhere(text, name)
                 runs[name] = ok
-            if not ok or (ok == 2 and _in_static_method(text, start, head, h) and not _called_elsewhere(text, name)):
+            if not ok or (ok is _PER_HIT and _in_static_method(text, start, head, h) and not _called_elsewhere(text, name)):
                 continue
             bracket = text.find("(", h, end)  # every word ends with its call's "("
             got = _parenthesised(text, bracket, end) if bracket >= 0 else None
@@ -1641,7 +1645,7 @@ def _super_calls(text: str) -> dict:
     j = text.find("super")
     while j >= 0:
         k = j + 5
-        if not (j and (text[j - 1].isalnum() or text[j - 1] in "_.")) and not (k < len(text) and _word_char(text[k])):
+        if not (j and (text[j - 1].isalnum() or text[j - 1] in "_.")) and not (k < len(text) and _word(text[k])):
             i = k
             while i < len(text) and text[i] in " \t":
                 i += 1
@@ -1655,10 +1659,6 @@ def _super_calls(text: str) -> dict:
         j = text.find("super", k)
     _SUPERS[0], _SUPERS[1] = text, out
     return out
-
-
-def _word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
 
 
 def _inside_registration(text: str, start: int, pos: int) -> bool:
@@ -1815,8 +1815,6 @@ def _def_head_above(text: str, start: int, pos: int) -> Optional[re.Match]:
                 return m
 
 
-
-
 def _in_static_method(text: str, start: int, head: re.Match, pos: int) -> bool:
     """``pos`` (a factory call) stands in the body of ``@staticmethod def name(...)``
     (``head``, its ``def`` line), a method no code of the file calls: no tensor it makes
@@ -1833,7 +1831,8 @@ def _in_static_method(text: str, start: int, head: re.Match, pos: int) -> bool:
     none ends its body), so that ``pos`` is in its body; else (a decorator over several
     lines, a string at a lesser indent) the answer is no."""
     ls = head.start()
-    indent = text[ls : ls + len(text[ls:head.end()]) - len(text[ls:head.end()].lstrip(" \t"))]
+    line = text[ls : head.end()]
+    indent = line[: len(line) - len(line.lstrip(" \t"))]
     # the decorators: the lines right above, each an ``@`` at the same indent
     static = False
     k = ls
@@ -1865,7 +1864,7 @@ def _has_word(text: str, word: str) -> bool:
     n = len(word)
     j = text.find(word)
     while j >= 0:
-        if not (j and _word_char(text[j - 1])) and not (j + n < len(text) and _word_char(text[j + n])):
+        if not (j and _word(text[j - 1])) and not (j + n < len(text) and _word(text[j + n])):
             return True
         j = text.find(word, j + n)
     return False
@@ -1881,7 +1880,7 @@ def _nested_class(text: str) -> bool:
         i = j
         while i > 0 and text[i - 1] in " \t\x0c":
             i -= 1
-        if i < j and i > 0 and text[i - 1] in "\r\n" and not (j + 5 < len(text) and _word_char(text[j + 5])):
+        if i < j and i > 0 and text[i - 1] in "\r\n" and not (j + 5 < len(text) and _word(text[j + 5])):
             return True
         j = text.find("class", j + 5)
     return False
