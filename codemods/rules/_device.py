@@ -54,7 +54,7 @@ __all__ = [
     "file_mentions_device", "mentions_device", "visible_at", "guard_of", "non_blocking_style", "is_torch_call",
     "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
     "made_lines_outside_classes", "param_loader", "witness_owners", "annotated_loader", "LOADER_ANNOTATION",
-    "device_move", "DEVICE_KEEP_METHODS", "class_moves_arguments", "definition_span",
+    "device_move", "DEVICE_KEEP_METHODS", "class_moves_arguments", "definition_span", "made_by_call", "moved_call",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -726,6 +726,15 @@ def device_text_at(sem: SemanticModel, dev, at) -> Optional[str]:
             ):
                 return f"{me}.{attr}"
     return None
+
+
+def moved_call(node, fix_text: str):
+    """The LibCST call ``<node><fix_text>`` (``fix_text``: ``.to(device)``, ``.cuda()``):
+    a fix's move of ``node``, which is kept as it is (its comments and spacing)."""
+    import libcst as cst
+
+    moved = cst.parse_expression(f"x{fix_text}")  # ``x.to(device)``, with ``node`` for ``x``
+    return moved.with_changes(func=moved.func.with_changes(value=node))
 
 
 def bound_before(sem: SemanticModel, text: str, at) -> bool:

@@ -17,7 +17,7 @@ from ._device import (
     is_cpu_device,
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
     is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensor, made_tensors,
-    model_state, move_of, torch_names,
+    model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, LOADER_ANNOTATION,
 )
@@ -1673,14 +1673,14 @@ class DeviceBatchNotMoved(Rule):
             if not fixable:
                 yield ctx.finding(self, arg, msg + "; move it to the model's device")
                 continue
-            moved = f"{code}.cuda()" if mv.style == "cuda" else f"{code}.to({target})"
+            fix_text = ".cuda()" if mv.style == "cuda" else f".to({target})"
 
-            def build(view, arg=arg, moved=moved):
-                import libcst as cst
+            def build(view, arg=arg, fix_text=fix_text):
+                node = view.node(arg)
+                return {node: moved_call(node, fix_text)}
 
-                return {view.node(arg): cst.parse_expression(moved)}
-
-            yield ctx.finding(self, arg, msg, Fix(build, safety=Safety.SAFE, message=f"move it: `{_short(moved)}`"))
+            yield ctx.finding(self, arg, msg, Fix(build, safety=Safety.SAFE,
+                                                  message=f"move it: `{_short(code + fix_text)}`"))
 
     # ------------------------------------------------------------------ dropped moves
     def _noop_moves(self, ctx: Context):

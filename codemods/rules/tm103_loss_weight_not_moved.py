@@ -12,7 +12,7 @@ from ..semantic import names as N
 from ..semantic.source import before_a_call, callee_hits
 from ._device import (
     DEVICE_KEEP_METHODS as _KEEP, Move, bound_before, device_move as _device_move, device_text_at,
-    file_mentions_device, framework_in_file,
+    file_mentions_device, framework_in_file, moved_call,
 )
 from ._tensor_device import _short
 
@@ -172,14 +172,6 @@ def _cpu_weights(sem: SemanticModel, call: ast.Call, params: dict) -> Optional[l
             return None  # made on a device, moved, or of unknown origin
         weights.append((param, w, made))
     return weights or None
-
-
-def _moved_call(node, fix_text: str):
-    """The LibCST call ``<node><fix_text>`` (``fix_text``: ``.to(device)``, ``.cuda()``)."""
-    import libcst as cst
-
-    moved = cst.parse_expression(f"x{fix_text}")  # ``x.to(device)``, with ``node`` for ``x``
-    return moved.with_changes(func=moved.func.with_changes(value=node))
 
 
 def _cpu_made(sem: SemanticModel, expr, depth: int = 0) -> Optional[ast.AST]:
@@ -417,7 +409,7 @@ class LossWeightNotMoved(Rule):
             old = node = view.node(w)
             if not isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not node.lpar:
                 node = node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            return {old: _moved_call(node, fix_text)}
+            return {old: moved_call(node, fix_text)}
 
         return ctx.finding(self, call, f"{msg}; move it: `{param}=...{fix_text}`",
                            Fix(build, Safety.SAFE, message=f"move the `{param}` with `{fix_text[1:]}`"))
@@ -473,7 +465,7 @@ class LossWeightNotMoved(Rule):
 
         def build(view, ctor=ctor, fix_text=fix_text):
             node = view.node(ctor)
-            return {node: _moved_call(node, fix_text)}
+            return {node: moved_call(node, fix_text)}
 
         return ctx.finding(self, ctor, f"{msg}; move it: `{fix_text[1:]}`",
                            Fix(build, safety, message=f"move the loss with `{fix_text[1:]}`"))

@@ -15,7 +15,7 @@ from ._main_guard import is_main_guard
 from ._device import (
     DEVICE_KEEP_METHODS, SELF_METHODS, Move, bound_before, class_moves_arguments, definition_span, device_move,
     device_text_at, file_mentions_device,
-    framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, visible_at,
+    framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, moved_call, visible_at,
 )
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -670,11 +670,8 @@ class ModelNotMoved(Rule):
             fix_text = f".{text}"
 
             def build(view, ctor=ctor, fix_text=fix_text):
-                import libcst as cst
-
                 node = view.node(ctor)
-                moved = cst.parse_expression(f"x{fix_text}")
-                return {node: moved.with_changes(func=moved.func.with_changes(value=node))}
+                return {node: moved_call(node, fix_text)}
 
             return ctx.finding(self, ctor, f"{msg}; move it: `{fix_text[1:]}`",
                                Fix(build, safety, message=f"move the model with `{fix_text[1:]}`"))
