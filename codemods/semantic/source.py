@@ -36,7 +36,6 @@ __all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "befor
 # the newline before the line: a literal first character lets the regex engine skip
 # ahead to each newline, four times faster than ``^`` with re.M)
 _DEF_START = re.compile(r"(?:@|def\b|async[ \t]+def\b|class\b)")
-_DEF_START_NL = re.compile(r"\n(?:@|def\b|async[ \t]+def\b|class\b)")
 # the name a definition chunk binds
 _DEF_NAME = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)", re.M)
 # the newline before a line that begins with code in column 0 (not blank, not a
@@ -298,7 +297,10 @@ class ParsedSource:
         """The chunks of ``text``; [] when it is better parsed whole."""
         if "\r" in text or "\x0c" in text or len(text) < min_chars:
             return []  # CR line ends, form feeds, small files: not worth it
-        starts = [m.start() + 1 for m in _DEF_START_NL.finditer(text)]
+        # every line that begins with code in column 0, in one scan: the definitions'
+        # first lines among them, and later where module code resumes after each
+        lines = [m.start() + 1 for m in _CODE_LINE_NL.finditer(text)]
+        starts = [p for p in lines if text[p] in "@dac" and _DEF_START.match(text, p)]
         if _DEF_START.match(text):
             starts.insert(0, 0)
         if not starts:
@@ -337,8 +339,10 @@ class ParsedSource:
                 continue
             dq = sq = 0
             prev = off
-            for m in _CODE_LINE_NL.finditer(text, body_start - 1, nxt):
-                p = m.start() + 1
+            k = bisect.bisect_left(lines, body_start)
+            while k < len(lines) and lines[k] < nxt:
+                p = lines[k]
+                k += 1
                 dq += text.count('"""', prev, p)
                 sq += text.count("'''", prev, p)
                 prev = p
