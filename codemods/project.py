@@ -369,6 +369,7 @@ class Project:
         self._models: dict = {}
         self._neighbours: dict[str, ImportIndex] = {}
         self._isfile: dict[str, bool] = {}  # path -> it is a file, asked while one file is analysed
+        self._packages: dict[str, Optional[str]] = {}  # path -> its package (asked while one file is analysed)
 
     def start_file(self) -> None:
         """A new file is analysed: what a rule consults is recorded afresh (``used``,
@@ -376,6 +377,7 @@ class Project:
         self.used = False
         self.deps = set()
         self._isfile.clear()
+        self._packages.clear()
 
     def _is_file(self, path: str) -> bool:
         """``os.path.isfile(path)``, looked at once per analysed file (the scope of each
@@ -386,7 +388,12 @@ class Project:
         return got
 
     def package_of(self, path: str) -> Optional[str]:
-        return package_of(path) if path and self._is_file(path) else None
+        """The dotted package of the file at ``path`` (each relative import of a file
+        asks: looked at once per analysed file)."""
+        got = self._packages.get(path, False)
+        if got is False:
+            got = self._packages[path] = package_of(path) if path and self._is_file(path) else None
+        return got
 
     def is_imported(self, path: str, name: Optional[str] = None, *, namespace: bool = False) -> bool:
         """Does another file of the tree import the module at ``path`` (and, when

@@ -592,10 +592,9 @@ class ModelNotMoved(Rule):
         has = has or text.__contains__
         if not super().may_match(text, has) or not file_mentions_device(text, has):
             return False
-        if has("set_default_device") or has("set_default_tensor_type"):
-            return False
         plain, attr = _candidates(text)
-        return bool(plain or attr)
+        # (the default-device calls after the candidates: most files have none of either)
+        return bool(plain or attr) and not (has("set_default_device") or has("set_default_tensor_type"))
 
     def check(self, ctx: Context):
         if not self.may_match(ctx.text, ctx.has):
