@@ -274,9 +274,12 @@ def decode_source(path: str, raw: bytes, mode: int = 0o100644) -> Source:
         raise SourceError(
             f"not valid {encoding}: byte 0x{body[e.start]:02x} at offset {e.start + (3 if bom else 0)}"
         ) from None
-    head = "\n".join(text[:4096].splitlines()[:5])
-    if any(m in head for m in GENERATED_MARKERS):
-        raise Skipped("generated file (marker in its first lines), left alone")
+    # (each marker is looked for in the first 4096 characters first: in most files none
+    # stands there, and their first lines need not be split)
+    if any(text.find(m, 0, 4096) >= 0 for m in GENERATED_MARKERS):
+        head = "\n".join(text[:4096].splitlines()[:5])
+        if any(m in head for m in GENERATED_MARKERS):
+            raise Skipped("generated file (marker in its first lines), left alone")
     text, hold = _split_tail(text)
     return Source(path=path, raw=raw, text=text, encoding=encoding, bom=bom, mode=mode, hold=hold)
 
@@ -288,17 +291,30 @@ def _split_tail(text: str) -> tuple[str, str]:
     comment-only lines) is therefore held back unless it is plain line ends, and the
     engine sees the text up to the last code character (plus one line end when the tail
     starts with ``\n`` or ``\r\n``)."""
-    core = text.rstrip(_TRAILING_WS)
-    while core:
-        start = max(core.rfind("\n"), core.rfind("\r")) + 1
-        if not core[start:].lstrip(" \t\f").startswith("#"):
+    # (offsets into ``text``, not copies of it: ``core`` is ``text[:end]``)
+    end = _end_of_code(text, len(text))
+    while end:
+        nl = text.rfind("\n", 0, end)
+        start = max(nl, text.rfind("\r", nl + 1, end)) + 1  # (a CR before the last LF ends no later line)
+        if not text[start:end].lstrip(" \t\f").startswith("#"):
             break
-        core = core[:start].rstrip(_TRAILING_WS)  # a comment-only last line: part of the tail
-    tail = text[len(core):]
-    if not core or _PLAIN_TAIL.match(tail):
+        end = _end_of_code(text, start)  # a comment-only last line: part of the tail
+    tail = text[end:]
+    if not end or _PLAIN_TAIL.match(tail):
         return text, ""
     nl = "\r\n" if tail.startswith("\r\n") else "\n" if tail.startswith("\n") else ""
-    return core + nl, tail
+    return text[:end] + nl, tail
+
+
+def _end_of_code(text: str, end: int) -> int:
+    """``len(text[:end].rstrip(_TRAILING_WS))``, without the copy for the usual few
+    trailing characters."""
+    k = end
+    while k > 0 and end - k < 64 and text[k - 1] in _TRAILING_WS:
+        k -= 1
+    if k > 0 and end - k == 64:
+        return len(text[:end].rstrip(_TRAILING_WS))  # a long run of blanks: the copy is cheaper
+    return k
 
 
 def syntax_error(text: str, cell: Optional[int] = None) -> Optional[str]:
