@@ -711,3 +711,25 @@ def test_generated_files_are_told_as_the_first_lines_tell_them(pieces, nl):
     except Skipped:
         skipped = True
     assert skipped == any(m in head for m in GENERATED_MARKERS)
+
+
+@given(
+    st.lists(st.sampled_from(["cross_entropy", "CrossEntropyLoss", "ntropy", "entropy", "cross_", "Entropy", "Loss(",
+                              "x = 1", "\n", "num_workers", "DataLoader", "orkers"]), max_size=8),
+    st.sampled_from([("cross_entropy", "CrossEntropyLoss"), ("num_workers", "DataLoader"), ("Loss(", "_loss("),
+                     ("backward",), ("xworkers", "yworkersz", "workers")]),
+)
+@settings(max_examples=800, deadline=None)
+def test_a_needles_common_part_answers_as_the_needles(pieces, needles):
+    """The gate looks first for the longest part every needle holds (when it is 4
+    characters or more): it lets a text through exactly when one of the needles does."""
+    from torchmend.rule import Rule, common_part
+
+    class R(Rule):
+        pass
+
+    R.needles = needles
+    text = "".join(pieces)
+    part = common_part(needles)
+    assert part is None or all(part in n for n in needles)
+    assert R.may_match(text) == any(n in text for n in needles)

@@ -1406,7 +1406,8 @@ class DeviceBatchNotMoved(Rule):
         statement ``x = torch.<factory>(`` stands where :func:`made_tensors` reads
         (:func:`made_lines_outside_classes`).  ``check`` finds nothing in any other file."""
         has = has or text.__contains__
-        if not super().may_match(text, has) or not file_mentions_device(text, has):
+        # (the words every rule of the device pitfall needs first: most files name no device)
+        if not file_mentions_device(text, has) or not super().may_match(text, has):
             return False
         # (a dropped move of a batch item, ``batch[k].to(``, needs a loader: its class is
         # spelled ``...DataLoader``, which lets the file through already)

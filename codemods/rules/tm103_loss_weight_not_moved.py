@@ -352,7 +352,7 @@ class LossWeightNotMoved(Rule):
     @classmethod
     def may_match(cls, text: str, has=None) -> bool:
         has = has or text.__contains__
-        return super().may_match(text, has) and file_mentions_device(text, has) and _text_may_pass_weight(text)
+        return file_mentions_device(text, has) and super().may_match(text, has) and _text_may_pass_weight(text)
 
     def check(self, ctx: Context):
         # (the screens of the text gate are the ``keep`` of the lookups below: no call they

@@ -590,7 +590,7 @@ class ModelNotMoved(Rule):
         """The text gate, tighter than the needles: a model may be built here
         (:func:`_candidates`); ``check`` looks at no other constructor."""
         has = has or text.__contains__
-        if not super().may_match(text, has) or not file_mentions_device(text, has):
+        if not file_mentions_device(text, has) or not super().may_match(text, has):
             return False
         plain, attr = _candidates(text)
         # (the default-device calls after the candidates: most files have none of either)
