@@ -206,7 +206,7 @@ def _collect_between_files() -> None:
 
 def _ruled_out(r: FileResult) -> bool:
     """A result that only says the text gate ruled the file out (no finding, error or
-    question for the parent): it can wait to be sent with the next one."""
+    question for the parent): it is sent as a tuple (``_compact``)."""
     return r.stage == STAGE_PREFILTER and not r.findings and r.error is None and r.skipped is None and not r.warnings
 
 
@@ -246,9 +246,11 @@ def _serve(conn, opts: Options, allowed, parent_pid: int, project=None, started=
             if started is not None:
                 started.value = i  # (what the parent reads when this process dies or overruns)
             r = process_one(path, opts, here, allowed)
-            out = _ruled_out(r)
-            pending.append(_compact(r) if out else r)
-            if not out or i == len(chunk) - 1:
+            pending.append(_compact(r) if _ruled_out(r) else r)
+            # sent with the chunk's last file (one message, one wake-up of the parent per
+            # chunk), or at once when the parent must read the importers it asked for;
+            # should this process die, the files done and not sent are given out again
+            if r.needs_project or i == len(chunk) - 1:
                 try:
                     conn.send(pending)
                 except (OSError, EOFError):
