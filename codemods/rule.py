@@ -151,7 +151,8 @@ class Rule:
     severity: ClassVar[Severity] = Severity.BUG
     # Text gate: the file is analysed for this rule only if it contains at least one of
     # these substrings (and, if set, every string of ``requires_all``).  A rule must not
-    # be able to find anything in a file without them (tests/test_gates.py).
+    # be able to find anything in a file without them (tests/test_equivalence.py: the
+    # same findings with the gates off).
     needles: ClassVar[tuple[str, ...]] = ()
     requires_all: ClassVar[tuple[str, ...]] = ()
     verify: ClassVar[Verify]
