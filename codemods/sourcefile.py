@@ -294,8 +294,8 @@ def _split_tail(text: str) -> tuple[str, str]:
     # (offsets into ``text``, not copies of it: ``core`` is ``text[:end]``)
     end = _end_of_code(text, len(text))
     while end:
-        nl = text.rfind("\n", 0, end)
-        start = max(nl, text.rfind("\r", nl + 1, end)) + 1  # (a CR before the last LF ends no later line)
+        lf = text.rfind("\n", 0, end)
+        start = max(lf, text.rfind("\r", lf + 1, end)) + 1  # (a CR before the last LF ends no later line)
         if not text[start:end].lstrip(" \t\f").startswith("#"):
             break
         end = _end_of_code(text, start)  # a comment-only last line: part of the tail

@@ -32,14 +32,14 @@ from typing import Iterator, Optional
 __all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "begins_statement", "callee_hits",
            "callees", "char_col", "line_starts", "pad", "parse_at", "starts_statement", "words"]
 
-# a line that starts a top-level definition (the patterns that scan a whole file match
-# the newline before the line: a literal first character lets the regex engine skip
-# ahead to each newline, four times faster than ``^`` with re.M)
+# a line that starts a top-level definition (matched where ``_CODE_LINE_NL`` found a line)
 _DEF_START = re.compile(r"(?:@|def\b|async[ \t]+def\b|class\b)")
 # the name a definition chunk binds
 _DEF_NAME = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)", re.M)
 # the newline before a line that begins with code in column 0 (not blank, not a
-# comment, not a closing bracket)
+# comment, not a closing bracket): the pattern that scans a whole file matches the
+# newline before the line, a literal first character that the regex engine skips ahead
+# to, four times faster than ``^`` with re.M
 _CODE_LINE_NL = re.compile(r"\n[^\s#)\]}]")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
