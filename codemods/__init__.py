@@ -19,7 +19,52 @@ are the whole configuration.  The command line is ``torchmend.cli``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Optional
+import sys as _sys
+
+
+def _safe_module_path() -> None:
+    """``python -m torchmend`` (or ``-m torchmend.cli``) puts the working directory first on
+    the module path: a file of the tree being checked named like a module that torchmend
+    imports (``typing.py``, ``grp.py``, which ``shutil`` imports) would run.  That entry
+    goes before anything else is imported, as ``python -P`` would have it.  Only for a
+    command line that runs torchmend itself: a program that imports torchmend keeps its
+    path as it is."""
+    import os
+
+    argv = list(getattr(_sys, "orig_argv", ()))
+    run = None
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-X", "-W", "--check-hash-based-pycs"):
+            i += 2  # (an option and its value)
+            continue
+        if not a.startswith("-") or a in ("-", "-c") or a.startswith(("-c", "-X", "-W")):
+            break  # a script, standard input or ``-c``: not torchmend's own command line
+        k = a.find("m", 1)
+        if not a.startswith("--") and k > 0 and all(c in _FLAGS for c in a[1:k]):
+            run = a[k + 1 :] or (argv[i + 1] if i + 1 < len(argv) else None)  # ``-m name``, ``-Im name``, ``-mname``
+            break
+        i += 1
+    if run is None or (run != "torchmend" and not run.startswith("torchmend.")):
+        return
+    if getattr(_sys.flags, "safe_path", False) or not _sys.path:
+        return
+    try:
+        here = os.getcwd()
+    except OSError:
+        return
+    if os.path.abspath(_sys.path[0] or os.curdir) == here:
+        del _sys.path[0]
+
+
+_FLAGS = "bBdEiIOPqRsSuvx"  # the interpreter's options that take no value
+
+
+if _sys.argv[:1] == ["-m"]:  # (being imported by runpy for ``python -m``)
+    _safe_module_path()
+
+from typing import TYPE_CHECKING, Iterable, Optional  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = ["Finding", "SourceError", "__version__", "check_text", "fix_text"]

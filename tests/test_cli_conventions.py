@@ -208,3 +208,30 @@ def test_ctrl_c_exits_130(tmp_path):
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err.decode()
     assert b"Traceback" not in err
+
+
+def test_python_m_runs_no_file_of_the_tree_it_checks(tmp_path):
+    """``python -m torchmend`` in a tree whose files are named like modules the tool
+    imports (``typing.py``; ``grp.py``, which ``shutil`` imports): none of them runs (the
+    working directory, which ``-m`` puts first on the module path, is taken off before
+    anything is imported), and the check runs as usual."""
+    shutil.copy(BUG, tmp_path / "train.py")
+    for name in ("typing", "grp", "dataclasses", "enum", "hashlib"):
+        (tmp_path / f"{name}.py").write_text(f"open({str(tmp_path / ('ran_' + name))!r}, 'w').close()\n")
+    for args in (("check", "--no-cache", "train.py"), ("diff", "--no-cache", "train.py")):
+        r = tm(*args, cwd=tmp_path)
+        assert r.returncode == 1, r.stderr
+        assert b"TM201" in r.stdout + r.stderr
+    assert not sorted(p.name for p in tmp_path.glob("ran_*"))
+
+
+def test_a_program_that_imports_torchmend_keeps_its_module_path(tmp_path):
+    """Only torchmend's own command line loses the working directory: a program run with
+    ``-m`` that imports torchmend keeps its module path as Python set it."""
+    (tmp_path / "mytool").mkdir()
+    (tmp_path / "mytool" / "__init__.py").write_text("import sys\nimport torchmend\nprint(sys.path[0])\n")
+    (tmp_path / "mytool" / "__main__.py").write_text("")
+    r = subprocess.run([sys.executable, "-m", "mytool"], cwd=tmp_path, env={**os.environ, "PYTHONPATH": ROOT},
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert os.path.realpath(r.stdout.strip()) == os.path.realpath(tmp_path)
