@@ -41,7 +41,7 @@ from typing import Optional
 from ..semantic import BindingKind, SemanticModel
 from ..semantic import names as N
 from ._device import SELF_METHODS, model_state
-from ..semantic.source import _word, before_a_call, callees
+from ..semantic.source import _word, before_a_call, callees, has_word
 from ..semantic.source import words as find_words
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -1859,17 +1859,6 @@ def _in_static_method(text: str, start: int, head: re.Match, pos: int) -> bool:
     return _closed_functions(text)
 
 
-def _has_word(text: str, word: str) -> bool:
-    """``word`` stands in ``text`` as a word of its own (strings and comments count)."""
-    n = len(word)
-    j = text.find(word)
-    while j >= 0:
-        if not (j and _word(text[j - 1])) and not (j + n < len(text) and _word(text[j + n])):
-            return True
-        j = text.find(word, j + n)
-    return False
-
-
 def _nested_class(text: str) -> bool:
     """A class statement stands indented in ``text`` (inside a function or a class: the
     word ``class`` after a line break and at least one space, tab or form feed; a
@@ -1893,7 +1882,7 @@ def _closed_functions(text: str) -> bool:
     """No ``global`` and no indented class statement in ``text`` (see
     :func:`_in_static_method`); kept for the text last asked about."""
     if _CLOSED[0] is not text:
-        ok = not _has_word(text, "global") and not _nested_class(text)
+        ok = not has_word(text, "global") and not _nested_class(text)
         _CLOSED[0], _CLOSED[1] = text, ok
     return _CLOSED[1]
 

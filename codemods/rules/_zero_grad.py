@@ -20,6 +20,7 @@ from typing import Optional
 
 from ..semantic import OriginKind, SemanticModel
 from ..semantic import names as N
+from ..semantic.source import reversed_text
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -257,7 +258,7 @@ def method_may_be_called(text: str, name: str, has=None) -> bool:
     # ``\.(?:\s|\\|#[^\n]*)*name`` stands in the text if and only if its reverse stands
     # in the reversed text: that pattern begins with a literal, which the engine skips to
     # (the forward one is tried at every dot)
-    return re.search(re.escape(name[::-1]) + r"(?:\s|\\|[^\n]*#)*\.", text[::-1]) is not None
+    return re.search(re.escape(name[::-1]) + r"(?:\s|\\|[^\n]*#)*\.", reversed_text(text)) is not None
 
 
 class Analysis:

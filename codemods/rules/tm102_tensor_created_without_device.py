@@ -3,25 +3,11 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
+from ..semantic.source import has_word
 from ._device import without_cuda
 from ._tensor_device import Analysis, _short, is_test_path, may_make_a_cpu_tensor
-
-_MPS = re.compile(r"mps\b")
-
-
-def _names_mps(text: str) -> bool:
-    """``mps`` stands in ``text`` as a word of its own (a search for the literal, then a
-    look at the character before it: ``\bmps\b`` alone is tried at every position)."""
-    j = text.find("mps")
-    while j >= 0:
-        if not (j and (text[j - 1].isalnum() or text[j - 1] == "_")) and _MPS.match(text, j):
-            return True
-        j = text.find("mps", j + 3)
-    return False
-
 
 _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same device'"
 
@@ -198,7 +184,7 @@ class TensorCreatedWithoutDevice(Rule):
         for a in sem.ancestors(call):
             if isinstance(a, ast.If):
                 if mps is None:
-                    mps = _names_mps(sem.text)
+                    mps = has_word(sem.text, "mps")
                 if not mps and without_cuda(sem, a.test, any(x is child for x in a.orelse)):
                     return True
             child = a

@@ -155,7 +155,6 @@ class SemanticModel:
         self._origins: dict = {}
         self._sites: dict = {}
         self._named: dict = {}  # find_named's answers (types, names, words) -> nodes
-        self._reversed_text: Optional[str] = None  # text[::-1], for find_named's backward word patterns
         self._classes: dict = {}
         self._attr_cache: dict = {}
         self._instance_busy: set = set()
@@ -1762,17 +1761,12 @@ class SemanticModel:
         else:  # a rule's fixed set of words: one pattern for them all
             whole = whole and all(w.isidentifier() for w in words)
             pattern = find_words(words)
-            rtext = None
-            if pattern.backwards:
-                rtext = self._reversed_text
-                if rtext is None:
-                    rtext = self._reversed_text = text[::-1]
             # one scan of the whole text, its hits handed to the chunks they fall in
             # (the words hold no line break and chunks are whole lines, so no match
             # crosses a chunk's end; should one, each chunk is scanned on its own)
             chunks = self.source.chunks
             by_chunk: dict = {}
-            for j, k in pattern.spans(text, reversed_text=rtext):
+            for j, k in pattern.spans(text):
                 if whole and (_word_char(text, j - 1) or _word_char(text, k)):
                     continue  # part of a longer name (a match cannot hide a whole one: names are words)
                 i = self.source.chunk_at(j)
@@ -1780,7 +1774,7 @@ class SemanticModel:
                     continue  # between chunks
                 if k > chunks[i].end:
                     by_chunk = {i: hits for i, c in enumerate(chunks)
-                                for hits in [[a for a, _ in pattern.spans(text, c.start, c.end, rtext)]] if hits}
+                                for hits in [[a for a, _ in pattern.spans(text, c.start, c.end)]] if hits}
                     break
                 got = by_chunk.get(i)
                 if got is None:

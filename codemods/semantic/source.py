@@ -30,7 +30,7 @@ from itertools import accumulate
 from typing import Iterator, Optional
 
 __all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "begins_statement", "callee_hits",
-           "callees", "char_col", "line_starts", "pad", "parse_at", "starts_statement", "words"]
+           "callees", "char_col", "has_word", "line_starts", "pad", "parse_at", "reversed_text", "starts_statement", "words"]
 
 # a line that starts a top-level definition (matched where ``_CODE_LINE_NL`` found a line)
 _DEF_START = re.compile(r"(?:@|def\b|async[ \t]+def\b|class\b)")
@@ -441,6 +441,19 @@ def _word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+def has_word(text: str, word: str) -> bool:
+    """``word`` stands in ``text`` as a word of its own, no letter, digit or ``_`` on
+    either side (strings and comments count): a search for the literal, then a look at
+    its neighbours (``\bword\b`` would be tried at every position)."""
+    n = len(word)
+    j = text.find(word)
+    while j >= 0:
+        if not (j and _word(text[j - 1])) and not (j + n < len(text) and _word(text[j + n])):
+            return True
+        j = text.find(word, j + n)
+    return False
+
+
 class Callees:
     """Where a text writes a name as a callee: the name, a whole word, followed by
     ``(`` with only spaces, line breaks, continuations or closing brackets between
@@ -505,7 +518,7 @@ class Callees:
         end = len(text)
         out: dict = {}
         get = out.get
-        for m in _CALLEE_REVERSED.finditer(text[::-1]):
+        for m in _CALLEE_REVERSED.finditer(reversed_text(text)):
             k = end - m.end(1)
             name = text[k : end - m.start(1)]
             dot = m.start(2) >= 0
@@ -546,9 +559,9 @@ class Words:
         self.pattern = re.compile("|".join(re.escape(w[::-1] if self.backwards else w) for w in ordered))
         self._last: tuple = (None, 0, 0, [])  # (text, start, end, spans) of the last call
 
-    def spans(self, text: str, start: int = 0, end: Optional[int] = None, reversed_text: Optional[str] = None) -> list:
-        """``(start, end)`` of each match in ``text[start:end]``, in text order
-        (``reversed_text``: ``text[::-1]``, when the caller keeps it).  The answer for the
+    def spans(self, text: str, start: int = 0, end: Optional[int] = None) -> list:
+        """``(start, end)`` of each match in ``text[start:end]``, in text order (a
+        backward pattern runs over :func:`reversed_text`).  The answer for the
         text last asked about is kept: a rule's whole-file gate and the semantic model's
         lookup of the same words ask the same question of the same text, one after the
         other (the list is shared: not to be changed)."""
@@ -562,7 +575,7 @@ class Words:
         elif not self.backwards:
             out = [m.span() for m in self.pattern.finditer(text, start, end)]
         else:
-            r = reversed_text if reversed_text is not None else text[::-1]
+            r = reversed_text(text)
             out = [(n - m.end(), n - m.start()) for m in self.pattern.finditer(r, n - end, n - start)]
             out.reverse()
         self._last = (text, start, end, out)
@@ -602,6 +615,16 @@ def words(ws: tuple) -> Words:
 
 
 _CALLEES: list = [None]  # the Callees of the text last asked about
+_REVERSED: list = [None, None]  # the text last asked about and its reverse
+
+
+def reversed_text(text: str) -> str:
+    """``text[::-1]``, kept for the text last asked about: the patterns that run over a
+    file's reversed text (a rule's gate, the callees index, the semantic model's word
+    lookups) ask for the same file one after another."""
+    if _REVERSED[0] is not text:
+        _REVERSED[:] = [text, text[::-1]]
+    return _REVERSED[1]
 
 
 def callees(text: str) -> Callees:
