@@ -151,6 +151,39 @@ def test_every_pitfall_has_a_signature():
     assert mode_for("main_guard") == "spawn" and mode_for("nonsense") == "plain"
 
 
+# What real CUDA printed for the device fixtures and the corpus's device cases (an H100,
+# torch 2.11, `verify --real-device`): each operator words the mismatch its own way.
+REAL_CUDA_MISMATCHES = [
+    "RuntimeError: Expected all tensors to be on the same device, but got mat1 is on cpu, different from other "
+    "tensors on cuda:0 (when checking argument in method wrapper_CUDA_addmm)",
+    "RuntimeError: Expected all tensors to be on the same device, but got weight is on cpu, different from other "
+    "tensors on cuda:0 (when checking argument in method wrapper_CUDA_nll_loss_forward)",
+    "RuntimeError: Input and hidden tensors are not at the same device, found input tensor at cuda:0 and hidden "
+    "tensor at cpu",
+    "RuntimeError: expected self and mask to be on the same device, but got mask on cpu and self on cuda:0",
+    "RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same or "
+    "input should be a MKLDNN tensor and weight is a dense tensor",
+    "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same",
+]
+
+
+@pytest.mark.parametrize("message", REAL_CUDA_MISMATCHES)
+def test_every_device_rule_accepts_what_real_cuda_prints(message):
+    """verify --real-device: a device rule's fix is proved only when the original's failure
+    is its evidence; a message it does not know makes the fix "could not run" (TM102 on an
+    LSTM's h0 knew only the simulation's message)."""
+    from torchmend.registry import all_rules
+    from torchmend.verify.harness import RunOutcome
+
+    out = RunOutcome(ok=False, error_text=message, returncode=1)
+    rules = [r for r in all_rules() if r.pitfall == "device"]
+    assert len(rules) == 4
+    for r in rules:
+        assert out.shows_any(evidence_for(r)), r.code
+    assert not RunOutcome(ok=False, error_text="RuntimeError: mat1 and mat2 shapes cannot be multiplied").shows_any(
+        evidence_for("device"))
+
+
 def test_real_device_skips_the_simulation():
     """--real-device installs no simulation: on a CPU-only machine the script sees no GPU
     and runs on the CPU."""

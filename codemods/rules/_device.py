@@ -58,6 +58,24 @@ __all__ = [
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+# What a run of a script with a device mismatch shows, for ``torchmend verify``: the
+# simulated GPU raises PyTorch's generic message; real CUDA words the mismatch per
+# operator (seen on an H100, torch 2.11):
+MISMATCH_EVIDENCE = (
+    # "Expected all tensors to be on the same device, but got mat1 is on cpu, different
+    # from other tensors on cuda:0" (most operators); "expected self and mask to be on
+    # the same device, but got mask on cpu and self on cuda:0" (masked_fill)
+    "to be on the same device",
+    # RNNs: "Input and hidden tensors are not at the same device, found input tensor at
+    # cuda:0 and hidden tensor at cpu"
+    "not at the same device",
+    # cuDNN convolutions: "Input type (torch.FloatTensor) and weight type
+    # (torch.cuda.FloatTensor) should be the same ..."
+    "should be the same",
+    "must be on the current device",
+    "Expected object of device type",  # PyTorch 1.x
+)
 # methods that place a tensor (or a module) on a device
 MOVE_METHODS = frozenset({"to", "cuda", "to_device", "type_as"})
 # results that are Python values or CPU copies, not device tensors

@@ -13,7 +13,7 @@ from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import callee_hits, starts_statement
 from ._device import (
-    HOST_ATTRS, HOST_METHODS, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, Move,
+    HOST_ATTRS, HOST_METHODS, MISMATCH_EVIDENCE, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop, ModelState, Move,
     is_cpu_device,
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
     is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensor, made_tensors,
@@ -1374,12 +1374,7 @@ class DeviceBatchNotMoved(Rule):
     # a loop over a torch DataLoader (resolved by qualified name, so the file spells
     # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
     needles = ("DataLoader", ".to(", ".cuda(")
-    verify = Verify("device", (
-        "Expected all tensors to be on the same device",
-        "should be the same",  # "Input type (...) and weight type (...) should be the same"
-        "not at the same device",  # RNN: "Input and hidden tensors are not at the same device"
-        "must be on the current device",
-    ))
+    verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (20, 16)
     valid = (
         "import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds)\n"

@@ -6,7 +6,7 @@ import ast
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic.source import has_word
-from ._device import without_cuda
+from ._device import MISMATCH_EVIDENCE, without_cuda
 from ._tensor_device import Analysis, _short, is_test_path, may_make_a_cpu_tensor
 
 _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same device'"
@@ -92,7 +92,7 @@ class TensorCreatedWithoutDevice(Rule):
     # a class defining forward(), in a file that mentions a device at all
     needles = ("cuda", "device", ".to(")
     requires_all = ("forward",)
-    verify = Verify("device", ("Expected all tensors to be on the same device",))
+    verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (5, 6)
     valid = (
         # a CPU index into a device tensor is legal

@@ -11,7 +11,7 @@ from ..semantic import OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import before_a_call, callee_hits
 from ._device import (
-    DEVICE_KEEP_METHODS as _KEEP, Move, bound_before, device_move as _device_move, device_text_at,
+    DEVICE_KEEP_METHODS as _KEEP, MISMATCH_EVIDENCE, Move, bound_before, device_move as _device_move, device_text_at,
     file_mentions_device, framework_in_file, moved_call,
 )
 from ._tensor_device import _short
@@ -328,7 +328,7 @@ class LossWeightNotMoved(Rule):
     # a loss class written before ``(``; then the screen of its calls (a weight may be
     # passed by position: ``nn.CrossEntropyLoss(w)``)
     needles = ("Loss(", "cross_entropy", "_loss(")  # (nll_loss, multi_margin_loss, ...)
-    verify = Verify("device", ("Expected all tensors to be on the same device",))
+    verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (2, 2)
     valid = (
         "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2).to('cuda')\n"

@@ -13,7 +13,7 @@ from ..semantic import names as N
 from ..semantic.source import callee_hits
 from ._main_guard import is_main_guard
 from ._device import (
-    DEVICE_KEEP_METHODS, SELF_METHODS, Move, bound_before, class_moves_arguments, definition_span, device_move,
+    DEVICE_KEEP_METHODS, MISMATCH_EVIDENCE, SELF_METHODS, Move, bound_before, class_moves_arguments, definition_span, device_move,
     device_text_at, file_mentions_device,
     framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, moved_call, visible_at,
 )
@@ -562,11 +562,7 @@ class ModelNotMoved(Rule):
     summary = "a tensor moved to the GPU goes into a model that is never moved"
     severity = Severity.BUG
     needles = (".to(", ".cuda(")
-    verify = Verify("device", (
-        "should be the same",  # "Input type (...) and weight type (...) should be the same"
-        "Expected all tensors to be on the same device",
-        "not at the same device",
-    ))
+    verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (2, 3)
     valid = (
         "import torch\nfrom torch import nn\nmodel = nn.Linear(4, 2).to('cuda')\nx = torch.randn(3, 4)\n"

@@ -21,13 +21,15 @@ class Net(nn.Module):
 
 
 torch.manual_seed(0)
-model = nn.DataParallel(Net())
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.DataParallel(Net()).to(device)
 print("parameters:", summarize(model))
 criterion = nn.CrossEntropyLoss()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
 loader = DataLoader(TensorDataset(torch.randn(30, 6), torch.randint(0, 3, (30,))), batch_size=10)
 for epoch in range(2):
     for xb, yb in loader:
+        xb, yb = xb.to(device), yb.to(device)
         optimizer.zero_grad()
         loss = criterion(model(xb), yb)
         loss.backward()
