@@ -236,6 +236,47 @@ def test_timeout_ends_the_run_and_its_daemon(test_rules, tmp_path):  # noqa: F81
     assert _procs_with(mark) == []
 
 
+def _fake_child(monkeypatch, dies_after: float):
+    """A child of this process, as kill_all_children sees it, that is reaped only
+    ``dies_after`` seconds after the first try (a PID namespace's init: the kernel ends
+    every process of its namespace before it can be reaped); its kills are recorded."""
+    from torchmend.verify import sandbox
+
+    state = {"reaped": False, "kills": [], "dies_at": None}
+    monkeypatch.setattr(sandbox, "children", lambda: [] if state["reaped"] else [424242])
+    monkeypatch.setattr(sandbox.os, "kill", lambda pid, sig: state["kills"].append((pid, sig)))
+
+    def waitpid(pid, flags):
+        if state["reaped"]:
+            raise ChildProcessError
+        if state["dies_at"] is None:
+            state["dies_at"] = time.monotonic() + dies_after
+        if time.monotonic() >= state["dies_at"]:
+            state["reaped"] = True
+            return 424242, 0
+        return 0, 0
+
+    monkeypatch.setattr(sandbox.os, "waitpid", waitpid)
+    return sandbox, state
+
+
+def test_kill_all_children_waits_until_the_killed_are_reaped(monkeypatch):
+    """The supervisor's last step: a child slow to die is waited for (it used to give up
+    after 200 tries, about a second, and verify could return with the run's processes
+    still listed)."""
+    sandbox, state = _fake_child(monkeypatch, 1.5)
+    sandbox.kill_all_children()
+    assert state["reaped"]
+    assert state["kills"] and set(state["kills"]) == {(424242, signal.SIGKILL)}
+
+
+def test_kill_all_children_gives_up_after_its_budget(monkeypatch):
+    sandbox, state = _fake_child(monkeypatch, 3600)
+    t0 = time.monotonic()
+    sandbox.kill_all_children(seconds=0.3)
+    assert 0.3 <= time.monotonic() - t0 < 5 and not state["reaped"]
+
+
 def test_file_size_limit(test_rules, tmp_path):  # noqa: F811
     p = tmp_path / "train.py"
     p.write_text("open('big.bin', 'wb').write(b'0' * (3 * 1024 * 1024))\n" + LOOP)
