@@ -610,6 +610,25 @@ def test_a_start_method_other_than_fork_still_pickles(ctx_arg, reported):
     assert len(bugs(r)) == (1 if reported else 0), [f.message for f in r.findings]
 
 
+# (xternalz/WideResNet-pytorch, pytorch/examples mnist_forward_forward, facebookresearch/DiT:
+# a lambda in the dataset's ``transforms.Compose([...])``, the dataset pickled with it)
+@pytest.mark.parametrize("transform", [
+    "transforms.Compose([transforms.ToTensor(), transforms.Lambda(lambda x: x * 2)])",
+    "transforms.Lambda(lambda x: x * 2)",
+])
+@pytest.mark.parametrize("named", [False, True])
+def test_a_lambda_inside_the_dataset_transform(transform, named):
+    head = "    t = " + transform + "\n" if named else ""
+    src = ("import torch\nimport torchvision.transforms as transforms\nimport torchvision.datasets as datasets\n"
+           "from torch.utils.data import DataLoader\n\n\ndef main():\n" + head
+           + "    ds = datasets.CIFAR10('data', train=True, transform=" + ("t" if named else transform) + ")\n"
+           "    for x, y in DataLoader(ds, batch_size=32, num_workers=2):\n        pass\n\n\n"
+           "if __name__ == \"__main__\":\n    main()\n")
+    reported(src, "it gets a lambda (`lambda x: x * 2`)")
+    r, _ = run(src.replace("lambda x: x * 2", "double"))
+    assert bugs(r) == [], [f.message for f in r.findings]
+
+
 def test_a_local_function_a_dataset_only_reads_while_built_is_not_held():
     """``self.files = sorted(files, key=key)``: the key function is not kept, the
     dataset pickles (and a library dataset's ``is_valid_file`` likewise)."""

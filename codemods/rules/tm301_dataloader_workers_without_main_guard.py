@@ -325,6 +325,12 @@ def _qualname(sem, node) -> str:
     return ".".join(reversed(parts))
 
 
+# how deep the objects a loader holds are followed (constructor arguments, containers):
+# a dataset's transform that holds a lambda, ``CIFAR10(transform=Compose([Lambda(lambda
+# x: ...)]))``, is four levels down
+_HELD_DEPTH = 4
+
+
 def _worker_objects(sem, call) -> list:
     """The same-file classes, functions and lambdas a loader's workers must unpickle
     (its dataset, ``collate_fn``, ``worker_init_fn``)."""
@@ -353,10 +359,10 @@ def _notebook_objects(sem, expr, found: list, depth: int) -> None:
                 found.append(t)
             elif isinstance(t, _DEFS):
                 continue
-            if depth < 3:
+            if depth < _HELD_DEPTH:
                 for a in _held_args(sem, n, t):
                     _notebook_objects(sem, a.value if isinstance(a, ast.Starred) else a, found, depth + 1)
-        elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < 3:
+        elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < _HELD_DEPTH:
             for e in (n.values if isinstance(n, ast.Dict) else n.elts):
                 _notebook_objects(sem, e.value if isinstance(e, ast.Starred) else e, found, depth + 1)
 
@@ -626,12 +632,12 @@ class Plan:
                     roots.append((t, False))
                 elif isinstance(t, _DEFS):
                     roots.append((t, False))
-                if depth < 3:
+                if depth < _HELD_DEPTH:
                     for a in [*n.args, *(k.value for k in n.keywords)]:
                         self._objects(a.value if isinstance(a, ast.Starred) else a, roots, depth + 1)
             elif o.kind is OriginKind.VALUE and isinstance(n, ast.Lambda):
                 roots.append((n, False))
-            elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < 3:
+            elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < _HELD_DEPTH:
                 elts = n.values if isinstance(n, ast.Dict) else n.elts
                 for e in elts:
                     self._objects(e.value if isinstance(e, ast.Starred) else e, roots, depth + 1)
