@@ -234,3 +234,57 @@ def test_import_statements_after_a_colon_or_semicolon_or_continued_are_read(tmp_
     index = ImportIndex(files)
     assert [os.path.basename(f) for f in index.importers("pkg.c")] == ["user.py"]
     assert Project(index=index).is_imported(files[2])
+
+
+# ---------------------------------------------------------------------- names a star import brings
+# (sgrvinod/a-PyTorch-Tutorial-to-Text-Classification eval.py: ``from utils import *``, where
+# utils.py has ``import torch``; the script's torch.utils.data.DataLoader is torch's)
+STAR_SCRIPT = "from utils import *\nloader = torch.utils.data.DataLoader(data, num_workers=4)\nfor b in loader:\n    pass\n"
+
+
+def _loader_qualnames(tmp_path, utils: str, extra: dict | None = None) -> set:
+    from torchmend.semantic import SemanticModel
+
+    files = _tree(tmp_path, {"utils.py": utils, "eval.py": STAR_SCRIPT, **(extra or {})})
+    sem = SemanticModel(STAR_SCRIPT, files[1], Project(roots=(str(tmp_path),)))
+    call = sem.find(ast.Call, containing=("DataLoader",))[0]
+    return sem.qualnames(call.func)
+
+
+@pytest.mark.parametrize("utils, expected", [
+    ("import torch\n", {"torch.utils.data.DataLoader"}),
+    ("import torch as torch\nimport numpy as np\n", {"torch.utils.data.DataLoader"}),
+    ("try:\n    import torch\nexcept ImportError:\n    torch = None\n", set()),  # also None: unknown
+    ("torch = object()\n", set()),  # the module's own value: unknown
+    ("__all__ = ['helper']\nimport torch\n", set()),  # not exported
+    ("__all__ = ['torch', 'helper']\nimport torch\n", {"torch.utils.data.DataLoader"}),
+    ("__all__ = names()\nimport torch\n", set()),  # exports unknown
+    ("from torch import *\n", {"torch.torch.utils.data.DataLoader"}),  # (a torch star: its name, as for this file)
+    ("from common import *\n", {"torch.utils.data.DataLoader"}),  # through another star import
+    ("", set()),  # not there: unknown, as before
+])
+def test_a_name_from_a_star_import_of_a_project_module(tmp_path, utils, expected):
+    assert _loader_qualnames(tmp_path, utils, {"common.py": "import torch\n"}) == expected
+
+
+def test_a_star_import_resolution_is_a_dependency_of_the_result(tmp_path):
+    """What the importer's result depends on: the module it read (the cache keeps the
+    result only while that file is unchanged)."""
+    from torchmend.semantic import SemanticModel
+
+    files = _tree(tmp_path, {"utils.py": "import torch\n", "eval.py": STAR_SCRIPT})
+    p = Project(roots=(str(tmp_path),))
+    sem = SemanticModel(STAR_SCRIPT, files[1], p)
+    call = sem.find(ast.Call, containing=("DataLoader",))[0]
+    assert sem.qualnames(call.func) and files[0] in p.deps
+
+
+def test_tm301_through_a_star_import(tmp_path):
+    from torchmend.engine import Options, process_file
+
+    files = _tree(tmp_path, {"utils.py": "import torch\n", "eval.py": STAR_SCRIPT})
+    r = process_file(files[1], Options(fix=False), Project(roots=(str(tmp_path),), index=ImportIndex(files)))
+    assert [f.code for f in r.findings] == ["TM301"], [f.message for f in r.findings]
+    (tmp_path / "utils.py").write_text("import numpy as np\n")  # (torch is not the module's)
+    r = process_file(files[1], Options(fix=False), Project(roots=(str(tmp_path),), index=ImportIndex(files)))
+    assert r.findings == [] and r.error is None

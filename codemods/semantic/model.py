@@ -638,7 +638,7 @@ class SemanticModel:
                 for mod in self.module_scope.star_imports:
                     if mod.startswith("torch"):
                         return {f"{mod}.{expr.id}"}
-                return set()
+                return self._star_qualnames(expr.id, _depth + 1)
             out: set[str] = set()
             for b in bs:
                 if b.kind in (BindingKind.IMPORT, BindingKind.FROM_IMPORT):
@@ -652,6 +652,43 @@ class SemanticModel:
             return out
         if isinstance(expr, ast.Attribute):
             return {f"{q}.{expr.attr}" for q in self.qualnames(expr.value, _depth + 1)}
+        return set()
+
+    def _star_qualnames(self, name: str, _depth: int = 0) -> set[str]:
+        """The dotted names of ``name``, which no statement of this file binds, when a
+        ``from m import *`` of a module of the project brings it (``from utils import *``
+        where utils.py has ``import torch``): what that module's own imports (or, in
+        turn, its ``from torch.nn import *``) make of it.  Empty when unknown: no project,
+        the module binds it otherwise (a function, an assignment), keeps it out of a
+        literal ``__all__``, or cannot be read.  The last star import that exports the
+        name is the one Python's binding leaves (names with ``_`` are not exported)."""
+        if self.project is None or name.startswith("_") or _depth > _MAX_DEPTH:
+            return set()
+        for mod in reversed(self.module_scope.star_imports):
+            if mod.startswith("torch"):
+                return {f"{mod}.{name}"}
+            path = self.project.module_file(mod, self.path)
+            other = self.project.model_for(path) if path is not None else None
+            if other is None:
+                return set()  # (an installed package, or unreadable: anything)
+            exported = other.module_scope.bindings.get("__all__")
+            if exported:
+                listed = _literal_strings(exported[-1].value) if len(exported) == 1 else None
+                if listed is None:
+                    return set()
+                if name not in listed:
+                    continue
+            bs = other.module_scope.bindings.get(name)
+            if not bs:
+                got = other._star_qualnames(name, _depth + 1)
+                if got:
+                    return got
+                if other.module_scope.star_imports:
+                    return set()  # (brought there by a module it cannot read: unknown)
+                continue
+            if any(b.kind not in (BindingKind.IMPORT, BindingKind.FROM_IMPORT) or b.qualname is None for b in bs):
+                return set()
+            return {b.qualname for b in bs}
         return set()
 
     def qualname(self, expr) -> Optional[str]:
@@ -1987,6 +2024,14 @@ class _Unknown:
 
 UNKNOWN_ARG = _Unknown()
 _MISSING = object()
+
+
+def _literal_strings(value) -> Optional[set]:
+    """The strings of a literal list or tuple of strings (``__all__ = ["a", "b"]``)."""
+    if isinstance(value, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
+        return {e.value for e in value.elts}
+    return None
 
 
 def _dedup(origins: list[Origin]) -> list[Origin]:
