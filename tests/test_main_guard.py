@@ -437,6 +437,17 @@ def test_persistent_workers_advice_only_for_literal_counts_in_epoch_loops():
     # pin_memory only when batches go to CUDA
     r, _ = run(HEAD + "loader = DataLoader(ds, num_workers=2)\nfor e in range(3):\n    for (x,) in loader:\n        x = x.cuda()\n")
     assert "pin_memory=True" in infos(r)[0].message
+    moved = ("device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+             "loader = DataLoader(ds, num_workers=2)\nfor e in range(3):\n    for (x,) in loader:\n        x = x.to(device)\n")
+    r, _ = run(HEAD + moved)
+    assert "pin_memory=True" in infos(r)[0].message
+    # a CUDA device that is only made and printed copies nothing (zergtant/pytorch-handbook's
+    # CIFAR-10 tutorial notebook: the training runs on the CPU)
+    for only in (moved.replace("x = x.to(device)", "pass") + "print(device)\n",
+                 moved.replace("x = x.to(device)", "x = x.to(torch.float16)")):
+        r, _ = run(HEAD + only)
+        (info,) = infos(r)
+        assert "persistent_workers=True" in info.message and "pin_memory" not in info.message
 
 
 def test_constant_read_by_a_worker_function_stays_top_level():

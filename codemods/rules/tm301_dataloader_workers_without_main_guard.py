@@ -8,6 +8,7 @@ from typing import Optional
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind
 from ..semantic import names as N
+from ._device import move_of
 from ._main_guard import _DEFS, DATASET_BASES, IMPORT_STATE, WORKER_ARGS, Analysis, Loader, is_main_guard
 
 _EXEC = frozenset({"builtins.exec", "builtins.eval", "builtins.globals", "builtins.vars"})
@@ -426,6 +427,12 @@ def _held_args(sem, call: ast.Call, cls) -> list:
 
 
 def _moves_to_cuda(sem) -> bool:
+    """The script copies something to the GPU: a ``.cuda()`` call, or a device move
+    (``x.to(device)``, not ``x.to(torch.float16)``) in a file that names ``"cuda"``.  A
+    CUDA device that is only made or printed copies nothing: ``pin_memory`` would not
+    help."""
+    if not any(move_of(sem, c) is not None for c in sem.find(ast.Call, containing=(".to(", ".cuda("))):
+        return False
     for n in sem.find(ast.Attribute, ast.Constant, containing=("cuda",)):
         if isinstance(n, ast.Attribute) and n.attr == "cuda" and isinstance(sem.parent(n), ast.Call):
             return True
