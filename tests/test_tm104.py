@@ -112,6 +112,27 @@ BUGS = {
         """,
         "        self.model = Net().to(device)\n",
     ),
+    # (dsgiitr/d2l-pytorch Sequence_to_Sequence: ``X, X_vlen, Y, Y_vlen = [x.to(device) for x
+    # in batch]`` into a model that is never moved)
+    "a batch moved by a list comprehension": (
+        """
+        model = Net()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for batch in loader:
+            x, y = [t.to(device) for t in batch]
+            loss = nn.functional.cross_entropy(model(x), y)
+        """,
+        "model = Net().to(device)\n",
+    ),
+    "a batch moved by a generator in tuple()": (
+        """
+        model = Net()
+        for batch in loader:
+            x, y = tuple(t.to(device) for t in batch)
+            print(model(x))
+        """,
+        "model = Net().to(device)\n",
+    ),
     "a head fed by a moved encoder's output": (
         """
         encoder = Net().to(device)
@@ -185,6 +206,18 @@ def test_report_only(name):
 
 
 LOOKALIKES = {
+    "a comprehension that converts dtypes only": """
+        model = Net()
+        for batch in loader:
+            x, y = [t.to(torch.float32) for t in batch]
+            print(model(x))
+        """,
+    "a comprehension of moves to the CPU": """
+        model = Net()
+        for batch in loader:
+            x, y = [t.to("cpu") for t in batch]
+            print(model(x))
+        """,
     "moved where built": """
         model = Net().to(device)
         print(model(torch.randn(3, 4).to(device)))

@@ -648,6 +648,9 @@ DEVICE_KEEP_METHODS = frozenset({
 _DEVICE_MOVE_DEPTH = 6
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp)
+
+
 def device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
     """A device move that the value of ``expr`` comes out of on some way it is made: the
     tensor's own ``.to(device)``/``.cuda()``, or the output of a model moved so, read
@@ -658,6 +661,16 @@ def device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
         return None
     for o in sem.origins(expr):
         n = o.node
+        if o.kind is OriginKind.PART and isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords \
+                and isinstance(n.args[0], _COMPREHENSIONS) and sem.call_qualname(n) in ("builtins.list", "builtins.tuple"):
+            n = n.args[0]  # ``list(x.cuda() for x in batch)``
+        if o.kind is OriginKind.PART and isinstance(n, _COMPREHENSIONS):
+            # an element of ``[x.to(device) for x in batch]`` (``X, y = [...]``): each one
+            # is the comprehension's element expression
+            got = device_move(sem, n.elt, depth + 1)
+            if got is not None:
+                return got
+            continue
         if o.kind is not OriginKind.VALUE or not isinstance(n, ast.Call):
             continue
         mv = move_of(sem, n)
