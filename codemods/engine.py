@@ -645,6 +645,10 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
 
 def _to_cells(nb, f: Finding) -> Finding:
     """``f`` (positions in the virtual module of ``nb``) with positions in its cell."""
+    if f.col:
+        f.col += nb.column_shift(f.line)
+    if f.end_line and f.end_col:
+        f.end_col += nb.column_shift(f.end_line)
     f.cell, f.line = nb.locate(f.line)
     if f.end_line:
         _c, f.end_line = nb.locate(f.end_line)

@@ -11,7 +11,10 @@ IPython syntax never reaches the parser: a line magic (``%time f()``, ``x = %sx 
 shell escape (``!pip install ...``, ``files = !ls``) and help (``?obj``, ``obj??``) at the
 start of a statement becomes ``pass`` (same indentation) with a numbered marker comment,
 and is put back byte for byte when the cell is written; a cell magic (``%%bash``,
-``%%time``) keeps its whole cell out of the module (it is never edited).  Markdown and raw
+``%%time``) keeps its whole cell out of the module (it is never edited).  A cell whose
+first line of code is indented runs, as IPython runs it, without that indentation
+(:func:`leading_indent`); it is put back on every line that had it when the cell is
+written, and a finding's column counts it.  Markdown and raw
 cells, outputs, metadata, key order, the JSON indentation and the trailing newline are
 untouched: writing replaces only the text of the ``source`` values of the edited code cells
 in the original JSON (lines that did not change keep their exact JSON spelling), and the
@@ -230,6 +233,35 @@ def _unmask(text: str, tag: str, magics: list[str], first_id: int, seen: set) ->
     return rx.sub(put, text)
 
 
+def leading_indent(source: str) -> tuple[str, str, frozenset, bool]:
+    """What IPython runs of a cell whose first line of code starts with spaces or tabs
+    (its ``leading_indent`` clean-up, for a cell pasted from inside a block): that
+    prefix taken off every line that starts with it.  Returns ``(the code as it runs,
+    the prefix, the 1-based lines that lost it, whether a line of text does not start
+    with it)``; lines of whitespace only are left as they are (Python skips them)."""
+    lines = source.splitlines(keepends=True)  # (as IPython splits a cell)
+    first = next((ln for ln in lines if ln.strip()), None)
+    m = re.match(r"[ \t]+", first) if first is not None else None
+    if m is None:
+        return source, "", frozenset(), False
+    prefix = m.group(0)
+    out, stripped, odd = [], set(), False
+    for i, ln in enumerate(lines, 1):
+        if ln.strip() and ln.startswith(prefix):
+            out.append(ln[len(prefix):])
+            stripped.add(i)
+        else:
+            out.append(ln)
+            odd = odd or bool(ln.strip())
+    return "".join(out), prefix, frozenset(stripped), odd
+
+
+def _reindent(text: str, prefix: str) -> str:
+    """:func:`leading_indent` undone on a cell a fix changed: ``prefix`` before every line
+    that holds more than whitespace."""
+    return "".join(prefix + ln if ln.strip() else ln for ln in text.splitlines(keepends=True))
+
+
 # --------------------------------------------------------------------------- the notebook
 @dataclass
 class CodeCell:
@@ -238,6 +270,10 @@ class CodeCell:
     start: int  # the virtual line of its first source line (1-based)
     magics: list[tuple[str, str]] = field(default_factory=list)
     first_magic: int = 0
+    indent: str = ""  # the leading indentation IPython takes off (leading_indent)
+    dedented: str = ""  # the source as it runs, without that indentation
+    stripped: frozenset = frozenset()  # the lines (1-based) that lost it
+    odd: bool = False  # a line of text without it (a string's continuation): not re-indentable
 
 
 class Notebook:
@@ -278,8 +314,9 @@ class Notebook:
                 src = "".join(src)
             if src.lstrip().startswith("%%"):
                 continue  # a cell magic: the cell is not Python, kept whole
-            masked, magics = mask(src, self.tag, nmagic)
-            cell = CodeCell(i, src, line + 1, magics, nmagic)
+            run, indent, stripped, odd = leading_indent(src)
+            masked, magics = mask(run, self.tag, nmagic)
+            cell = CodeCell(i, src, line + 1, magics, nmagic, indent, run, stripped, odd)
             nmagic += len(magics)
             self.cells.append(cell)
             parts.append(f"# {self.tag} {i}\n")
@@ -309,6 +346,7 @@ class Notebook:
         if major != 4:
             raise SourceError(f"not valid nbformat: nbformat {major} notebooks are not supported (convert it with "
                               "`jupyter nbconvert --to notebook --nbformat 4`)")
+        import copy
         import warnings
 
         try:
@@ -318,7 +356,9 @@ class Notebook:
                 missing_id = getattr(nbformat.validator, "MissingIDFieldWarning", None)
                 if missing_id is not None:
                     warnings.simplefilter("ignore", missing_id)
-                nbformat.validate(nb)
+                # (on a copy: validate adds the missing ids to what it checks, and the
+                # notebook read back after a fix is compared with the one read here)
+                nbformat.validate(copy.deepcopy(nb))
         except Exception as e:
             raise SourceError(f"not valid nbformat: {_first_line(e)}") from None
         lang = (nb.get("metadata", {}).get("language_info") or {}).get("name")
@@ -339,6 +379,15 @@ class Notebook:
             return 0, vline
         c = self.cells[k]
         return c.index + 1, vline - c.start + 1
+
+    def column_shift(self, vline: int) -> int:
+        """The columns IPython's clean-up took off the start of a line of the virtual
+        module (:func:`leading_indent`): what a column there needs to point into the cell."""
+        k = bisect.bisect_right(self._starts, vline) - 1
+        if k < 0:
+            return 0
+        c = self.cells[k]
+        return len(c.indent) if vline - c.start + 1 in c.stripped else 0
 
     def virtual_line(self, cell: int, line: int) -> int:
         for c in self.cells:
@@ -368,6 +417,14 @@ class Notebook:
                 seen.clear()
             if not c.source.endswith("\n") and body.endswith("\n"):
                 body = body[:-1]
+            if c.indent:
+                if body == c.dedented:
+                    body = c.source
+                elif c.odd:
+                    raise SourceError(f"a fix changed cell {c.index + 1}, whose first line is indented and which holds"
+                                      " lines without that indentation (IPython keeps them as they are): nothing written")
+                else:
+                    body = _reindent(body, c.indent)
             out[c.index] = body
         return out
 
@@ -507,7 +564,7 @@ def script(raw: bytes, path: str = "") -> str:
         if cc is None:
             out.append(f"# (cell magic, not run: {c.get('source', '').lstrip().splitlines()[0]})\n")
             continue
-        src = cc.source
+        src = cc.dedented
         if cc.magics:
             masked, magics = mask(src, nb.tag, 0)
             rx = re.compile(rf"^([ \t]*)pass  # {re.escape(nb.tag)}m(\d+)[ \t]*$", re.M)

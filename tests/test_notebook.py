@@ -348,3 +348,61 @@ def test_verify_runs_a_notebook_before_and_after(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     assert "train.ipynb:cell 3:4:5: TM201 verified" in p.stdout
     assert "before: TM201 at train.ipynb:cell 3:" in p.stdout
+
+
+# ---------------------------------------------------------------------- a cell pasted with its indentation
+# (rasbt/machine-learning-book ch13_part1.ipynb: a cell that starts " def compute_z(...)";
+# IPython takes the first line's indentation off every line that has it, and runs it)
+INDENTED_LOOP = ["    for inputs, targets in loader:\n", "        loss = criterion(model(inputs), targets)\n",
+                 "\n", "        loss.backward()\n", "        opt.step()"]
+
+
+def test_an_indented_cell_is_read_as_ipython_runs_it(tmp_path):
+    path = tmp_path / "n.ipynb"
+    path.write_bytes(notebook([code(SETUP, 1), code(INDENTED_LOOP, 2)]))
+    r = process_file(str(path), Options(fix=False))
+    assert r.error is None, r.error
+    [f] = r.findings
+    assert (f.code, f.cell, f.line, f.col) == ("TM201", 2, 5, 9)  # the column as the cell has it
+    p = tm("apply", "--no-cache", "n.ipynb", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    after = nbformat.reads(path.read_text(), nbformat.NO_CONVERT)
+    assert after.cells[1].source == ("    for inputs, targets in loader:\n        opt.zero_grad()\n"
+                                     + "".join(INDENTED_LOOP[1:]))  # the indentation put back, the blank line kept
+    assert process_file(str(path), Options(fix=False)).findings == []
+
+
+def test_an_indented_cell_a_fix_does_not_touch_is_written_back_as_it_was(tmp_path):
+    odd = ["  x = '''\n", "text at column 0\n", "'''\n", "  \n", "  y = 1"]  # IPython keeps the string's line as it is
+    path = tmp_path / "n.ipynb"
+    raw = notebook([code(odd, 1), code(SETUP, 2), code(LOOP, 3)])
+    path.write_bytes(raw)
+    r = process_file(str(path), Options(write=True))
+    assert r.error is None and r.written, r.error
+    after = nbformat.reads(path.read_text(), nbformat.NO_CONVERT)
+    assert after.cells[0].source == "".join(odd) and "opt.zero_grad()" in after.cells[2].source
+
+
+def test_a_fix_in_an_indented_cell_with_an_unindented_string_line_is_refused(tmp_path):
+    cell = ["    for inputs, targets in loader:\n", "        doc = '''\n", "at column 0\n", "'''\n",
+            "        loss = criterion(model(inputs), targets)\n", "        loss.backward()\n", "        opt.step()"]
+    path = tmp_path / "n.ipynb"
+    raw = notebook([code(SETUP, 1), code(cell, 2)])
+    path.write_bytes(raw)
+    r = process_file(str(path), Options(write=True))
+    assert r.error is not None and "cell 2" in r.error and "nothing written" in r.error, r.error
+    assert path.read_bytes() == raw
+
+
+def test_a_fix_in_a_notebook_whose_cells_have_no_ids(tmp_path):
+    """nbformat 4.5 requires cell ids; a notebook written without them is read, and a fix
+    in it is written (the check of the rewritten notebook compared it with the ids
+    nbformat's validation had added)."""
+    nb = json.loads(notebook([code("".join(SETUP)), code("".join(LOOP))]))
+    nb["nbformat_minor"] = 5
+    path = tmp_path / "noids.ipynb"
+    path.write_text(json.dumps(nb, indent=1))
+    r = process_file(str(path), Options(write=True))
+    assert r.error is None and r.written, r.error
+    after = json.loads(path.read_text())
+    assert "opt.zero_grad()" in after["cells"][1]["source"] and all("id" not in c for c in after["cells"])
