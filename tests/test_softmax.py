@@ -175,6 +175,44 @@ def test_sequential_last_softmax_removed(seq, want):
     assert body(out).startswith(want)
 
 
+# (rasbt/machine-learning-book ch13: ``all_layers.append(nn.Softmax(dim=1))`` after a loop
+# that appends the hidden layers, then ``nn.Sequential(*all_layers)``)
+LAYERS = """\
+def get_model(sizes=(8, 4)):
+    layers = [nn.Flatten()]
+    n = 16
+    for h in sizes:
+        layers.append(nn.Linear(n, h))
+        layers.append(nn.ReLU())
+        n = h
+    layers.append(nn.Linear(n, 3))
+    layers.append(nn.Softmax(dim=1))  # probabilities
+{after}    net = nn.Sequential(*layers)
+    return net
+
+
+net = get_model()
+"""
+
+
+def test_sequential_of_a_list_ended_by_an_appended_softmax():
+    r, out = run(LAYERS.format(after="") + SEQ_TRAIN)
+    assert codes(r) == ["TM501"] and r.findings[0].line == 12, [f.message for f in r.findings]
+    assert "layers.append(nn.Softmax" not in out and "layers.append(nn.Linear(n, 3))\n" \
+        "    net = nn.Sequential(*layers)  # probabilities\n" in out, out  # (its comment kept, on the next line)
+
+
+@pytest.mark.parametrize("after", [
+    "    print(layers)\n",  # read otherwise
+    "    layers.insert(0, nn.Identity())\n",  # changed otherwise
+    "    if n > 2:\n        layers.append(nn.Identity())\n",  # maybe something after it
+    "    layers = layers[:-1]\n",  # bound again
+])
+def test_sequential_of_a_list_that_may_end_otherwise_is_silent(after):
+    r, out = run(LAYERS.format(after=after) + SEQ_TRAIN)
+    assert codes(r) == [] and not r.changed, [f.message for f in r.findings]
+
+
 def test_sequential_with_probability_use_is_unsafe():
     src = "net = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\n" + SEQ_TRAIN + "probs = net(x)\nprint(probs[:, 1] > 0.5)\n"
     r, out = run(src)

@@ -636,6 +636,12 @@ def seq_model(sem: SemanticModel, call) -> Optional[Model]:
     (see :func:`_added_modules`)."""
     if not (isinstance(call, ast.Call) and any(N.is_sequential(q) for q in sem.qualnames(call.func))):
         return None
+    if not call.keywords and len(call.args) == 1 and isinstance(call.args[0], ast.Starred):
+        got = _last_appended(sem, call)
+        if got is None:
+            return None
+        stmt, add = got
+        return _removable_last(sem, call, stmt, add.args[0])
     if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
         return None
     added = _added_modules(sem, call)
@@ -669,6 +675,68 @@ def seq_model(sem: SemanticModel, call) -> Optional[Model]:
         return drop_last_argument(view, call)
 
     return Model(call, "nn.Sequential", Soft(last, log, None, dim), last, removal)
+
+
+def _removable_last(sem: SemanticModel, call: ast.Call, stmt: ast.stmt, module) -> Optional[Model]:
+    """The Sequential built by ``call`` whose last module ``module`` is added by the
+    statement ``stmt`` alone (``layers.append(nn.Softmax(1))``): the fix removes that
+    statement."""
+    k = module_kind(sem, module)
+    nxt = next_statement(sem, stmt)
+    if k is None or nxt is None:
+        return None
+    log, dim = k
+
+    def removal(view, stmt=stmt, nxt=nxt):
+        return remove_statement(view, stmt, nxt)
+
+    edits = (nxt.lineno,) if trailing_comment(sem, stmt) else ()
+    return Model(call, "nn.Sequential", Soft(module, log, None, dim), module, removal, lines=edits)
+
+
+def _last_appended(sem: SemanticModel, call: ast.Call) -> Optional[tuple]:
+    """``layers = [...]``, ``layers.append(m)`` statements, ``nn.Sequential(*layers)``: the
+    ``(statement, call)`` of the last ``append``, a statement of the block that binds the
+    list and builds the Sequential, after every other append (those may be in loops
+    between them): its module ends the Sequential.  None when the list may hold anything
+    else: bound more than once, read or changed in any other way (anywhere, before or
+    after), or not ended by such a statement."""
+    name = call.args[0].value
+    if not isinstance(name, ast.Name):
+        return None
+    bs = sem.reaching(name)
+    if len(bs) != 1:
+        return None
+    b = bs[0]
+    if b.kind is not BindingKind.ASSIGNMENT or not isinstance(b.value, ast.List) or len(b.scope.get(name.id)) != 1:
+        return None
+    assign, built = b.stmt, sem.statement_of(call)
+    block = sem.block_of(assign) if assign is not None else None
+    if block is None or not any(s is built for s in block):
+        return None
+    at = {id(s): i for i, s in enumerate(block)}
+    appends = []  # (index in the block of the statement that holds it, statement, call)
+    for ref in sem.references(b):
+        if ref is name:
+            continue
+        a = sem.parent(ref)
+        c = sem.parent(a)
+        st = sem.parent(c)
+        if not (isinstance(a, ast.Attribute) and a.value is ref and a.attr == "append" and isinstance(c, ast.Call)
+                and c.func is a and len(c.args) == 1 and not isinstance(c.args[0], ast.Starred) and not c.keywords
+                and isinstance(st, ast.Expr) and st.value is c):
+            return None
+        top = st  # the statement of the block that holds it (a loop that appends, say)
+        while top is not None and id(top) not in at:
+            top = sem.parent(top)
+        if top is None or not at[id(assign)] < at[id(top)] < at[id(built)]:
+            return None
+        appends.append((at[id(top)], st, c))
+    if not appends:
+        return None
+    i, st, c = max(appends, key=lambda t: t[0])
+    # the last one appended: a statement of the block itself, after every other
+    return (st, c) if block[i] is st else None
 
 
 # torchvision classifiers whose forward returns the output of this attribute as is
