@@ -640,6 +640,27 @@ def test_a_lambda_inside_the_dataset_transform(transform, named):
     assert bugs(r) == [], [f.message for f in r.findings]
 
 
+# (dragen1860/MAML-Pytorch MiniImagenet: the dataset's own __init__ stores
+# ``transforms.Compose([lambda x: Image.open(x).convert('RGB'), ...])``)
+@pytest.mark.parametrize("stored, why", [
+    ("self.transform = transforms.Compose([lambda x: x, transforms.ToTensor()])", "it gets a lambda (`lambda x: x`)"),
+    ("self.fns = {'load': lambda p: p}", "it gets a lambda (`lambda p: p`)"),
+    ("self.files = sorted(files, key=lambda f: f.name)", None),  # only read while built
+    ("self.transform = transforms.Compose([load, transforms.ToTensor()])", None),  # a top-level function
+])
+def test_what_a_dataset_stores_in_its_own_init(stored, why):
+    src = ("import torch\nimport torchvision.transforms as transforms\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+           "def load(p):\n    return p\n\n\nclass Data(Dataset):\n    def __init__(self, files):\n        " + stored + "\n"
+           "        self.n = len(files)\n\n    def __len__(self):\n        return self.n\n\n    def __getitem__(self, i):\n"
+           "        return i\n\n\ndef main():\n    for b in DataLoader(Data([]), num_workers=2):\n        pass\n\n\n"
+           "if __name__ == \"__main__\":\n    main()\n")
+    if why is None:
+        r, _ = run(src)
+        assert bugs(r) == [], [f.message for f in r.findings]
+    else:
+        reported(src, why)
+
+
 def test_a_local_function_a_dataset_only_reads_while_built_is_not_held():
     """``self.files = sorted(files, key=key)``: the key function is not kept, the
     dataset pickles (and a library dataset's ``is_valid_file`` likewise)."""

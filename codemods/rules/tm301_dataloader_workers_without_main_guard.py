@@ -358,6 +358,7 @@ def _notebook_objects(sem, expr, found: list, depth: int) -> None:
             t = sem.callee(n)
             if isinstance(t, ast.ClassDef):
                 found.append(t)
+                found.extend(_lambdas_kept_by_init(sem, t))
             elif isinstance(t, _DEFS):
                 continue
             if depth < _HELD_DEPTH:
@@ -366,6 +367,43 @@ def _notebook_objects(sem, expr, found: list, depth: int) -> None:
         elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < _HELD_DEPTH:
             for e in (n.values if isinstance(n, ast.Dict) else n.elts):
                 _notebook_objects(sem, e.value if isinstance(e, ast.Starred) else e, found, depth + 1)
+
+
+def _lambdas_kept_by_init(sem, cls: ast.ClassDef) -> list:
+    """The lambdas a same-file class's ``__init__`` stores in its instance
+    (``self.transform = transforms.Compose([lambda x: Image.open(x), ...])``): pickling the
+    instance pickles them."""
+    init = sem.method(cls, "__init__")
+    if init is None:
+        return []
+    out: list = []
+    for n in ast.walk(init):
+        if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" for t in n.targets
+        ):
+            _kept_lambdas(sem, n.value, out, 0)
+    return out
+
+
+def _kept_lambdas(sem, value, out: list, depth: int) -> None:
+    """The lambdas ``value`` keeps: itself, an element of a literal container, an argument
+    of a constructor (not of a builtin that only reads it, ``sorted(xs, key=...)``)."""
+    if isinstance(value, ast.Lambda):
+        out.append(value)
+    elif depth >= _HELD_DEPTH:
+        return
+    elif isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        for e in value.elts:
+            _kept_lambdas(sem, e.value if isinstance(e, ast.Starred) else e, out, depth + 1)
+    elif isinstance(value, ast.Dict):
+        for v in value.values:
+            _kept_lambdas(sem, v, out, depth + 1)
+    elif isinstance(value, ast.Call):
+        q = sem.call_qualname(value) or ""
+        if q.startswith("builtins.") and q not in _COPIES or isinstance(sem.callee(value), _DEFS):
+            return  # (a builtin only reads it; a function of the file returns anything)
+        for a in [*value.args, *(k.value for k in value.keywords)]:
+            _kept_lambdas(sem, a.value if isinstance(a, ast.Starred) else a, out, depth + 1)
 
 
 # constructor arguments a library dataset uses while it is built and does not keep
