@@ -291,24 +291,6 @@ def test_constructor_class_count(ctor, fires):
         silent(src)
 
 
-# (ZijunDeng/pytorch-semantic-segmentation voc-psp_net: ``net = PSPNet(num_classes=...).cuda()``
-# then a strict load: the move returns the same module)
-@pytest.mark.parametrize("build, fires", [
-    ("model = Backbone(num_classes=3).cuda()\n", True),
-    ("model = Backbone(num_classes=3).to('cuda').train()\n", True),
-    ("model = Backbone(num_classes=3)\nmodel = model.cuda()\n", True),
-    ("model = Backbone().cuda()\n", False),
-    ("model = Backbone(num_classes=1000).to('cuda')\n", False),
-])
-def test_constructor_class_count_through_a_move(build, fires):
-    src = BACKBONE + build + "model.load_state_dict(torch.load('imagenet_backbone.pth'))\n"
-    if fires:
-        f, _ = fixed(src)
-        assert "was built with num_classes=3" in f.message
-    else:
-        silent(src)
-
-
 def test_subclass_init_replaces_an_inherited_head():
     src = BACKBONE + ("\nclass Mine(Backbone):\n    def __init__(self):\n        super().__init__()\n"
                       "        self.fc = nn.Linear(4, 2)\n\n\nmodel = Mine()\n"

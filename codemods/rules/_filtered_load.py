@@ -652,12 +652,7 @@ class Heads:
                             return got
         for o in sem.origins(recv):
             if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
-                f = o.node.func
-                if isinstance(f, ast.Attribute) and f.attr in _RETURN_THE_MODULE:
-                    # ``Net(num_classes=21).cuda()``, ``model = model.to(device)``: the same module
-                    got = self.elsewhere(f.value, at, depth + 1)
-                else:
-                    got = self.constructor_change(o.node)
+                got = self.constructor_change(o.node)
                 if got is not None:
                     return got
         return None
@@ -766,11 +761,6 @@ class Heads:
         if q and (q.startswith("torchvision.models.") or q.startswith("timm.")):
             return TV_DEFAULT_CLASSES
         return None
-
-
-# ``nn.Module`` methods that return the module itself
-_RETURN_THE_MODULE = frozenset({"cuda", "cpu", "to", "train", "eval", "float", "double", "half", "bfloat16",
-                                "requires_grad_", "share_memory", "to_empty"})
 
 
 def _count_change(origins, default) -> Optional[bool]:
