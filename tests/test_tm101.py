@@ -382,6 +382,26 @@ def test_args_device_stays_unknown():
 # ----------------------------------------------------------------------------- look-alikes
 
 LOOKALIKES = {
+    # (jeffheaton/app_deep_learning 04_3_kfold: the folds of tensors made on the device;
+    # 08_2_ensembles: the splits moved with map(lambda t: t.to(device), ...))
+    "dataset_of_indexed_device_tensors": """
+        x = torch.randn(100, 4, device=device)
+        y = torch.randint(0, 2, (100,), device=device)
+        idx = torch.randperm(100)[:80]
+        x_train, y_train = x[idx], y[idx]
+        dl = DataLoader(TensorDataset(x_train, y_train), batch_size=16)
+        model = nn.Linear(4, 2).to(device)
+        for xb, yb in dl:
+            loss = criterion(model(xb), yb)
+        """,
+    "dataset_of_tensors_moved_by_map": """
+        x_train, y_train = torch.randn(100, 4), torch.randint(0, 2, (100,))
+        x_train, y_train = map(lambda t: t.clone().detach().to(device), (x_train, y_train))
+        dl = DataLoader(TensorDataset(x_train, y_train), batch_size=16)
+        model = nn.Linear(4, 2).to(device)
+        for xb, yb in dl:
+            loss = criterion(model(xb), yb)
+        """,
     "cpu_device": """
         model = nn.Linear(4, 2).to("cpu")
         for x, y in loader:
@@ -1594,3 +1614,18 @@ def test_a_tensor_made_as_an_argument_lookalikes(body):
     f, out, src = run(body)
     assert not [x for x in f if "makes a tensor on the CPU" in x.message], [x.message for x in f]
     assert out == src
+
+
+def test_a_dataset_of_indexed_cpu_tensors_is_still_on_the_cpu():
+    """What the indexed tensors are made from is followed: CPU tensors stay a finding."""
+    f, out, _ = run("""
+        x = torch.randn(100, 4)
+        y = torch.randint(0, 2, (100,))
+        idx = torch.randperm(100)[:80]
+        x_train, y_train = x[idx], y[idx]
+        dl = DataLoader(TensorDataset(x_train, y_train), batch_size=16)
+        model = nn.Linear(4, 2).to(device)
+        for xb, yb in dl:
+            loss = criterion(model(xb), yb)
+        """)
+    assert [x.code for x in f] == ["TM101"] and "xb, yb = xb.to(device), yb.to(device)" in out, out

@@ -1657,6 +1657,9 @@ def _plain_collate(sem: SemanticModel, expr) -> bool:
     return True
 
 
+_MADE_FROM = (OriginKind.VALUE, OriginKind.UNKNOWN, OriginKind.PART, OriginKind.ITEM)
+
+
 def _may_hold_device(sem: SemanticModel, expr, depth: int) -> bool:
     """``expr`` (a dataset) may hold or produce device tensors: its code, the values of
     the names it reads, or a same-file class/function it calls moves something."""
@@ -1668,7 +1671,9 @@ def _may_hold_device(sem: SemanticModel, expr, depth: int) -> bool:
                 node = o.node
                 if o.kind is OriginKind.DEFINITION and node is not None and mentions_device(sem, node):
                     return True
-                if o.kind is OriginKind.VALUE and node is not None and node is not n:
+                # (also what could not be followed, or is unpacked or iterated: ``x[idx]`` of
+                # a device tensor, ``a, b = map(lambda t: t.to(device), (a, b))``)
+                if o.kind in _MADE_FROM and isinstance(node, ast.expr) and node is not n:
                     if isinstance(node, ast.Call):
                         target = sem.callee(node)
                         if target is not None and mentions_device(sem, target):
