@@ -1629,3 +1629,24 @@ def test_a_dataset_of_indexed_cpu_tensors_is_still_on_the_cpu():
             loss = criterion(model(xb), yb)
         """)
     assert [x.code for x in f] == ["TM101"] and "xb, yb = xb.to(device), yb.to(device)" in out, out
+
+
+# (jeffheaton/app_deep_learning 11_2_critical_errors: the mismatch shown on purpose, caught)
+@pytest.mark.parametrize("handler, expected", [
+    ("except RuntimeError as e:", True), ("except (ValueError, RuntimeError):", True), ("except ValueError:", False),
+])
+def test_a_call_under_try_except_runtime_error_is_reported_not_fixed(handler, expected):
+    body = f"""
+        model = nn.Linear(4, 2).to(device)
+        cpu_input = torch.randn(3, 4)
+        try:
+            output = model(cpu_input)
+        {handler}
+            print("the error")
+        """
+    f, out, src = run(body, unsafe=True)
+    assert [x.code for x in f] == ["TM101"]
+    if expected:
+        assert f[0].fix is None and "expects a failure: not fixed" in f[0].message and out == src
+    else:
+        assert f[0].fix is not None and out != src
