@@ -213,6 +213,22 @@ def test_sequential_of_a_list_that_may_end_otherwise_is_silent(after):
     assert codes(r) == [] and not r.changed, [f.message for f in r.findings]
 
 
+# (jeffheaton/app_deep_learning 04_3_kfold: ``model = model.to(device)`` after the Sequential;
+# the name bound again to the same module hid it)
+def test_sequential_moved_under_its_own_name():
+    src = "net = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\nnet = net.to('cuda')\n" + SEQ_TRAIN
+    r, out = run(src)
+    assert codes(r) == ["TM501"] and body(out).startswith("net = nn.Sequential(nn.Linear(4, 3))\nnet = net.to('cuda')\n")
+    r, out = run(src + "torch.jit.script(net)\n", unsafe=True)  # a use not visible: report only
+    assert codes(r) == ["TM501"] and r.findings[0].fix is None and not r.changed
+    r, out = run(src + "print(net(x))\n")  # probabilities used after the move: unsafe
+    assert bugs(r) == ["TM501"] and not r.changed
+    # bound to another module, or added to after the move: not followed
+    for more in ("net = nn.Linear(4, 3)\n", "net.add_module('extra', nn.Identity())\n"):
+        r, _ = run(src.replace("net = net.to('cuda')\n", "net = net.to('cuda')\n" + more))
+        assert codes(r) == [], [f.message for f in r.findings]
+
+
 def test_sequential_with_probability_use_is_unsafe():
     src = "net = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\n" + SEQ_TRAIN + "probs = net(x)\nprint(probs[:, 1] > 0.5)\n"
     r, out = run(src)

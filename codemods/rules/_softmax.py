@@ -748,6 +748,13 @@ _MUTATORS = frozenset({"add_module", "register_module", "append", "extend", "ins
                        "__delitem__", "__iadd__"})
 
 
+def _rebinds_itself(sem: SemanticModel, b) -> bool:
+    """``b`` binds its name to the same module under it: ``model = model.to(device)``."""
+    v = b.value if b.kind is BindingKind.ASSIGNMENT else None
+    return isinstance(v, ast.Call) and sem.method_name(v) in MODULE_SELF and isinstance(sem.receiver(v), ast.Name) \
+        and sem.receiver(v).id == b.name
+
+
 def _added_modules(sem: SemanticModel, call: ast.Call) -> Optional[list]:
     """The ``(statement, call)`` of each ``seq.add_module(name, module)`` that adds to the
     ``nn.Sequential`` built by ``call`` (``seq = nn.Sequential(...)``), in order: [] when
@@ -758,8 +765,17 @@ def _added_modules(sem: SemanticModel, call: ast.Call) -> Optional[list]:
     if not (isinstance(p, ast.Assign) and p.value is call and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name)):
         return []  # not kept in a name: nothing can add to it by name
     b = sem.target_binding(p.targets[0])
-    if b is None or len(b.scope.get(p.targets[0].id)) != 1:
+    if b is None:
         return None
+    others = [x for x in b.scope.get(p.targets[0].id) if x is not b]
+    if others:
+        # ``model = model.to(device)``: the same module under the same name; then nothing
+        # may be added to it, under any of them
+        if not all(_rebinds_itself(sem, x) for x in others) or any(
+                isinstance(sem.parent(r), ast.Attribute) and sem.parent(r).attr in _MUTATORS
+                for x in [b, *others] for r in sem.references(x)):
+            return None
+        return []
     block = sem.block_of(p)
     out = []
     for ref in sem.references(b):
