@@ -1618,16 +1618,9 @@ def test_a_tensor_made_as_an_argument_lookalikes(body):
 
 def test_a_dataset_of_indexed_cpu_tensors_is_still_on_the_cpu():
     """What the indexed tensors are made from is followed: CPU tensors stay a finding."""
-    f, out, _ = run("""
-        x = torch.randn(100, 4)
-        y = torch.randint(0, 2, (100,))
-        idx = torch.randperm(100)[:80]
-        x_train, y_train = x[idx], y[idx]
-        dl = DataLoader(TensorDataset(x_train, y_train), batch_size=16)
-        model = nn.Linear(4, 2).to(device)
-        for xb, yb in dl:
-            loss = criterion(model(xb), yb)
-        """)
+    on_cpu = LOOKALIKES["dataset_of_indexed_device_tensors"].replace(", device=device)", ")")
+    assert "device=" not in on_cpu.split("dl =")[0]
+    f, out, _ = run(on_cpu)
     assert [x.code for x in f] == ["TM101"] and "xb, yb = xb.to(device), yb.to(device)" in out, out
 
 

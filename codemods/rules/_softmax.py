@@ -649,20 +649,8 @@ def seq_model(sem: SemanticModel, call) -> Optional[Model]:
         return None
     if added:
         stmt, add = added[-1]
-        k = module_kind(sem, add.args[1])
-        nxt = next_statement(sem, stmt)
-        if k is None or nxt is None:
-            return None
-        log, dim = k
-
-        def removal(view, stmt=stmt, nxt=nxt):
-            return remove_statement(view, stmt, nxt)
-
-        built = frozenset(id(a.func) for _, a in added)
-        # the statement after it gets the removed line's trailing comment
-        edits = (nxt.lineno,) if trailing_comment(sem, stmt) else ()
-        return Model(call, "nn.Sequential", Soft(add.args[1], log, None, dim), add.args[1], removal, built_by=built,
-                     lines=edits)
+        m = _removable_last(sem, call, stmt, add.args[1])
+        return None if m is None else dataclasses.replace(m, built_by=frozenset(id(a.func) for _, a in added))
     if len(call.args) < 2:
         return None
     k = module_kind(sem, call.args[-1])
@@ -679,8 +667,9 @@ def seq_model(sem: SemanticModel, call) -> Optional[Model]:
 
 def _removable_last(sem: SemanticModel, call: ast.Call, stmt: ast.stmt, module) -> Optional[Model]:
     """The Sequential built by ``call`` whose last module ``module`` is added by the
-    statement ``stmt`` alone (``layers.append(nn.Softmax(1))``): the fix removes that
-    statement."""
+    statement ``stmt`` alone (``seq.add_module("sm", nn.Softmax(1))``,
+    ``layers.append(nn.Softmax(1))``): the fix removes that statement, and the statement
+    after it gets the removed line's trailing comment."""
     k = module_kind(sem, module)
     nxt = next_statement(sem, stmt)
     if k is None or nxt is None:
