@@ -394,6 +394,17 @@ LOOKALIKES = {
         for xb, yb in dl:
             loss = criterion(model(xb), yb)
         """,
+    "dataset_named_in_a_fold_loop_of_device_tensors": """
+        x = torch.tensor(values, dtype=torch.float32, device=device)
+        y = torch.tensor(targets, device=device)
+        for train_idx, test_idx in folds:
+            x_train, y_train = x[train_idx], y[train_idx]
+            train_dataset = TensorDataset(x_train, y_train)
+            train_loader = DataLoader(train_dataset, batch_size=32, shuffle=True)
+            model = nn.Linear(4, 2).to(device)
+            for xb, yb in train_loader:
+                loss = criterion(model(xb), yb)
+        """,
     "dataset_of_tensors_moved_by_map": """
         x_train, y_train = torch.randn(100, 4), torch.randint(0, 2, (100,))
         x_train, y_train = map(lambda t: t.clone().detach().to(device), (x_train, y_train))

@@ -1680,6 +1680,8 @@ def _may_hold_device(sem: SemanticModel, expr, depth: int) -> bool:
                             return True
                     if depth > 0 and _may_hold_device(sem, node, depth - 1):
                         return True
+                    if depth == 0 and mentions_device(sem, node):
+                        return True  # (the value's own text, past the names followed: ``x = torch.tensor(v, device=d)``)
         elif isinstance(n, ast.Call):
             target = sem.callee(n)
             if target is not None and mentions_device(sem, target):
