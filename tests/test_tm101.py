@@ -394,6 +394,18 @@ LOOKALIKES = {
         for xb, yb in dl:
             loss = criterion(model(xb), yb)
         """,
+    # (joosthub/PyTorchNLPBook chapter 6: ``classifier = classifier.to("cpu")`` before predicting;
+    # the fix moved the input to the GPU for a model on the CPU)
+    "model_moved_back_under_its_own_name": """
+        model = nn.Linear(4, 2).to(device)
+        model = model.to("cpu")
+
+        def predict(model):
+            x = torch.randn(1, 4)
+            return model(x)
+
+        print(predict(model))
+        """,
     "dataset_named_in_a_fold_loop_of_device_tensors": """
         x = torch.tensor(values, dtype=torch.float32, device=device)
         y = torch.tensor(targets, device=device)

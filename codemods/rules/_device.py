@@ -560,7 +560,11 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
     if isinstance(expr, ast.Call):
         mv = move_of(sem, expr)
         if mv is not None and mv.style == "to" and is_cpu_device(sem, mv.device):
-            return _model_paths(sem, expr.func.value, use, depth + 1, seen, builder)  # .to("cpu"): stays
+            # ``.to("cpu")``: a module never moved stays where it is; one moved before is
+            # back on the CPU (``model = model.to("cpu")`` after ``.to(device)``)
+            back = Move(mv.call, "cpu", mv.device, guard_of(sem, sem.statement_of(expr), use), builder)
+            return [(k, [back, *m] if m else m, b)
+                    for k, m, b in _model_paths(sem, expr.func.value, use, depth + 1, seen, builder)]
         if mv is not None:
             recv = expr.func.value
             mv = Move(mv.call, mv.style, mv.device, guard_of(sem, sem.statement_of(expr), use), builder)
