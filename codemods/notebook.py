@@ -233,6 +233,31 @@ def _unmask(text: str, tag: str, magics: list[str], first_id: int, seen: set) ->
     return rx.sub(put, text)
 
 
+_MARKER = re.compile(r"# torchmend-cell-[0-9a-f]+x* \d+")
+
+
+def is_cell_marker(line: str) -> bool:
+    """``line`` is the marker comment that starts a cell in a notebook's virtual module."""
+    return _MARKER.fullmatch(line) is not None
+
+
+def displayed(text: str, stmt: ast.stmt) -> bool:
+    """``stmt``, a top-level expression statement of the virtual module ``text``, is the
+    last statement of its cell and not ended by ``;``: the kernel displays its value (it
+    is used, not dropped)."""
+    lines = text.split("\n")
+    end = stmt.end_lineno or stmt.lineno
+    rest = lines[end - 1].encode("utf-8")[stmt.end_col_offset or 0:].decode("utf-8", "replace")
+    if rest.split("#", 1)[0].strip():
+        return False  # (``x.to(d);``: display suppressed, or more on the line)
+    for ln in lines[end:]:
+        if is_cell_marker(ln):
+            return True
+        if ln.strip() and not ln.lstrip().startswith("#"):
+            return False
+    return True
+
+
 def leading_indent(source: str) -> tuple[str, str, frozenset, bool]:
     """What IPython runs of a cell whose first line of code starts with spaces or tabs
     (its ``leading_indent`` clean-up, for a cell pasted from inside a block): that
@@ -361,10 +386,12 @@ class Notebook:
                 nbformat.validate(copy.deepcopy(nb))
         except Exception as e:
             raise SourceError(f"not valid nbformat: {_first_line(e)}") from None
+        # (an empty name says nothing: some tools write ``"language_info": {"name": ""}``
+        # beside a python3 kernelspec)
         lang = (nb.get("metadata", {}).get("language_info") or {}).get("name")
-        if lang is None:
+        if not lang:
             lang = (nb.get("metadata", {}).get("kernelspec") or {}).get("language")
-        if lang is not None and str(lang).lower() not in ("python", "python3", "ipython"):
+        if lang and str(lang).lower() not in ("python", "python3", "ipython"):
             from .sourcefile import Skipped
 
             raise Skipped(f"a {lang} notebook, not Python: left alone")

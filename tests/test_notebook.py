@@ -205,6 +205,11 @@ def test_non_python_notebook_is_left_alone(tmp_path):
     (tmp_path / "r.ipynb").write_bytes(notebook([code(LOOP)], language_info={"name": "R"}))
     r = process_file(str(tmp_path / "r.ipynb"), Options())
     assert r.skipped and "R notebook" in r.skipped and not r.findings
+    # (PacktPublishing/Modern-Computer-Vision-with-PyTorch: an empty language name beside a
+    # python3 kernelspec is a Python notebook)
+    (tmp_path / "p.ipynb").write_bytes(notebook([code(SETUP), code(LOOP)], language_info={"name": ""}))
+    r = process_file(str(tmp_path / "p.ipynb"), Options(fix=False))
+    assert r.skipped is None and [f.code for f in r.findings] == ["TM201"], r.skipped
 
 
 # ---------------------------------------------------------------------- commands
@@ -406,3 +411,20 @@ def test_a_fix_in_a_notebook_whose_cells_have_no_ids(tmp_path):
     assert r.error is None and r.written, r.error
     after = json.loads(path.read_text())
     assert "opt.zero_grad()" in after["cells"][1]["source"] and all("id" not in c for c in after["cells"])
+
+
+# (joosthub/PyTorchNLPBook chapter 7: a cell holding only ``y.to(x.device)``, its output the
+# moved tensor: the kernel shows the value, nothing is dropped)
+@pytest.mark.parametrize("cell, reported", [
+    ("y.to(x.device)", False),
+    ("y.to(x.device)  # shown", False),
+    ("y.to(x.device);", True),  # the display suppressed: dropped
+    ("y.to(x.device)\nprint(y)", True),  # not the cell's last statement
+])
+def test_a_cells_last_expression_is_displayed_not_dropped(tmp_path, cell, reported):
+    cells = [code(["import torch\n"]), code(["x = torch.ones(5, 5).to('cuda')\n", "y = torch.zeros(5)\n", "y"]),
+             code(cell)]
+    (tmp_path / "n.ipynb").write_bytes(notebook(cells))
+    r = process_file(str(tmp_path / "n.ipynb"), Options(fix=False))
+    assert r.error is None, r.error
+    assert [f.code for f in r.findings] == (["TM101"] if reported else []), [f.message for f in r.findings]

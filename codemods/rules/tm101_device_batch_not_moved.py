@@ -1722,6 +1722,11 @@ class DeviceBatchNotMoved(Rule):
                 continue
             if move_of(sem, call) is None:
                 continue  # a dropped dtype cast (``x.to(torch.float16)``): not a device move
+            if ctx.notebook and sem.parent(e) is sem.module:
+                from ..notebook import displayed
+
+                if displayed(ctx.text, e):
+                    continue  # a cell's last expression: the kernel shows the moved tensor
             recv = call.func.value
             code = sem.segment(call)
             item = self._batch_item(sem, recv, e)
