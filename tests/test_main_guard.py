@@ -450,6 +450,20 @@ def test_persistent_workers_advice_only_for_literal_counts_in_epoch_loops():
         assert "persistent_workers=True" in info.message and "pin_memory" not in info.message
 
 
+# (haitongli/knowledge-distillation-pytorch: ``kwargs = {'num_workers': 1, 'pin_memory': True}``;
+# sgrvinod/a-PyTorch-Tutorial-to-Super-Resolution eval.py: a loader made afresh per test set)
+def test_persistent_workers_advice_reads_kwargs_and_rebuilt_loaders():
+    loop = "for e in range(3):\n    for (x,) in loader:\n        x = x.cuda()\n"
+    r, _ = run(HEAD + "kwargs = {'num_workers': 2, 'pin_memory': True}\nloader = DataLoader(ds, **kwargs)\n" + loop)
+    (info,) = infos(r)
+    assert "persistent_workers=True" in info.message and "pin_memory" not in info.message
+    r, _ = run(HEAD + "kwargs = {'num_workers': 2, 'persistent_workers': True}\nloader = DataLoader(ds, **kwargs)\n" + loop)
+    assert infos(r) == []
+    rebuilt = "for name in ['a', 'b']:\n    loader = DataLoader(ds, num_workers=2)\n    for (x,) in loader:\n        x = x.cuda()\n"
+    r, _ = run(HEAD + rebuilt)
+    assert infos(r) == [], [f.message for f in infos(r)]
+
+
 def test_constant_read_by_a_worker_function_stays_top_level():
     out = fixed(HEAD + """\
 def collate(batch):

@@ -296,13 +296,18 @@ class DataLoaderWithoutMainGuard(Rule):
         )
 
     def _advice(self, ctx, ld: Loader):
-        if ld.literal is None or ld.literal <= 0 or not any(s.repeated and not s.maybe for s in ld.sites):
+        sem = ctx.sem
+        # (a loader built again in the loop that iterates it has new workers either way)
+        rebuilt = {id(a) for a in sem.ancestors(ld.call) if isinstance(a, _LOOPS)}
+        if ld.literal is None or ld.literal <= 0 or not any(
+                s.repeated and not s.maybe and not any(id(a) in rebuilt for a in sem.ancestors(s.node))
+                for s in ld.sites):
             return None
-        kws = {k.arg for k in ld.call.keywords if k.arg}
-        if "persistent_workers" in kws:
+        # (said by keyword or in a ``**kwargs`` dict: ``sem.argument`` reads both)
+        if sem.argument(ld.call, "persistent_workers") is not None:
             return None
         extra = ""
-        if "pin_memory" not in kws and _moves_to_cuda(ctx.sem):
+        if sem.argument(ld.call, "pin_memory") is None and _moves_to_cuda(sem):
             extra = ", and `pin_memory=True` speeds up the copies to the GPU"
         n = ld.literal
         return ctx.finding(
@@ -311,6 +316,9 @@ class DataLoaderWithoutMainGuard(Rule):
             f"`persistent_workers=True` keeps them alive{extra}",
             severity=Severity.INFO,
         )
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def _qualname(sem, node) -> str:
