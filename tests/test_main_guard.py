@@ -462,6 +462,16 @@ def test_persistent_workers_advice_reads_kwargs_and_rebuilt_loaders():
     rebuilt = "for name in ['a', 'b']:\n    loader = DataLoader(ds, num_workers=2)\n    for (x,) in loader:\n        x = x.cuda()\n"
     r, _ = run(HEAD + rebuilt)
     assert infos(r) == [], [f.message for f in infos(r)]
+    # (phlippe/uvadlc_notebooks: a function builds its loader and iterates it once, and is
+    # called in a loop)
+    per_call = ("def features(ds):\n    loader = DataLoader(ds, num_workers=2)\n    return [x for (x,) in loader]\n\n\n"
+                "for k in [2, 4]:\n    features(ds)\n")
+    r, _ = run(HEAD + per_call)
+    assert infos(r) == [], [f.message for f in infos(r)]
+    # built once in the function, iterated in an epoch loop there: the advice stands
+    r, _ = run(HEAD + per_call.replace("    return [x for (x,) in loader]\n",
+                                       "    for e in range(3):\n        for (x,) in loader:\n            pass\n"))
+    assert len(infos(r)) == 1
 
 
 def test_constant_read_by_a_worker_function_stays_top_level():

@@ -1037,3 +1037,29 @@ def test_a_factory_moved_through_variable_on_the_cuda_path(branch, reported):
     )
     f, out, src = run(body)
     assert bool(f) == reported, [x.message for x in f]
+
+
+# (yandexdataschool/Practical_DL StyleGAN2 weights_deformations: ``value * torch.ones(n)``
+# in the except branch taken when ``value`` is a Python number; ``device=value.device``
+# would raise there)
+def test_a_factory_in_an_except_branch_is_left_alone():
+    body = """
+        def expand(value, n):
+            try:
+                assert value.shape[0] == n
+            except Exception:
+                value = value * torch.ones(n)
+            return value
+
+        class M(nn.Module):
+            def forward(self, x):
+                return x * expand(self.shift, x.shape[0])[:, None]
+
+        m = M().to(device)
+        """
+    f, out, src = run(body)
+    assert f == [] and out == src, [x.message for x in f]
+    f, _, _ = run(body.replace("try:\n                assert value.shape[0] == n\n            except Exception:\n"
+                               "                value = value * torch.ones(n)",
+                               "if value.dim() == 0:\n                value = value * torch.ones(n)"))
+    assert codes(f) == ["TM102"], [x.message for x in f]

@@ -131,6 +131,8 @@ class TensorCreatedWithoutDevice(Rule):
         for call, fn, name in an.factories():  # at least 1-d, no device=
             if self._guarded(sem, call):
                 continue
+            if any(isinstance(a, ast.ExceptHandler) for a in sem.ancestors(call)):
+                continue  # (the path taken when the value was not what the ``try`` expected: a number, say)
             meets = an.follow(call, fn)
             if not meets:
                 continue

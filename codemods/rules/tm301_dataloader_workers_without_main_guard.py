@@ -297,11 +297,7 @@ class DataLoaderWithoutMainGuard(Rule):
 
     def _advice(self, ctx, ld: Loader):
         sem = ctx.sem
-        # (a loader built again in the loop that iterates it has new workers either way)
-        rebuilt = {id(a) for a in sem.ancestors(ld.call) if isinstance(a, _LOOPS)}
-        if ld.literal is None or ld.literal <= 0 or not any(
-                s.repeated and not s.maybe and not any(id(a) in rebuilt for a in sem.ancestors(s.node))
-                for s in ld.sites):
+        if ld.literal is None or ld.literal <= 0 or not any(_iterated_again(sem, ld.call, s) for s in ld.sites):
             return None
         # (said by keyword or in a ``**kwargs`` dict: ``sem.argument`` reads both)
         if sem.argument(ld.call, "persistent_workers") is not None:
@@ -319,6 +315,28 @@ class DataLoaderWithoutMainGuard(Rule):
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _iterated_again(sem, ctor: ast.Call, site) -> bool:
+    """The loader built by ``ctor`` is iterated more than once at ``site``: the site
+    repeats, and, when the loader is built in the same function, a loop between the two
+    repeats it (a loader built again each time, in a loop around both or in a function
+    called in a loop, has new workers either way)."""
+    if not site.repeated or site.maybe:
+        return False
+    fn = sem.enclosing_function(ctor)
+    if fn is not sem.enclosing_function(site.node):
+        return True
+    around_ctor = {id(a) for a in sem.ancestors(ctor) if isinstance(a, _LOOPS)}
+    up = [site.node]
+    for a in sem.ancestors(site.node):
+        if a is fn:
+            break
+        if isinstance(a, _LOOPS) and id(a) not in around_ctor and not (
+                isinstance(a, (ast.For, ast.AsyncFor)) and any(x is a.iter for x in up)):
+            return True  # (the loop whose iterable it is runs it once)
+        up.append(a)
+    return False
 
 
 def _qualname(sem, node) -> str:
