@@ -233,7 +233,10 @@ def _unmask(text: str, tag: str, magics: list[str], first_id: int, seen: set) ->
     return rx.sub(put, text)
 
 
-_MARKER = re.compile(r"# torchmend-cell-[0-9a-f]+x* \d+")
+# the marker comment before each cell of the virtual module: ``# <tag> <index>``, the tag
+# this prefix and a hash of the notebook (with ``x``s added while the JSON holds it)
+TAG_PREFIX = "torchmend-cell-"
+_MARKER = re.compile(r"# " + re.escape(TAG_PREFIX) + r"[0-9a-f]+x* \d+")
 
 
 def is_cell_marker(line: str) -> bool:
@@ -324,7 +327,7 @@ class Notebook:
         cells = self.nb.get("cells", [])
         if len(self.spans) != len(cells):  # pragma: no cover
             raise SourceError("not valid nbformat: the cells could not be located")
-        self.tag = "torchmend-cell-" + hashlib.blake2b(raw, digest_size=4).hexdigest()
+        self.tag = TAG_PREFIX + hashlib.blake2b(raw, digest_size=4).hexdigest()
         while self.tag in self.json:
             self.tag += "x"
         parts: list[str] = []
@@ -401,20 +404,21 @@ class Notebook:
     def locate(self, vline: int) -> tuple[int, int]:
         """(cell number, 1-based among all cells as a notebook editor shows them; line
         in that cell) of a line of the virtual module; (0, vline) for a marker line."""
-        k = bisect.bisect_right(self._starts, vline) - 1
-        if k < 0:
+        c = self._cell_at(vline)
+        if c is None:
             return 0, vline
-        c = self.cells[k]
         return c.index + 1, vline - c.start + 1
+
+    def _cell_at(self, vline: int) -> Optional[CodeCell]:
+        """The last cell starting at or above a line of the virtual module."""
+        k = bisect.bisect_right(self._starts, vline) - 1
+        return self.cells[k] if k >= 0 else None
 
     def column_shift(self, vline: int) -> int:
         """The columns IPython's clean-up took off the start of a line of the virtual
         module (:func:`leading_indent`): what a column there needs to point into the cell."""
-        k = bisect.bisect_right(self._starts, vline) - 1
-        if k < 0:
-            return 0
-        c = self.cells[k]
-        return len(c.indent) if vline - c.start + 1 in c.stripped else 0
+        c = self._cell_at(vline)
+        return len(c.indent) if c is not None and vline - c.start + 1 in c.stripped else 0
 
     def virtual_line(self, cell: int, line: int) -> int:
         for c in self.cells:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..semantic.nodes import node_type
+from ..semantic.nodes import TRY, node_type
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
@@ -1249,14 +1249,11 @@ class _Plan:
     hint: bool = True  # end a report-only message with where to move the batch
 
 
-_TRY_NODES = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
-
-
 def _expected_failures(sem: SemanticModel) -> list:
     """``(first line, last line, handler line)`` of the body of each ``try`` with an
     ``except RuntimeError`` (alone or in a tuple) handler."""
     out = []
-    for t in sem.find(*_TRY_NODES, containing=("RuntimeError",)):
+    for t in sem.find(*TRY, containing=("RuntimeError",)):
         for h in t.handlers:
             types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type] if h.type is not None else []
             if any("builtins.RuntimeError" in sem.qualnames(x) for x in types) and t.body:

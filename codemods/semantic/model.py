@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
 from .members import pending, pending_class
-from .nodes import BASE, child_nodes, descend, node_type
+from .nodes import BASE, TRY, child_nodes, descend, node_type
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
 from .source import Chunk, LazyParseError, ParsedSource, begins_statement, callees, char_col, line_starts
 from .source import words as find_words
@@ -45,7 +45,6 @@ _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SCOPE_NODES = (*_DEFS, ast.ClassDef, ast.Lambda, *_COMPS)
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 8
-_TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 _NON_ASCII = __import__("re").compile(r"[^\x00-\x7f]")
 
 _BLOCKS = (ast.stmt, ast.excepthandler, ast.match_case)
@@ -1948,7 +1947,7 @@ class SemanticModel:
                 return []
             block = self.block_of(stmt)
             owner = self.parent(stmt)
-            if block is None or (isinstance(owner, _TRY) and block is owner.body):
+            if block is None or (isinstance(owner, TRY) and block is owner.body):
                 return []  # an exception between the two reaches the handlers with ``b``
             i = next((k for k, s in enumerate(block) if s is stmt), None)
             if i is None:

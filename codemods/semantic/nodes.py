@@ -11,9 +11,12 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-__all__ = ["BASE", "FIELDS", "child_fields", "child_nodes", "descend", "node_type"]
+__all__ = ["BASE", "FIELDS", "TRY", "child_fields", "child_nodes", "descend", "node_type"]
 
 _AST = ast.AST
+
+# the ``try`` statements (``try ... except*`` from Python 3.11)
+TRY = (ast.Try,) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 # node type -> the names of its fields that may hold nodes (not ``ctx``)
 FIELDS: dict = {ast.Name: (), ast.Constant: (), ast.alias: (), ast.Load: (), ast.Store: (), ast.Del: ()}
