@@ -743,3 +743,42 @@ def test_a_first_lenient_load_does_not_hide_the_state_dict():
             model.load_state_dict(own)
         """)
     assert [f.line for f in r.findings if f.code == "TM401"][-1] == 12
+
+
+# a model definition that sizes a zoo builder for a download of its own (pytorch-fid's
+# Inception: 1008 classes, the port of Google's weights) trains nothing: nothing says
+# the download holds the architecture's original head
+FID = """\
+import torch
+from torchvision import models
+from torch.hub import load_state_dict_from_url
+
+WEIGHTS_URL = {url}
+
+
+def fid_inception_v3():
+    inception = models.inception_v3(num_classes=1008, aux_logits=False, pretrained=False)
+    state_dict = load_state_dict_from_url(WEIGHTS_URL, progress=True)
+    inception.load_state_dict(state_dict)
+    return inception
+"""
+THIRD_PARTY = "'https://github.com/mseitzer/pytorch-fid/releases/download/fid_weights/pt_inception-2015-12-05-6726825d.pth'"
+
+
+def test_a_class_count_sized_for_a_third_party_download_is_silent():
+    silent(FID.format(url=THIRD_PARTY))
+
+
+@pytest.mark.parametrize("url", [
+    "'https://download.pytorch.org/models/inception_v3_google-0cc3c7bd.pth'",  # torchvision's own weights: 1000 classes
+    "'https://example.org/inception_v3_imagenet.pth'",
+    "models.inception.model_urls['inception_v3_google']",
+])
+def test_a_class_count_with_the_original_weights_downloaded_is_fixed(url):
+    f, _ = fixed(FID.format(url=url))
+    assert "num_classes=1008" in f.message
+
+
+def test_a_third_party_download_into_a_sized_model_that_is_trained_is_fixed():
+    # a training script: the count is the user's dataset's, the download another model's
+    fixed(FID.format(url=THIRD_PARTY) + "\nmodel = fid_inception_v3()\nmodel(x).sum().backward()\n")

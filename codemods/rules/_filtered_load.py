@@ -36,6 +36,9 @@ _FOREIGN = re.compile(
     r"model_zoo|modelzoo|/hub/|huggingface\.co|backbone",
     re.I,
 )
+# a download known to hold its architecture's pretrained weights (the original head, or
+# none: a backbone's)
+_ORIGINAL_HEAD = re.compile(r"pre-?train|imagenet|download\.pytorch\.org", re.I)
 _OWN = re.compile(r"fine-?tun|fine_tun|best|epoch|resume|last|finetun|checkpoint_\d|ckpt_\d", re.I)
 # methods that read a dict without changing it
 _READ_ONLY = ("keys", "items", "values", "get", "copy", "__contains__")
@@ -415,6 +418,21 @@ class Values:
             return self.names_pretrained(src.path)
         return False
 
+    def original_head(self, src: Source) -> bool:
+        """The checkpoint is known to hold its architecture's pretrained weights (its
+        original head, or none): a zoo model's weights, torchvision's own (a weights
+        enum, its ``model_urls``, a download.pytorch.org URL), a URL naming ImageNet or
+        pretraining, or a download whose URL this file does not spell (then nothing
+        says otherwise)."""
+        if src.kind == "zoo" or src.path is None:
+            return True
+        sem = self.sem
+        for n in sem.walk(src.path):
+            if isinstance(n, (ast.Name, ast.Attribute)) and any(q.startswith("torchvision.") for q in sem.qualnames(n)):
+                return True
+        texts = self.texts(src.path)
+        return not texts or _ORIGINAL_HEAD.search(" ".join(texts)) is not None
+
     # ------------------------------------------------------------------ path identity
     def path_keys(self, expr, depth: int = 0) -> set:
         """Canonical forms of a path expression (one per value it may take): string
@@ -499,6 +517,9 @@ class HeadChange:
     # the new head holds no parameters (``nn.Identity()``, ``None``, ``num_classes=0``):
     # no shape of the checkpoint can mismatch it
     removed: bool = False
+    # the head was sized by a literal class count given to its constructor (not replaced
+    # after it was built, nor sized by a parameter whose default the checkpoint fits)
+    sized: bool = False
 
 
 # modules that hold no parameters, assigned as a head: the head is removed
@@ -689,7 +710,7 @@ class Heads:
             if removed is None:
                 continue
             return HeadChange(call, f"`{sem.segment(call.func)}` was built with {kw.arg}={sem.segment(kw.value)}", False,
-                              removed)
+                              removed, sized=isinstance(kw.value, ast.Constant))
         if isinstance(cls, ast.ClassDef):
             init = sem.method(cls, "__init__")
             if init is not None and sem.parent(init) is cls:
@@ -730,7 +751,8 @@ class Heads:
                 if removed is None:
                     continue
                 return HeadChange(n, f"`{cls.name}.__init__` builds `{sem.segment(base)}` with {kw.arg}="
-                                     f"{sem.segment(kw.value)}", False, removed)
+                                     f"{sem.segment(kw.value)}", False, removed,
+                                  sized=isinstance(kw.value, ast.Constant))
         return None
 
     def _inherited(self, cls: ast.ClassDef, attr: str) -> bool:

@@ -74,7 +74,11 @@ class StrictLoadAfterHeadChange(Rule):
     mismatch, and the backbone checkpoints loaded into such models (DINO, MAE) hold no
     head either; nor a number of classes that is the enclosing function's parameter with
     no caller in the file passing another (a hub entry point, `def detr_resnet50(
-    pretrained=False, num_classes=91)`: the checkpoint fits its default).
+    pretrained=False, num_classes=91)`: the checkpoint fits its default); nor, in code
+    that trains nothing, a model built with a literal class count and loaded from a
+    download whose URL names no pretraining, ImageNet or torchvision weights (FID's
+    `inception_v3(num_classes=1008)` and its own port of Google's weights: the count
+    was chosen to fit that checkpoint).
 
     ## Example
     ```python
@@ -212,6 +216,11 @@ class StrictLoadAfterHeadChange(Rule):
             # backbone checkpoints such code loads (DINO, MAE, MoCo) do not
             return None
         foreign = vals.foreign(src)
+        if head.sized and src.kind == "hub" and not ctx.has("backward") and not vals.original_head(src):
+            # a model definition that builds its class count for a download of its own
+            # (FID's Inception: 1008 classes and the port's weights), in code that trains
+            # nothing: no sign that the download holds the architecture's original head
+            return None
         if not head.local and not foreign:
             return None  # a builder or constructor made it, and nothing says the checkpoint is foreign
         if not foreign and not ctx.has("backward") and not _in_class(sem, call):
