@@ -164,6 +164,18 @@ class ImportIndex:
         # asks for a second stem: a tree with many scripts (a monorepo) asks for many, and
         # each scan read every file of the tree again
         self._table: Optional[list] = None
+        # the table's records for every stem, made in one pass over it once a third
+        # stem is asked for (a monorepo asks for dozens, and each had been a pass over
+        # the whole table): stem -> module -> importer path -> names
+        self._all: Optional[dict] = None
+        self._passed = False  # a stem was read in a pass over the table
+        self._reals: dict[str, str] = {}
+
+    def _real(self, path: str) -> str:
+        real = self._reals.get(path)
+        if real is None:
+            real = self._reals[path] = os.path.realpath(path)
+        return real
 
     def answers(self, modules) -> dict:
         """What ``importers`` found for the last names of ``modules`` (each read now if
@@ -204,13 +216,24 @@ class ImportIndex:
         """The importers of the modules named ``stem``: the first stem by reading the
         files whose bytes may name it in an import (``_named_in_an_import``), every later
         one from the table of all import statements, read on the second (the same
-        records: the test only leaves out files where no statement records the stem)."""
+        records: the test only leaves out files where no statement records the stem);
+        the second in a pass over the table, every later one from the records of every
+        stem made in one more pass (``_index_by_stem``)."""
         if self._table is None and self._by_stem:  # a stem was scanned already: read them all, once
             self._table = [(path, stmts) for path in self.files for stmts in [self._statements_of(path)] if stmts]
         idx: dict[str, dict[str, set[str]]] = {}
-        if self._table is not None:
+        if self._table is not None and not self._passed:
+            self._passed = True
             for path, stmts in self._table:
                 _record_stem(idx, path, stmts, stem)
+            return idx
+        if self._table is not None:
+            if self._all is None:  # a third stem: every stem's records, in one more pass
+                self._all = _index_by_stem(self._table)
+            for module, by_path in self._all.get(stem, {}).items():
+                got = idx[module] = {}
+                for path, names in by_path.items():
+                    got.setdefault(self._real(path), set()).update(names)  # (links to one file: one importer)
             return idx
         key = stem.encode("utf-8")
         for path in self.files:
@@ -242,6 +265,25 @@ def _record_stem(idx: dict, path: str, stmts, stem: str) -> None:
         if real is None:
             real = os.path.realpath(path)
         _record(idx, real, path, mod, names)
+
+
+def _index_by_stem(table: list) -> dict:
+    """What ``_record_stem`` records for each stem, from one pass over ``table``: stem ->
+    module of that stem -> importer path -> names.  A statement counts for a module only
+    when the module's stem stands in its text, as ``_record_stem`` picks the statements
+    of a stem (the records it makes for modules of other stems are never read from that
+    stem's scan: ``importers`` looks a module up in the scan of its own stem)."""
+    out: dict = {}
+    for path, stmts in table:
+        for mod, names in stmts:
+            rec: dict = {}
+            _record(rec, path, path, mod, names)
+            for module, by_path in rec.items():
+                stem = module.rsplit(".", 1)[-1]
+                if stem not in (mod or "") and not any(stem in n for n in names):
+                    continue
+                out.setdefault(stem, {}).setdefault(module, {}).setdefault(path, set()).update(by_path[path])
+    return out
 
 
 def _notebook_code(data: bytes) -> Optional[bytes]:

@@ -182,11 +182,15 @@ def test_the_table_of_all_imports_answers_as_the_scan_of_one_stem(files):
             with open(p, "w") as f:
                 f.write("\n".join(lines) + "\n")
             paths.append(p)
+        link = os.path.join(d, "link.py")  # a second path to the first file: one importer
+        os.symlink(paths[0], link)
+        paths.append(link)
         table = ImportIndex(paths)
         table.importers("not_a_stem")  # the first scan: the next ones use the table
         for stem in _STEMS:
             first, got = ImportIndex(paths)._scan(stem), table._scan(stem)
             assert table._table is not None and _own(got, stem) == _own(first, stem), (stem, files)
+        assert table._all is not None  # from the third stem on: the records of every stem, made once
 
 
 def test_a_notebook_imports_through_the_table_as_through_the_scan(tmp_path):
