@@ -13,6 +13,7 @@ error, and so is output that does not parse.  Either way nothing is written.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
@@ -643,8 +644,29 @@ def process_source(src: Source, opts: Options, project: Project | None = None, t
     return res
 
 
+# ``line 12``, ``line(s) 12, 14`` in a message
+_LINE_WORD = re.compile(r"\b(line(?:\(s\))? )(\d+(?:, \d+)*)\b")
+
+
+def _cell_lines(nb, message: str) -> str:
+    """A message's ``line N`` / ``line(s) N, M`` (lines of the virtual module) as
+    ``line L of cell C``, outside the code it quotes in backticks."""
+
+    def put(m) -> str:
+        where = [nb.locate(int(n)) for n in m.group(2).split(", ")]
+        if not all(cell for cell, _ in where):
+            return m.group(0)
+        return m.group(1) + ", ".join(f"{line} of cell {cell}" for cell, line in where)
+
+    parts = message.split("`")
+    return "`".join(_LINE_WORD.sub(put, p) if i % 2 == 0 else p for i, p in enumerate(parts))
+
+
 def _to_cells(nb, f: Finding) -> Finding:
-    """``f`` (positions in the virtual module of ``nb``) with positions in its cell."""
+    """``f`` (positions in the virtual module of ``nb``) with positions in its cell, and
+    the lines its message names too."""
+    if "line " in f.message:
+        f.message = _cell_lines(nb, f.message)
     if f.col:
         f.col += nb.column_shift(f.line)
     if f.end_line and f.end_col:
@@ -671,6 +693,36 @@ def _in_cell(nb, msg: str) -> str:
     return msg
 
 
+def _other_cells(nb, src: Source, opts: Options, project, trace: dict, msg: str) -> Optional[FileResult]:
+    """A notebook with cells that do not compile (an exercise's ``ps = ``): the error of
+    each, and the findings in the rest, read as a kernel runs them (the failing lines
+    blank: :meth:`Notebook.mended`), nothing written or suggested.  None (the error
+    alone) when that cannot be done, or the blanked lines hold a word some rule's text
+    gate looks for (a needle): the rules would read the other cells without code that
+    may matter to them.  The findings' fixes are dropped (nothing is written)."""
+    if not msg.startswith("syntax error"):
+        return None
+    got = nb.mended()
+    if got is None:
+        return None
+    text, errors, removed, cells = got
+    if any(not r.needles or any(n in removed for n in r.needles) for r in rules_for(opts.select)):
+        return None
+    from dataclasses import replace
+
+    try:
+        findings, _, _, ctx = fix_text(src.path, text, replace(opts, fix=False, fix_edits=False), project, trace)
+    except SourceError:
+        return None
+    also = f"; also in cell{'s' if len(errors) > 2 else ''} {', '.join(str(c) for c in cells[1:])}" if len(cells) > 1 else ""
+    res = FileResult(path=src.path, error=f"{errors[0]}{also} (the other cells were checked; nothing written)")
+    res.findings = [_to_cells(nb, f) for f in findings]
+    for f in res.findings:
+        f.applied, f.fix = False, None
+    res.stage = trace.get("stage", "")
+    return res
+
+
 def process_notebook(src: Source, opts: Options, project: Project | None = None, trace: dict | None = None) -> FileResult:
     """:func:`process_source` for a Jupyter notebook: the rules run on the virtual module
     of its code cells (``Options.notebook``), findings name the cell (``Finding.cell``,
@@ -695,7 +747,10 @@ def process_notebook(src: Source, opts: Options, project: Project | None = None,
         res.parsed = True
         return res
     except SourceError as e:  # (after FixError, one of them)
-        raise SourceError(_in_cell(nb, str(e)), e.raw, e.st) from None
+        got = _other_cells(nb, src, opts, project, trace, str(e))
+        if got is None:
+            raise SourceError(_in_cell(nb, str(e)), e.raw, e.st) from None
+        return got
     res.stage = trace.get("stage", "")
     res.parsed = ctx is not None
     res.applied = applied

@@ -34,7 +34,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .sourcefile import SourceError
+from .sourcefile import SourceError, syntax_error
 
 SUFFIX = ".ipynb"
 
@@ -232,6 +232,9 @@ def _unmask(text: str, tag: str, magics: list[str], first_id: int, seen: set) ->
 
     return rx.sub(put, text)
 
+
+# the lines of one cell that :meth:`Notebook.mended` blanks at most
+MEND_TRIES = 5
 
 # the marker comment before each cell of the virtual module: ``# <tag> <index>``, the tag
 # this prefix and a hash of the notebook (with ``x``s added while the JSON holds it)
@@ -470,6 +473,50 @@ class Notebook:
         each code cell, as the analysis reads it."""
         for c, body in self._bodies(self.text, list(self._marker.finditer(self.text))):
             yield c.index + 1, body
+
+    def mended(self, tries: int = MEND_TRIES) -> Optional[tuple[str, list[str], str, list[int]]]:
+        """The virtual module with the lines that keep a cell from compiling made blank
+        (as a kernel runs a notebook: a cell with a syntax error fails alone, the other
+        cells run): ``(text, the cells' errors, the blanked lines' text, the cells'
+        numbers as an editor shows them)``; each cell is
+        compiled alone, and the line its error names is blanked, up to ``tries`` lines
+        a cell.  None when no cell fails alone, or a cell does not compile after that."""
+        ms = list(self._marker.finditer(self.text))
+        out: list[str] = []
+        errors: list[str] = []
+        numbers: list[int] = []
+        removed: list[str] = []
+        pos = 0
+        for c, body in self._bodies(self.text, ms):
+            msg = syntax_error(body, c.index + 1)
+            if msg is None:
+                continue
+            if not msg.startswith("syntax error"):
+                return None
+            lines = body.splitlines(keepends=True)
+            for _ in range(tries):
+                try:
+                    compile("".join(lines), "<cell>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+                    break
+                except SyntaxError as e:
+                    k = (e.lineno or 0) - 1
+                    if not 0 <= k < len(lines) or not lines[k].strip():
+                        return None
+                    removed.append(lines[k])
+                    lines[k] = "\n" if lines[k].endswith("\n") else ""
+                except (ValueError, RecursionError, MemoryError):
+                    return None
+            else:
+                return None
+            start = ms[self.cells.index(c)].end()
+            out += [self.text[pos:start], "".join(lines)]
+            pos = start + len(body)
+            errors.append(msg)
+            numbers.append(c.index + 1)
+        if not errors:
+            return None
+        out.append(self.text[pos:])
+        return "".join(out), errors, "".join(removed), numbers
 
     def changed_cells(self, text: str) -> dict[int, str]:
         """Only the cells whose source ``text`` changes."""

@@ -142,9 +142,63 @@ def test_a_syntax_error_names_its_cell_line_and_column(tmp_path):
                      code(["x = 1\n", "criterion = # TODO define the loss\n"], 2)])
     (tmp_path / "ex.ipynb").write_bytes(data)
     r = process_file(str(tmp_path / "ex.ipynb"), Options(fix=False))
-    assert r.error == "syntax error in cell 4 at 2:13: invalid syntax", r.error
+    assert r.error == "syntax error in cell 4 at 2:13: invalid syntax (the other cells were checked; nothing written)", r.error
     p = tm("check", "--no-cache", "ex.ipynb", cwd=tmp_path)
     assert p.returncode == 2 and "ex.ipynb: error: syntax error in cell 4 at 2:13: invalid syntax" in p.stderr
+
+
+# an exercise notebook: a cell left for the student to complete does not compile
+EXERCISE = [md("# Ex"), code(SETUP, 1), code(["# TODO: the class probabilities\n", "ps = \n", "print(ps)\n"], 2),
+            code(LOOP, 3)]
+
+
+def test_the_other_cells_of_a_notebook_with_a_cell_that_does_not_compile_are_checked(tmp_path):
+    """A kernel runs the other cells of a notebook one of whose cells fails to compile:
+    they are checked with the failing line left out, the error names that cell, exit 2,
+    and nothing is written or offered as a fix."""
+    data = notebook(EXERCISE)
+    (tmp_path / "ex.ipynb").write_bytes(data)
+    r = process_file(str(tmp_path / "ex.ipynb"), Options(fix=True, write=True))
+    assert r.error == "syntax error in cell 3 at 2:6: invalid syntax (the other cells were checked; nothing written)"
+    [f] = r.findings
+    assert (f.code, f.cell, f.line, f.fix, f.applied) == ("TM201", 4, 4, None, False)
+    assert (tmp_path / "ex.ipynb").read_bytes() == data and not r.written
+    p = tm("apply", "--no-cache", "ex.ipynb", cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout.startswith("ex.ipynb:cell 4:4:5: TM201 [bug] ") and "(fix available)" not in p.stdout
+    assert "ex.ipynb: error: syntax error in cell 3 at 2:6: invalid syntax (the other cells" in p.stderr
+    assert (tmp_path / "ex.ipynb").read_bytes() == data
+    # the same notebook with the cell completed: the fix is made
+    done = notebook(EXERCISE[:2] + [code(["ps = 1\n"], 2)] + EXERCISE[3:])
+    (tmp_path / "done.ipynb").write_bytes(done)
+    r = process_file(str(tmp_path / "done.ipynb"), Options(fix=True))
+    assert r.error is None and [f.applied for f in r.findings] == [True]
+
+
+@pytest.mark.parametrize("broken", [
+    ["model = model.to(device\n", "print(1)\n"],  # a line a rule reads (``.to(``): the other cells mean little without it
+    ["x = (\n", "  y = 1\n", "  z = 2\n", "  w = 3\n", "  v = 4\n", "  u = 5\n", "  t = 6\n"],  # more lines than it blanks
+])
+def test_a_cell_that_cannot_be_left_out_safely_leaves_the_error_alone(tmp_path, broken):
+    (tmp_path / "ex.ipynb").write_bytes(notebook(EXERCISE[:2] + [code(broken, 2)] + EXERCISE[3:]))
+    r = process_file(str(tmp_path / "ex.ipynb"), Options(fix=False))
+    assert r.error.startswith("syntax error in cell 3 at 1:") and "other cells" not in r.error and r.findings == []
+
+
+def test_a_message_names_lines_of_cells(tmp_path):
+    """A line a message names (``(line N)``) is a line of a cell, as the finding's own
+    position is; code quoted in backticks is left as it is."""
+    data = notebook([code(["import torch.nn.functional as F\n", "line = 3\n"], 1),
+                     code(["for x, y in loader:\n", "    out = F.softmax(model(x), dim=1)\n",
+                           "    loss = F.cross_entropy(out, y)\n"], 2)])
+    (tmp_path / "m.ipynb").write_bytes(data)
+    [f] = process_file(str(tmp_path / "m.ipynb"), Options(fix=False)).findings
+    assert (f.code, f.cell, f.line) == ("TM501", 2, 3)
+    assert "(line 2 of cell 2)" in f.message and "line 6" not in f.message, f.message
+    from torchmend.engine import _cell_lines
+
+    nb = Notebook(data)  # virtual lines: 1 marker, 2-3 cell 1, 4 marker, 5-7 cell 2
+    assert _cell_lines(nb, "used at line(s) 3, 7; `line 5` quoted; line 5") == \
+        "used at line(s) 2 of cell 1, 3 of cell 2; `line 5` quoted; line 1 of cell 2"
 
 
 def test_a_string_left_open_is_reported_in_its_own_cell(tmp_path):
