@@ -474,6 +474,32 @@ def test_persistent_workers_advice_reads_kwargs_and_rebuilt_loaders():
     assert len(infos(r)) == 1
 
 
+# (cure-lab/LTSF-Linear run_longExp.py: ``for ii in range(args.itr): exp = Exp(args);
+# exp.train(setting)``, ``train()`` getting a new loader from ``data_provider()``)
+PROVIDER = """\
+def data_provider(flag):
+    return ds, DataLoader(ds, num_workers=10, shuffle=flag == 'train')
+
+
+class Exp:
+    def train(self):
+        train_data, train_loader = data_provider('train')
+{loop}
+
+for ii in range(3):
+    Exp().train()
+"""
+
+
+@pytest.mark.parametrize("loop, advised", [
+    ("        for (x,) in train_loader:\n            pass\n", False),  # a new loader each run, iterated once
+    ("        for e in range(3):\n            for (x,) in train_loader:\n                pass\n", True),  # epochs
+])
+def test_persistent_workers_advice_for_a_loader_a_helper_builds(loop, advised):
+    r, _ = run(HEAD + PROVIDER.format(loop=loop))
+    assert len(bugs(r)) == 1 and len(infos(r)) == advised, [f.message for f in r.findings]
+
+
 def test_constant_read_by_a_worker_function_stays_top_level():
     out = fixed(HEAD + """\
 def collate(batch):

@@ -321,22 +321,51 @@ def _iterated_again(sem, ctor: ast.Call, site) -> bool:
     """The loader built by ``ctor`` is iterated more than once at ``site``: the site
     repeats, and, when the loader is built in the same function, a loop between the two
     repeats it (a loader built again each time, in a loop around both or in a function
-    called in a loop, has new workers either way)."""
+    called in a loop, has new workers either way).  Built in another function and
+    bound here from a call (``_, loader = data_provider(args)``): the same test with
+    that assignment for the constructor (a call there may return a kept loader, but
+    then one built again each time is not told from it: nothing is advised)."""
     if not site.repeated or site.maybe:
         return False
     fn = sem.enclosing_function(ctor)
-    if fn is not sem.enclosing_function(site.node):
+    here = sem.enclosing_function(site.node)
+    if fn is here:
+        return _loop_between(sem, ctor, site.node, fn)
+    anchors = _local_call_bindings(sem, site.node, here)
+    if anchors is None:
         return True
-    around_ctor = {id(a) for a in sem.ancestors(ctor) if isinstance(a, _LOOPS)}
-    up = [site.node]
-    for a in sem.ancestors(site.node):
+    return any(_loop_between(sem, a, site.node, here) for a in anchors)
+
+
+def _loop_between(sem, anchor, node, fn) -> bool:
+    """A loop around ``node`` (inside ``fn``) and not around ``anchor`` repeats it."""
+    around = {id(a) for a in sem.ancestors(anchor) if isinstance(a, _LOOPS)}
+    up = [node]
+    for a in sem.ancestors(node):
         if a is fn:
             break
-        if isinstance(a, _LOOPS) and id(a) not in around_ctor and not (
+        if isinstance(a, _LOOPS) and id(a) not in around and not (
                 isinstance(a, (ast.For, ast.AsyncFor)) and any(x is a.iter for x in up)):
             return True  # (the loop whose iterable it is runs it once)
         up.append(a)
     return False
+
+
+def _local_call_bindings(sem, expr, fn) -> Optional[list]:
+    """The statements that bind the name ``expr`` in the function ``fn`` from a call's
+    result, when those are all that may reach it; None otherwise."""
+    if fn is None or not isinstance(expr, ast.Name):
+        return None
+    bs = sem.reaching(expr)
+    out = []
+    for b in bs:
+        if b.kind is not BindingKind.ASSIGNMENT or b.scope.node is not fn or b.stmt is None:
+            return None
+        value = b.value if b.value is not None else (b.unpack[0] if b.unpack else None)
+        if not isinstance(value, ast.Call):
+            return None
+        out.append(b.stmt)
+    return out or None
 
 
 def _qualname(sem, node) -> str:
