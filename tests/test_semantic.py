@@ -243,3 +243,20 @@ def test_a_walk_records_the_parents_of_what_it_reaches(monkeypatch):
     got = {ast.dump(c.func): [type(a).__name__ for a in sem.ancestors(c)] for c in found}
     assert got == want and all(v[-3:] == ["FunctionDef", "ClassDef", "Module"] for v in got.values())
     assert [type(n).__name__ for n in calls_made] == ["For"]  # only the loop itself, reached through go.body
+
+
+def test_callee_and_class_through_an_alias():
+    """``Exp = Exp_Main; exp = Exp(args)`` (cure-lab/LTSF-Linear run_longExp.py): a name
+    bound once to another name is that definition; bound twice, or to something else,
+    it is none."""
+    src = ("class Exp_Main:\n    def train(self):\n        pass\n\n\ndef run():\n    pass\n\n\n"
+           "Exp = Exp_Main\nE2 = Exp\nexp = E2(1)\nexp.train()\nr = run\nr()\n"
+           "Other = Exp_Main if x else None\nOther()\nTwice = Exp_Main\nTwice = run\nTwice()\nSelf = Self\nSelf()\n")
+    sem = model(src)
+    cls = sem.find_named((ast.ClassDef,), ("Exp_Main",))[0]
+    by_func = {sem.segment(c.func): c for c in calls(sem, "(")}
+    assert sem.callee(by_func["E2"]) is cls and sem.callee(by_func["r"]).name == "run"
+    assert sem.callee(by_func["exp.train"]).name == "train"
+    assert sem.callee(by_func["Other"]) is None and sem.callee(by_func["Twice"]) is None
+    assert sem.callee(by_func["Self"]) is None
+    assert sem.class_def(by_func["E2"].func) is cls and sem.class_def(by_func["r"].func) is None

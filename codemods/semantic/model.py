@@ -748,10 +748,7 @@ class SemanticModel:
         """The same-file function, method or class (constructor) ``call`` runs, or None."""
         f = call.func
         if isinstance(f, ast.Name):
-            bs = self.resolve(f)
-            if len(bs) == 1 and bs[0].kind in (BindingKind.FUNCTION, BindingKind.CLASS):
-                return bs[0].node
-            return None
+            return self._defined(f, (BindingKind.FUNCTION, BindingKind.CLASS))
         if isinstance(f, ast.Attribute):
             cls = self.instance_class(f.value)
             if cls is not None:
@@ -776,9 +773,21 @@ class SemanticModel:
     def class_def(self, expr) -> Optional[ast.ClassDef]:
         """The same-file class ``expr`` (a name) refers to."""
         if isinstance(expr, ast.Name):
-            bs = self.resolve(expr)
-            if len(bs) == 1 and bs[0].kind is BindingKind.CLASS:
-                return bs[0].node
+            return self._defined(expr, (BindingKind.CLASS,))
+        return None
+
+    def _defined(self, name: ast.Name, kinds: tuple, depth: int = 0):
+        """The same-file definition of one of ``kinds`` that ``name`` (bound once in its
+        scope) refers to, also through names bound once to another name (``Exp =
+        Exp_Main``, a few levels)."""
+        bs = self.resolve(name)
+        if len(bs) != 1:
+            return None
+        b = bs[0]
+        if b.kind in kinds:
+            return b.node
+        if depth < 3 and b.kind is BindingKind.ASSIGNMENT and isinstance(b.value, ast.Name) and b.value is not name:
+            return self._defined(b.value, kinds, depth + 1)
         return None
 
     def instance_class(self, expr) -> Optional[ast.ClassDef]:
