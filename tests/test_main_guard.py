@@ -69,10 +69,11 @@ for epoch in range(2):
     print("epoch", epoch)
 print("done")
 """)
-    assert out == HEAD + """\
-loader = DataLoader(ds, batch_size=4, num_workers=2)
+    # the guard holds the script's executable code from its first statement after the
+    # imports (the dataset and the loader are built in the main process only)
+    assert out == HEAD.replace("ds = ", 'if __name__ == "__main__":\n    ds = ') + """\
+    loader = DataLoader(ds, batch_size=4, num_workers=2)
 
-if __name__ == "__main__":
     # train
     for epoch in range(2):
         for (x,) in loader:  # one batch
@@ -97,7 +98,7 @@ if __name__ == "__main__":
 )
 def test_iteration_forms(use):
     out = fixed(HEAD + "loader = DataLoader(ds, num_workers=1)\n" + use + "\n")
-    assert 'if __name__ == "__main__":\n    ' + use.splitlines()[0] in out
+    assert '\nif __name__ == "__main__":\n    ds = ' in out and "\n    " + use.splitlines()[0] in out
 
 
 @pytest.mark.parametrize(
@@ -153,6 +154,9 @@ def show():
 
 
 if __name__ == "__main__":
+    ds = TensorDataset(torch.randn(8, 2))
+    loader = DataLoader(ds, num_workers=2)
+
     for epoch in range(2):
         train(epoch)
 
@@ -173,7 +177,7 @@ def fit():
 
 print(fit())
 """)
-    assert out.endswith('if __name__ == "__main__":\n    print(fit())\n')
+    assert out.endswith('if __name__ == "__main__":\n    ds = TensorDataset(torch.randn(8, 2))\n\n    print(fit())\n')
 
 
 @pytest.mark.parametrize("arg", ['tqdm(loader, desc="train")', "enumerate(tqdm(loader))"])
@@ -191,10 +195,15 @@ def train_epoch(batches):
 for epoch in range(2):
     train_epoch({arg})
 """)
-    assert out.endswith(f'if __name__ == "__main__":\n    for epoch in range(2):\n        train_epoch({arg})\n')
+    assert out.endswith(f'\n    for epoch in range(2):\n        train_epoch({arg})\n')
+    # (not from above an import: ``from tqdm import tqdm`` follows ``ds = ...``)
+    assert '\nif __name__ == "__main__":\n    loader = DataLoader(' in out
 
 
-def test_tail_starts_at_first_trigger_and_later_statements_move():
+def test_the_tail_starts_at_the_first_statement_after_the_imports():
+    """Under spawn each worker runs what the guard leaves out: the model built (and moved
+    to the GPU), the datasets read, ``wandb.init()``; so the guard starts at the first
+    executable statement after the imports, the definitions staying above it."""
     out = fixed(HEAD + """\
 loader = DataLoader(ds, num_workers=2)
 model = torch.nn.Linear(2, 2)
@@ -203,14 +212,28 @@ total = 0
 for (x,) in loader:
     total += 1
 """)
-    assert "model = torch.nn.Linear(2, 2)\nif __name__" in out
-    assert "    total = 0\n" in out
+    assert 'TensorDataset\n\nif __name__ == "__main__":\n    ds = ' in out
+    assert "    model = torch.nn.Linear(2, 2)\n" in out and "    total = 0\n" in out
+
+
+def test_the_tail_starts_at_the_first_trigger_when_earlier_code_cannot_move():
+    """Code before the first iteration that cannot move (a name the workers read, a
+    definition needs, or an import after it): the guard starts at the iteration."""
+    src = HEAD + "SCALE = float(2)\n\n\ndef collate(b):\n    return [x * SCALE for x in b]\n\n\n" \
+                 "loader = DataLoader(ds, num_workers=2, collate_fn=collate)\nfor b in loader:\n    pass\n"
+    out = fixed(src)
+    assert "SCALE = float(2)" in out.split("if __name__")[0] and out.endswith(
+        'if __name__ == "__main__":\n    loader = DataLoader(ds, num_workers=2, collate_fn=collate)\n'
+        '    for b in loader:\n        pass\n'), out
+    out = fixed(HEAD + "import os\nos.environ['X'] = '1'\nimport json\nloader = DataLoader(ds, num_workers=2)\n"
+                       "for b in loader:\n    pass\n")
+    assert "os.environ['X'] = '1'\nimport json\n" in out and "    loader = DataLoader(" in out, out
 
 
 def test_single_quote_style_followed():
     out = fixed("import torch\nfrom torch.utils.data import DataLoader\n"
                 "loader = DataLoader(torch.arange(4), num_workers=2)\nprint('go')\nfor b in loader:\n    print('b')\n")
-    assert "if __name__ == '__main__':\n    for b in loader:" in out
+    assert "if __name__ == '__main__':\n    loader = DataLoader(" in out
 
 
 # ---------------------------------------------------------------------- num_workers values
@@ -511,7 +534,9 @@ first = next(iter(loader))
 FACTOR = 3
 print(first)
 """)
-    assert out.endswith('FACTOR = 3\nif __name__ == "__main__":\n    first = next(iter(loader))\n    print(first)\n')
+    assert out.endswith('FACTOR = 3\n\nif __name__ == "__main__":\n    ds = TensorDataset(torch.randn(8, 2))\n\n'
+                        '    loader = DataLoader(ds, num_workers=2, collate_fn=collate)\n    first = next(iter(loader))\n'
+                        '    print(first)\n'), out
 
 
 @pytest.mark.parametrize(
@@ -730,3 +755,18 @@ def test_a_module_level_loader_of_a_guarded_script_is_reported_once():
                   "if __name__ == \"__main__\":\n    print('done')\n")
     r, _ = run(src)
     assert len(bugs(r)) == 1, [f.message for f in r.findings]
+
+
+# (swz30/MPRNet train.py: ``if torch.cuda.device_count() > 1:`` with a 2-space body, the
+# training loop with 4-space blocks)
+def test_the_guard_is_indented_as_the_code_it_holds():
+    src = HEAD + ("if torch.cuda.device_count() > 1:\n  print('GPUs')\n\n"
+                  "for epoch in range(3):\n    for (x,) in DataLoader(ds, num_workers=2):\n        pass\n")
+    out = fixed(src)
+    assert out.endswith("    for epoch in range(3):\n"
+                        "        for (x,) in DataLoader(ds, num_workers=2):\n            pass\n"), out
+    assert "if __name__ == '__main__':\n    ds = " in out
+    # a file indented alike throughout: LibCST's own default
+    out = fixed(HEAD + "for (x,) in DataLoader(ds, num_workers=2):\n  pass\n")
+    assert out.endswith("if __name__ == \"__main__\":\n  ds = TensorDataset(torch.randn(8, 2))\n"
+                        "  for (x,) in DataLoader(ds, num_workers=2):\n    pass\n"), out

@@ -63,10 +63,14 @@ class DataLoaderWithoutMainGuard(Rule):
     ```
 
     ## Fix safety
-    The fix indents the executable tail of the script (from the first statement that
-    leads to an iteration) under the guard; imports, `def`, `class` and the constants
-    that definitions read stay at top level, so the workers can still unpickle the
-    Dataset.  It is safe when the loader is provably iterated; unsafe when it is only
+    The fix indents the executable code of the script under the guard, from its first
+    statement after the imports (the datasets read, the model built and moved to the
+    GPU, `wandb.init()`: under spawn each worker would run them again), or, when code
+    there cannot move (the workers read a name it binds, a definition needs it), from
+    a later statement, at the latest the first that leads to an iteration; imports,
+    `def`, `class` and the constants that definitions read stay at top level (above
+    the guard, in their order), so the workers can still unpickle the Dataset.  The
+    guard's block is indented as most of the code it holds.  It is safe when the loader is provably iterated; unsafe when it is only
     handed to a callee that cannot be followed (another module's `train(loader)`,
     `trainer.fit(loader)`), which may iterate it.  It is report-only when another file
     of the project imports the script (a notebook's code cells too), when a definition
@@ -161,6 +165,8 @@ class DataLoaderWithoutMainGuard(Rule):
         start = min((s.stmt for ld in loaders for s in ld.sites), key=lambda s: (s.lineno, s.col_offset))
         plan = Plan(ctx, an, start, loaders)
         why_not = plan.unpicklable() or plan.why_not_fixable()
+        if not why_not:
+            plan = _earlier_plan(ctx, an, start, loaders) or plan
         if why_not:
             yield ctx.finding(self, first.call, f"{msg} (not fixed: {why_not})")
         else:
@@ -799,7 +805,11 @@ class Plan:
         outside = self._bound(self.units[: self.i0] + kept)
         only_moved = moved_names - outside
         for unit in kept:
-            clash = self._bound([unit]) & moved_names
+            # (a kept statement runs before the guard: a clash only when code that moves
+            # bound the name before it, and would now bind it after)
+            # (a definition binds its own name when it runs; a ``global`` in its body, later)
+            binds = {unit[0].name} if isinstance(unit[0], (*_DEFS, ast.ClassDef)) else self._bound([unit])
+            clash = binds & self._bound([u for u in moved if u[0].lineno < unit[0].lineno])
             if clash:
                 return f"`{sorted(clash)[0]}` is bound both by code that stays and by code that would move"
             stmt = unit[0]
@@ -867,17 +877,97 @@ class Plan:
             blank = 0
             while blank < len(lines) and lines[blank].comment is None:
                 blank += 1
-            if isinstance(before, (cst.FunctionDef, cst.ClassDef)) and blank < 2:
+            p = index[id(stmt)]
+            moved_up = before is not None and (p == 0 or body[p - 1] is not before)  # it follows another statement now
+            defs = (cst.FunctionDef, cst.ClassDef)
+            if blank < 2 and (isinstance(before, defs) or (moved_up and isinstance(stmt, defs))):
                 stmt = stmt.with_changes(leading_lines=[cst.EmptyLine(indent=False)] * (2 - blank) + lines)
             new_kept.append(stmt)
             before = stmt
         q = _quote(module)
         guard = cst.If(
             test=cst.parse_expression(f"__name__ == {q}__main__{q}"),
-            body=cst.IndentedBlock(body=new_moved),
+            body=cst.IndentedBlock(body=new_moved, indent=_block_indent(module, moved)),
             leading_lines=guard_lines,
         )
         return {module: module.with_changes(body=[*body[:i0], *new_kept, guard])}
+
+
+# how many earlier starts the fix tries before it keeps the first iteration's
+_EARLIER_TRIES = 6
+
+
+def _earlier_plan(ctx, an: Analysis, start, loaders) -> Optional["Plan"]:
+    """The guard from the script's first executable statement before ``start`` (the
+    model built and moved to the GPU, ``wandb.init()``, the datasets read: under spawn
+    each worker would run them again) that the plan can move: the earliest of the first
+    few that leaves no refusal; None when none does (the tail from ``start`` then)."""
+    body = an.body()
+    # (never from above an import: what runs before it may change what it imports)
+    last_import = max((k for k, s in enumerate(body) if not _executable(s) and not isinstance(s, (*_DEFS, ast.ClassDef))
+                       and not isinstance(s, (ast.Assign, ast.AnnAssign, ast.Expr))), default=-1)
+    tries = 0
+    for stmt in body[last_import + 1:]:
+        if stmt is start or (stmt.lineno, stmt.col_offset) >= (start.lineno, start.col_offset):
+            return None
+        if not _executable(stmt):
+            continue
+        tries += 1
+        if tries > _EARLIER_TRIES:
+            return None
+        plan = Plan(ctx, an, stmt, loaders)
+        if not (plan.unpicklable() or plan.why_not_fixable()):
+            return plan
+    return None
+
+
+def _executable(stmt) -> bool:
+    """A top-level statement that does work when it runs: not an import (nor a ``try``
+    or ``if`` of imports only), a definition, a docstring or a constant's binding."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, *_DEFS, ast.ClassDef)):
+        return False
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return False
+    if isinstance(stmt, ast.Assign) and _is_constant(stmt.value):
+        return False
+    if isinstance(stmt, ast.AnnAssign) and (stmt.value is None or _is_constant(stmt.value)):
+        return False
+    if isinstance(stmt, (ast.Try, ast.If)):
+        inner = [*stmt.body, *stmt.orelse, *(x for h in getattr(stmt, "handlers", ()) for x in h.body)]
+        return not all(isinstance(x, (ast.Import, ast.ImportFrom, ast.Pass)) for x in inner)
+    return True
+
+
+def _block_indent(module, moved) -> Optional[str]:
+    """The indentation of the guard's block: the one most of the moved statements' blocks
+    use (counted in the statements they hold: the guarded code reads alike), LibCST's
+    default (the file's first indented block: None here) when they have none or use it."""
+    import libcst as cst
+
+    weight: dict = {}
+    for stmt in moved:
+        body = getattr(stmt, "body", None)
+        if isinstance(body, cst.IndentedBlock):
+            unit = body.indent if body.indent is not None else module.default_indent
+            weight[unit] = weight.get(unit, 0) + _statements_in(body)
+    if not weight:
+        return None
+    unit = max(weight, key=lambda u: (weight[u], u == module.default_indent))
+    return unit if unit != module.default_indent else None
+
+
+def _statements_in(block) -> int:
+    """The statements of a LibCST block, nested blocks' included."""
+    import libcst as cst
+
+    n = 0
+    for stmt in block.body:
+        n += 1
+        orelse = getattr(stmt, "orelse", None)  # (an ``else``/``elif`` clause holds a block)
+        for inner in (getattr(stmt, "body", None), getattr(orelse, "body", None)):
+            if isinstance(inner, cst.IndentedBlock):
+                n += _statements_in(inner)
+    return n
 
 
 def _quote(module) -> str:

@@ -13,9 +13,6 @@ class Squares(Dataset):
         return self.x[i], self.x[i] ** 2
 
 
-loader = DataLoader(Squares(8), batch_size=4, num_workers=1)
-
-
 def show_batch():
     for x, y in loader:
         print("x", x.tolist(), "y", y.tolist())
@@ -30,6 +27,8 @@ def label(v):
 
 
 if __name__ == "__main__":
+    loader = DataLoader(Squares(8), batch_size=4, num_workers=1)
+
     show_batch()
 
     print([label(v) for v in (1.0, 20.0)])

@@ -15,8 +15,8 @@ class Noisy(Dataset):
         return self.x[i] * scale
 
 
-loader = DataLoader(Noisy(8, 0.5), batch_size=4, num_workers=1)
 if __name__ == "__main__":
+    loader = DataLoader(Noisy(8, 0.5), batch_size=4, num_workers=1)
     for batch in loader:
         print(batch.tolist())
     scale = torch.tensor(2.0)

@@ -10,19 +10,6 @@ import torch.nn as nn
 import torch.optim as optim
 from torch.utils.data import DataLoader, TensorDataset
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--workers", type=int, default=1, help="number of data loading workers")
-parser.add_argument("--batchSize", type=int, default=4)
-parser.add_argument("--niter", type=int, default=1)
-parser.add_argument("--nz", type=int, default=3)
-opt, _ = parser.parse_known_args()
-outf = tempfile.mkdtemp()
-
-torch.manual_seed(0)
-dataset = TensorDataset(torch.rand(8, 6) * 2 - 1)
-dataloader = DataLoader(dataset, batch_size=opt.batchSize, shuffle=True, num_workers=int(opt.workers))
-nz = int(opt.nz)
-
 
 def weights_init(m):
     if isinstance(m, nn.Linear):
@@ -47,15 +34,28 @@ class Discriminator(nn.Module):
         return self.main(x).view(-1)
 
 
-netG = Generator()
-netG.apply(weights_init)
-netD = Discriminator()
-netD.apply(weights_init)
-criterion = nn.BCELoss()
-optimizerD = optim.Adam(netD.parameters(), lr=2e-4)
-optimizerG = optim.Adam(netG.parameters(), lr=2e-4)
-
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workers", type=int, default=1, help="number of data loading workers")
+    parser.add_argument("--batchSize", type=int, default=4)
+    parser.add_argument("--niter", type=int, default=1)
+    parser.add_argument("--nz", type=int, default=3)
+    opt, _ = parser.parse_known_args()
+    outf = tempfile.mkdtemp()
+
+    torch.manual_seed(0)
+    dataset = TensorDataset(torch.rand(8, 6) * 2 - 1)
+    dataloader = DataLoader(dataset, batch_size=opt.batchSize, shuffle=True, num_workers=int(opt.workers))
+    nz = int(opt.nz)
+
+    netG = Generator()
+    netG.apply(weights_init)
+    netD = Discriminator()
+    netD.apply(weights_init)
+    criterion = nn.BCELoss()
+    optimizerD = optim.Adam(netD.parameters(), lr=2e-4)
+    optimizerG = optim.Adam(netG.parameters(), lr=2e-4)
+
     for epoch in range(opt.niter):
         for i, data in enumerate(dataloader, 0):
             netD.zero_grad()

@@ -6,7 +6,6 @@ torch.manual_seed(0)
 data = TensorDataset(torch.randn(12, 3), torch.randint(0, 2, (12,)))
 val_loader = DataLoader(data, batch_size=4, num_workers=1)
 test_loader = DataLoader(data, batch_size=6, num_workers=1)
-model = nn.Linear(3, 2)
 
 
 def accuracy(net, loader):
@@ -22,5 +21,7 @@ def report(net, loader=test_loader):
 
 
 if __name__ == "__main__":
+    model = nn.Linear(3, 2)
+
     print("val accuracy", accuracy(model, loader=val_loader))
     report(model)

@@ -13,9 +13,9 @@ def run_epoch(model, loader, opt, loss_fn):
     return loss.item()
 
 
-torch.manual_seed(0)
-train_loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16, 1)), batch_size=8, num_workers=1)
-model = nn.Linear(4, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
 if __name__ == "__main__":
+    torch.manual_seed(0)
+    train_loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16, 1)), batch_size=8, num_workers=1)
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
     print("loss", run_epoch(model, train_loader, opt, loss_fn=nn.MSELoss()))

@@ -6,11 +6,6 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-torch.manual_seed(0)
-datasets = {x: TensorDataset(torch.randn(16, 5), torch.randint(0, 3, (16,))) for x in ["train", "val"]}
-dataloaders = {x: DataLoader(datasets[x], batch_size=8, shuffle=True, num_workers=1) for x in ["train", "val"]}
-sizes = {x: len(datasets[x]) for x in ["train", "val"]}
-
 
 def train_model(model, criterion, optimizer, num_epochs=1):
     best = copy.deepcopy(model.state_dict())
@@ -31,6 +26,11 @@ def train_model(model, criterion, optimizer, num_epochs=1):
     return model
 
 
-net = nn.Linear(5, 3)
 if __name__ == "__main__":
+    torch.manual_seed(0)
+    datasets = {x: TensorDataset(torch.randn(16, 5), torch.randint(0, 3, (16,))) for x in ["train", "val"]}
+    dataloaders = {x: DataLoader(datasets[x], batch_size=8, shuffle=True, num_workers=1) for x in ["train", "val"]}
+    sizes = {x: len(datasets[x]) for x in ["train", "val"]}
+
+    net = nn.Linear(5, 3)
     net = train_model(net, nn.CrossEntropyLoss(), torch.optim.SGD(net.parameters(), lr=0.1))

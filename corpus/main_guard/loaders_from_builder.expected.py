@@ -11,11 +11,11 @@ def make_loaders(batch_size, workers=1):
     return train_dl, val_dl
 
 
-torch.manual_seed(0)
-train_dl, val_dl = make_loaders(8)
-model = nn.Linear(4, 1)
-opt = torch.optim.Adam(model.parameters(), lr=1e-2)
 if __name__ == "__main__":
+    torch.manual_seed(0)
+    train_dl, val_dl = make_loaders(8)
+    model = nn.Linear(4, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     for epoch in range(2):
         for xb, yb in train_dl:
             opt.zero_grad()

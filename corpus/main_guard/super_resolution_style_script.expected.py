@@ -11,22 +11,6 @@ import torch.nn as nn
 import torch.optim as optim
 from torch.utils.data import DataLoader, TensorDataset
 
-parser = argparse.ArgumentParser(description="super resolution shape")
-parser.add_argument("--nEpochs", type=int, default=1)
-parser.add_argument("--threads", type=int, default=1, help="number of threads for data loader to use")
-opt, _ = parser.parse_known_args()
-
-torch.manual_seed(0)
-train_set = TensorDataset(torch.rand(8, 1, 4, 4), torch.rand(8, 1, 8, 8))
-test_set = TensorDataset(torch.rand(4, 1, 4, 4), torch.rand(4, 1, 8, 8))
-training_data_loader = DataLoader(dataset=train_set, num_workers=opt.threads, batch_size=4, shuffle=True)
-testing_data_loader = DataLoader(dataset=test_set, num_workers=opt.threads, batch_size=2, shuffle=False)
-
-model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.PixelShuffle(2))
-criterion = nn.MSELoss()
-optimizer = optim.Adam(model.parameters(), lr=0.01)
-out_dir = tempfile.mkdtemp()
-
 
 def train(epoch):
     epoch_loss = 0
@@ -56,6 +40,22 @@ def checkpoint(epoch):
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="super resolution shape")
+    parser.add_argument("--nEpochs", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="number of threads for data loader to use")
+    opt, _ = parser.parse_known_args()
+
+    torch.manual_seed(0)
+    train_set = TensorDataset(torch.rand(8, 1, 4, 4), torch.rand(8, 1, 8, 8))
+    test_set = TensorDataset(torch.rand(4, 1, 4, 4), torch.rand(4, 1, 8, 8))
+    training_data_loader = DataLoader(dataset=train_set, num_workers=opt.threads, batch_size=4, shuffle=True)
+    testing_data_loader = DataLoader(dataset=test_set, num_workers=opt.threads, batch_size=2, shuffle=False)
+
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.PixelShuffle(2))
+    criterion = nn.MSELoss()
+    optimizer = optim.Adam(model.parameters(), lr=0.01)
+    out_dir = tempfile.mkdtemp()
+
     for epoch in range(1, opt.nEpochs + 1):
         train(epoch)
         test()

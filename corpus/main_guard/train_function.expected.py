@@ -2,13 +2,6 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-torch.manual_seed(0)
-dataset = TensorDataset(torch.randn(16, 6), torch.randn(16, 1))
-loader = DataLoader(dataset, batch_size=8, num_workers=1)
-model = nn.Linear(6, 1)
-opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-loss_fn = nn.MSELoss()
-
 
 def train(epoch):
     model.train()
@@ -23,5 +16,12 @@ def train(epoch):
 
 
 if __name__ == "__main__":
+    torch.manual_seed(0)
+    dataset = TensorDataset(torch.randn(16, 6), torch.randn(16, 1))
+    loader = DataLoader(dataset, batch_size=8, num_workers=1)
+    model = nn.Linear(6, 1)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    loss_fn = nn.MSELoss()
+
     for epoch in range(1):
         train(epoch)

@@ -18,8 +18,8 @@ class Trainer:
             print("epoch", epoch)
 
 
-torch.manual_seed(0)
-ds = TensorDataset(torch.randn(16, 4), torch.randn(16, 1))
-trainer = Trainer(nn.Linear(4, 1), DataLoader(ds, batch_size=8, num_workers=1))
 if __name__ == "__main__":
+    torch.manual_seed(0)
+    ds = TensorDataset(torch.randn(16, 4), torch.randn(16, 1))
+    trainer = Trainer(nn.Linear(4, 1), DataLoader(ds, batch_size=8, num_workers=1))
     trainer.fit(1)

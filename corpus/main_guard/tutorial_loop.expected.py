@@ -4,15 +4,15 @@ import torch.nn as nn
 import torch.optim as optim
 from torch.utils.data import DataLoader, TensorDataset
 
-torch.manual_seed(0)
-trainset = TensorDataset(torch.randn(16, 8), torch.randint(0, 3, (16,)))
-trainloader = DataLoader(trainset, batch_size=4, shuffle=True, num_workers=2)
-
-net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
-criterion = nn.CrossEntropyLoss()
-optimizer = optim.SGD(net.parameters(), lr=0.01)
-
 if __name__ == "__main__":
+    torch.manual_seed(0)
+    trainset = TensorDataset(torch.randn(16, 8), torch.randint(0, 3, (16,)))
+    trainloader = DataLoader(trainset, batch_size=4, shuffle=True, num_workers=2)
+
+    net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    criterion = nn.CrossEntropyLoss()
+    optimizer = optim.SGD(net.parameters(), lr=0.01)
+
     for epoch in range(1):  # loop over the dataset
         running_loss = 0.0
         for i, data in enumerate(trainloader, 0):
