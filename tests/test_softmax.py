@@ -83,6 +83,14 @@ def test_parenthesised_when_a_view_follows():
     assert "F.cross_entropy((a + b).view(-1, 5), y)" in out
 
 
+@pytest.mark.parametrize("shape", ["resize(1, 5)", "view_as(logits)", "reshape_as(logits)"])
+def test_reshapes_the_loss_input_goes_through(shape):
+    """(nishnik/Deep-Semantic-Similarity-Model-PyTorch: the model's softmax output reaches
+    the loss as ``y_pred.resize(1, J+1)``, the deprecated ``Tensor.resize``)"""
+    r, out = run(f"loss = F.cross_entropy(F.softmax(a + b, -1).{shape}, y)\n")
+    assert codes(r) == ["TM501"] and f"F.cross_entropy((a + b).{shape}, y)" in out
+
+
 # ----------------------------------------------------------------------------- variable
 def test_single_use_variable_removed():
     src = """\

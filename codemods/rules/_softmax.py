@@ -52,7 +52,8 @@ from ..semantic.source import callee_hits
 TM501, TM502 = "TM501", "TM502"
 
 # shape-only tensor methods a loss input is often wrapped in (``p.view(-1, V)``)
-VIEW = frozenset({"view", "reshape", "flatten", "contiguous", "squeeze", "unsqueeze", "float", "double", "to", "cpu", "cuda"})
+VIEW = frozenset({"view", "reshape", "flatten", "contiguous", "squeeze", "unsqueeze", "float", "double", "to", "cpu", "cuda",
+                  "resize", "view_as", "reshape_as"})
 # module methods that return the module itself
 MODULE_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16", "requires_grad_", "type"})
 # module methods and attributes that neither call the model nor expose its outputs
@@ -67,11 +68,13 @@ NEUTRAL_FUNCS = frozenset({
 })
 # value-preserving tensor methods: a use of their result is a use of the output itself
 PASSTHROUGH = frozenset({"detach", "cpu", "clone", "float", "double", "to", "cuda", "contiguous", "half"})
-SHAPE = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "view_as", "reshape_as"})
+SHAPE = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "view_as", "reshape_as",
+                   "resize"})
 # tensor methods that move dims: a (log-)softmax under them feeds the loss only if its dim
 # lands on the loss's class dim (1), which ``lands_on_class`` works out
 DIM_MOVES = frozenset({"transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
-RESHAPES = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze"})
+# (``resize``: the deprecated ``Tensor.resize``, a reshape of a contiguous tensor)
+RESHAPES = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "resize", "view_as", "reshape_as"})
 # reads of a tensor that a softmax does not change
 SHAPE_ATTRS = frozenset({"shape", "ndim", "device", "dtype", "is_cuda", "requires_grad", "grad_fn"})
 SHAPE_METHODS = frozenset({"size", "dim", "numel", "nelement", "get_device", "ndimension"})
