@@ -1342,3 +1342,31 @@ def test_a_training_step_helper_called_in_a_loop(body, call, extra, reported):
     assert bool(got) == reported, [f.message for f in r.findings]
     if reported:
         assert "def train_step(model, x, y, optimizer):\n    optimizer.zero_grad()\n    loss = " in out
+
+
+# (opendp/smartnoise-sdk PATECTGAN, issue 280: the student's optimizer never cleared, the
+# teachers' ones, a list, cleared once per outer iteration)
+TEACHERS = """\
+import torch.optim as optim
+student = nn.Linear(4, 1)
+teachers = [nn.Linear(4, 1) for i in range(3)]
+optimizerS = optim.Adam(student.parameters(), lr=2e-4)
+optimizerT = [optim.Adam(teachers[i].parameters(), lr=2e-4) for i in range(3)]
+for epoch in range(10):
+    for i in range(3):
+        optimizerT[i].zero_grad()
+        teachers[i](torch.randn(8, 4)).sum().backward()
+        optimizerT[i].step()
+    for t in range(5):
+        student(torch.randn(8, 4)).sum().backward()
+        optimizerS.step()
+"""
+
+
+def test_an_element_of_a_list_of_other_optimizers_does_not_clear_ours():
+    r, out = run(TEACHERS)
+    assert codes(r) == ["TM201"] and r.findings[0].line == 15 and r.findings[0].applied
+    assert "        optimizerS.zero_grad()\n        student(torch.randn(8, 4)).sum().backward()\n" in out
+    # the teachers' optimizers step the student's parameters: cleared once per epoch, misplaced
+    r, _ = run(TEACHERS.replace("teachers[i].parameters()", "student.parameters()"))
+    assert codes(r) == ["TM202"]

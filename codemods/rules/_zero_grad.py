@@ -106,7 +106,7 @@ def models_of(sem: SemanticModel, ctors: list) -> Optional[set[str]]:
         found = False
         for n in (m for a in [*call.args, *(k.value for k in call.keywords)] for m in sem.walk(a)):
             if isinstance(n, ast.Call) and sem.method_name(n) in ("parameters", "named_parameters"):
-                d = sem.dotted(sem.receiver(n))
+                d = sem.dotted(_container(sem.receiver(n)))
                 if d is None:
                     return None
                 out.add(d)
@@ -114,6 +114,14 @@ def models_of(sem: SemanticModel, ctors: list) -> Optional[set[str]]:
         if not found:
             return None
     return out
+
+
+def _container(expr):
+    """``teachers[i]`` as ``teachers``: an element of a container of modules is a part of
+    it (``related`` tells parts), whichever element it is."""
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr
 
 
 def rebased(sem: SemanticModel, text: str, ctors: list, models: Optional[set[str]]) -> Optional[set[str]]:
@@ -378,10 +386,13 @@ class Analysis:
                 if m == "zero_grad":
                     recv = sem.receiver(n)
                     r = sem.dotted(recv)
-                    if r is None or r == st.text:
+                    if r == st.text or (r is None and not isinstance(recv, ast.Subscript)):
                         out.append(n)
                         continue
-                    rb = binding(sem, recv)
+                    rb = binding(sem, recv)  # (``opts[i]``: an element of a list of optimizers, say)
+                    if r is None and rb.kind != "opt":
+                        out.append(n)  # an element of something else: it may be ours
+                        continue
                     if rb.kind in ("opt", "param"):
                         # another optimizer: it clears ours only if they may share modules
                         theirs = models_of(sem, rb.ctors) if rb.kind == "opt" else None
