@@ -400,7 +400,11 @@ def test_pretrained_builder_variants():
     r, _ = run(TV + "return_it = [models.resnet18(pretrained=True, num_classes=3)]\n")
     assert r.findings[0].fix is None and "not assigned" in r.findings[0].message
     r, _ = run(TV + "m = models.squeezenet1_1(pretrained=True, num_classes=3)\n")
-    assert r.findings[0].fix is None and "not a single Linear" in r.findings[0].message
+    assert r.findings[0].fix is None and "replace `classifier[1]` afterwards (not fixed: its head is a Conv2d)" in r.findings[0].message
+    # (pytorch/vision#480: inception_v3(num_classes=1, pretrained=True, aux_logits=False))
+    r, _ = run(TV + "m = models.inception_v3(num_classes=1, pretrained=True, aux_logits=False)\n")
+    assert r.findings[0].fix is None and "replace `fc` (and `AuxLogits.fc`) afterwards (not fixed: it has two heads" \
+        in r.findings[0].message
 
 
 @pytest.mark.parametrize("ctor", [

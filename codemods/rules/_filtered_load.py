@@ -87,6 +87,15 @@ def torchvision_task_classes(q: Optional[str]) -> Optional[int]:
     return None
 
 
+# builders whose head is not one Linear layer (``torchvision_head`` gives ''): what to
+# replace, and why the rule does not
+TV_OTHER_HEADS = {
+    "inception_v3": ("`fc` (and `AuxLogits.fc`)", "it has two heads, `fc` and the auxiliary `AuxLogits.fc`"),
+    "squeezenet1_0": ("`classifier[1]`", "its head is a Conv2d"),
+    "squeezenet1_1": ("`classifier[1]`", "its head is a Conv2d"),
+}
+
+
 def torchvision_head(q: Optional[str]) -> Optional[str]:
     """The head path of a torchvision classification builder (``fc`` for resnet50),
     '' for one whose head is not a single Linear layer (squeezenet, inception_v3), None

@@ -7,7 +7,7 @@ import os
 import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
-from ._filtered_load import CLASS_KWARGS, HEADS, SAVES, TV_DEFAULT_CLASSES, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
+from ._filtered_load import CLASS_KWARGS, HEADS, SAVES, TV_DEFAULT_CLASSES, TV_OTHER_HEADS, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
 from ..semantic import OriginKind
 
 HELPER = "load_matching_state_dict"
@@ -383,10 +383,11 @@ class StrictLoadAfterHeadChange(Rule):
                 "`weights_backbone=` instead (a pretrained backbone, a new head) or replace the predictor "
                 "after building it with its pretrained head (not fixed)",
             )
+        other = TV_OTHER_HEADS.get((q or "").rsplit(".", 1)[-1], ("the head", "its head is not a single Linear layer"))
         msg = (
             f"`{name}(...)` loads the pretrained 1000-class weights into a head built for "
             f"num_classes={sem.segment(nc)}: torchvision raises (\"expected value 1000\"); build it with the "
-            f"pretrained head and replace `{head or 'the head'}` afterwards"
+            f"pretrained head and replace {f'`{head}`' if head else other[0]} afterwards"
         )
         if pre == "maybe":
             msg += " (if the weights are pretrained)"
@@ -396,7 +397,7 @@ class StrictLoadAfterHeadChange(Rule):
         target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.value is call else None
         why = None
         if not head:
-            why = "its head is not a single Linear layer"
+            why = other[1]
         elif target is None or sem.dotted(target) is None:
             why = "the model is not assigned to a name"
         elif q.endswith("googlenet") and sem.keyword(call, "aux_logits") is not None:
