@@ -714,7 +714,7 @@ def _other_cells(nb, src: Source, opts: Options, project, trace: dict, msg: str)
         findings, _, _, ctx = fix_text(src.path, text, replace(opts, fix=False, fix_edits=False), project, trace)
     except SourceError:
         return None
-    also = f"; also in cell{'s' if len(errors) > 2 else ''} {', '.join(str(c) for c in cells[1:])}" if len(cells) > 1 else ""
+    also = f"; also in cell{'s' if len(cells) > 2 else ''} {', '.join(map(str, cells[1:]))}" if len(cells) > 1 else ""
     res = FileResult(path=src.path, error=f"{errors[0]}{also} (the other cells were checked; nothing written)")
     res.findings = [_to_cells(nb, f) for f in findings]
     for f in res.findings:

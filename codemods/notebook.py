@@ -235,6 +235,7 @@ def _unmask(text: str, tag: str, magics: list[str], first_id: int, seen: set) ->
 
 # the lines of one cell that :meth:`Notebook.mended` blanks at most
 MEND_TRIES = 5
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 # the marker comment before each cell of the virtual module: ``# <tag> <index>``, the tag
 # this prefix and a hash of the notebook (with ``x``s added while the JSON holds it)
@@ -493,8 +494,8 @@ class Notebook:
                 continue
             if not msg.startswith("syntax error"):
                 return None
-            lines = body.splitlines(keepends=True)
-            for _ in range(tries):
+            lines = _LINES.findall(body)  # (the compiler's line breaks, not all of splitlines')
+            for _ in range(tries + 1):  # (the last try only compiles)
                 try:
                     compile("".join(lines), "<cell>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
                     break

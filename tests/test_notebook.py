@@ -184,6 +184,14 @@ def test_a_cell_that_cannot_be_left_out_safely_leaves_the_error_alone(tmp_path, 
     assert r.error.startswith("syntax error in cell 3 at 1:") and "other cells" not in r.error and r.findings == []
 
 
+def test_a_cell_is_mended_by_up_to_five_blank_lines():
+    five = notebook(EXERCISE[:2] + [code(["x = (\n", "  a\n", "  b\n", "  c\n", "  d\n"], 2)] + EXERCISE[3:])
+    text, errors, removed, cells = Notebook(five).mended()
+    assert cells == [3] and removed == "x = (\n  a\n  b\n  c\n  d\n" and errors[0].startswith("syntax error in cell 3 at 1:")
+    six = notebook(EXERCISE[:2] + [code(["x = (\n", "  a\n", "  b\n", "  c\n", "  d\n", "  e\n"], 2)] + EXERCISE[3:])
+    assert Notebook(six).mended() is None
+
+
 def test_a_message_names_lines_of_cells(tmp_path):
     """A line a message names (``(line N)``) is a line of a cell, as the finding's own
     position is; code quoted in backticks is left as it is."""
