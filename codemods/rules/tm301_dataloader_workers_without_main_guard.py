@@ -70,9 +70,10 @@ class DataLoaderWithoutMainGuard(Rule):
     a later statement, at the latest the first that leads to an iteration; imports,
     `def`, `class` and the constants that definitions read stay at top level (above
     the guard, in their order), so the workers can still unpickle the Dataset.  The
-    guard's block is indented as most of the code it holds.  It is safe when the loader is provably iterated; unsafe when it is only
-    handed to a callee that cannot be followed (another module's `train(loader)`,
-    `trainer.fit(loader)`), which may iterate it.  It is report-only when another file
+    guard's block is indented as most of the code it holds.  It is safe when the loader
+    is provably iterated; unsafe when it is only handed to a callee that cannot be
+    followed (another module's `train(loader)`, `trainer.fit(loader)`), which may
+    iterate it.  It is report-only when another file
     of the project imports the script (a notebook's code cells too), when a definition
     needs code that would move (a default, a decorator, a base class), when what the
     workers run (the Dataset's methods, `collate_fn`, `worker_init_fn` and what they
@@ -806,8 +807,8 @@ class Plan:
         only_moved = moved_names - outside
         for unit in kept:
             # (a kept statement runs before the guard: a clash only when code that moves
-            # bound the name before it, and would now bind it after)
-            # (a definition binds its own name when it runs; a ``global`` in its body, later)
+            # bound the name before it, and would now bind it after; a definition binds
+            # its own name when it runs, a ``global`` in its body later)
             binds = {unit[0].name} if isinstance(unit[0], (*_DEFS, ast.ClassDef)) else self._bound([unit])
             clash = binds & self._bound([u for u in moved if u[0].lineno < unit[0].lineno])
             if clash:
@@ -904,8 +905,7 @@ def _earlier_plan(ctx, an: Analysis, start, loaders) -> Optional["Plan"]:
     few that leaves no refusal; None when none does (the tail from ``start`` then)."""
     body = an.body()
     # (never from above an import: what runs before it may change what it imports)
-    last_import = max((k for k, s in enumerate(body) if not _executable(s) and not isinstance(s, (*_DEFS, ast.ClassDef))
-                       and not isinstance(s, (ast.Assign, ast.AnnAssign, ast.Expr))), default=-1)
+    last_import = max((k for k, s in enumerate(body) if _import_like(s)), default=-1)
     tries = 0
     for stmt in body[last_import + 1:]:
         if stmt is start or (stmt.lineno, stmt.col_offset) >= (start.lineno, start.col_offset):
@@ -921,10 +921,21 @@ def _earlier_plan(ctx, an: Analysis, start, loaders) -> Optional["Plan"]:
     return None
 
 
+def _import_like(stmt) -> bool:
+    """An import, or a ``try``/``if`` of imports only (``try: import x except ImportError:
+    pass``)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(stmt, (ast.Try, ast.If)):
+        inner = [*stmt.body, *stmt.orelse, *(x for h in getattr(stmt, "handlers", ()) for x in h.body)]
+        return all(isinstance(x, (ast.Import, ast.ImportFrom, ast.Pass)) for x in inner)
+    return False
+
+
 def _executable(stmt) -> bool:
     """A top-level statement that does work when it runs: not an import (nor a ``try``
     or ``if`` of imports only), a definition, a docstring or a constant's binding."""
-    if isinstance(stmt, (ast.Import, ast.ImportFrom, *_DEFS, ast.ClassDef)):
+    if _import_like(stmt) or isinstance(stmt, (*_DEFS, ast.ClassDef)):
         return False
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
         return False
@@ -932,9 +943,6 @@ def _executable(stmt) -> bool:
         return False
     if isinstance(stmt, ast.AnnAssign) and (stmt.value is None or _is_constant(stmt.value)):
         return False
-    if isinstance(stmt, (ast.Try, ast.If)):
-        inner = [*stmt.body, *stmt.orelse, *(x for h in getattr(stmt, "handlers", ()) for x in h.body)]
-        return not all(isinstance(x, (ast.Import, ast.ImportFrom, ast.Pass)) for x in inner)
     return True
 
 
