@@ -770,3 +770,48 @@ def test_the_guard_is_indented_as_the_code_it_holds():
     out = fixed(HEAD + "for (x,) in DataLoader(ds, num_workers=2):\n  pass\n")
     assert out.endswith("if __name__ == \"__main__\":\n  ds = TensorDataset(torch.randn(8, 2))\n"
                         "  for (x,) in DataLoader(ds, num_workers=2):\n    pass\n"), out
+
+
+# (rasbt/machine-learning-book ch13_part3_lightning.py, rasbt/deeplearning-models'
+# Lightning templates: ``trainer.fit(model=..., datamodule=dm)`` at module level, the
+# DataModule's train_dataloader() with num_workers=4)
+LIGHTNING = """\
+import pytorch_lightning as pl
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class DM(pl.LightningDataModule):
+    def setup(self, stage=None):
+        self.train = TensorDataset(torch.randn(8, 2))
+
+    def train_dataloader(self):
+        return DataLoader(self.train, batch_size=4, num_workers=4)
+
+
+class Model(pl.LightningModule):
+    pass
+
+
+dm = DM()
+model = Model()
+trainer = pl.Trainer(max_epochs=1)
+trainer.fit(model=model, datamodule=dm)
+"""
+
+
+def test_a_lightning_trainer_run_iterates_the_hooks_loaders():
+    out = fixed(LIGHTNING)
+    assert out.endswith('if __name__ == "__main__":\n    dm = DM()\n    model = Model()\n'
+                        '    trainer = pl.Trainer(max_epochs=1)\n    trainer.fit(model=model, datamodule=dm)\n'), out
+    r, _ = run(LIGHTNING)
+    assert "is iterated at import time (line 21, by `trainer.fit`)" in bugs(r)[0].message
+    # test() iterates test_dataloader(), which this datamodule lacks; a Trainer of no
+    # known library; a loader given to fit() is iterated as surely as the hook's
+    silent(LIGHTNING.replace("trainer.fit(", "trainer.test("))
+    silent(LIGHTNING.replace("pl.Trainer(max_epochs=1)", "make_trainer()"))
+    given = LIGHTNING.replace("trainer.fit(model=model, datamodule=dm)",
+                              "loader = DataLoader(TensorDataset(torch.randn(8, 2)), num_workers=2)\n"
+                              "trainer.fit(model, loader)")
+    r, _ = run(given)
+    assert [f.fix.safety.value for f in bugs(r)] == ["safe"], [f.message for f in r.findings]

@@ -279,6 +279,10 @@ class Analysis:
             return [t]
         if isinstance(t, ast.ClassDef):
             return [m for m in (sem.method(t, n) for n in _DUNDER_INIT) if m is not None]
+        if isinstance(call.func, ast.Attribute) and call.func.attr in N.LIGHTNING_RUNS:
+            got = self._lightning(call)  # (a Lightning run calls the data hooks)
+            if got is not None:
+                return [*got[2], *got[1]]
         return []
 
     def _unknown_callee(self, call) -> Optional[str]:
@@ -372,7 +376,10 @@ class Analysis:
             yield from self._unwrap(n.iter)
         elif isinstance(n, ast.Call):
             qs = sem.qualnames(n.func)
-            if qs & N.CONSUMERS and n.args:
+            lightning = self._lightning_run(n)
+            if lightning is not None:
+                yield from ((e, False, sem.segment(n.func)) for e in lightning)
+            elif qs & N.CONSUMERS and n.args:
                 yield from self._unwrap(n.args[0])
             elif sem.method_name(n) == "__iter__":
                 yield from self._unwrap(sem.receiver(n))
@@ -382,6 +389,38 @@ class Analysis:
                     for a in [*n.args, *(k.value for k in n.keywords)]:
                         a = a.value if isinstance(a, ast.Starred) else a
                         yield a, True, via
+
+    def _lightning(self, call) -> Optional[tuple[list, list, list]]:
+        """A Lightning ``Trainer``'s ``fit``/``validate``/``test``/``predict`` call: (the
+        values given to it, the ``*_dataloader`` hooks it calls on a same-file model or
+        datamodule given to it, the hooks that prepare the data first: ``prepare_data``,
+        ``setup``); None for any other call."""
+        sem = self.sem
+        hooks = N.LIGHTNING_RUNS.get(sem.method_name(call) or "")
+        if hooks is None:
+            return None
+        origins = sem.origins(sem.receiver(call))
+        if not origins or not all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call)
+                                  and sem.call_qualname(o.node) in N.LIGHTNING_TRAINERS for o in origins):
+            return None
+        given, loaders, prepare = [], [], []
+        for a in [*call.args, *(k.value for k in call.keywords)]:
+            a = a.value if isinstance(a, ast.Starred) else a
+            given.append(a)
+            cls = sem.instance_class(a)
+            if cls is not None:
+                loaders += [fn for fn in (sem.method(cls, h) for h in hooks) if fn is not None]
+                prepare += [fn for fn in (sem.method(cls, h) for h in ("prepare_data", "setup")) if fn is not None]
+        return given, loaders, prepare
+
+    def _lightning_run(self, call) -> Optional[list]:
+        """What a Lightning run iterates: the loaders given to it and those its
+        ``*_dataloader`` hooks return; None for any other call."""
+        got = self._lightning(call)
+        if got is None:
+            return None
+        given, hooks, _ = got
+        return given + [r for fn in hooks for r in self.sem.returns(fn) if r is not None]
 
     def _unwrap(self, expr):
         sem = self.sem

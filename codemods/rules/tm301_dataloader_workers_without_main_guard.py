@@ -21,7 +21,9 @@ class DataLoaderWithoutMainGuard(Rule):
     level, or in a function or method that module-level code calls -- and have no
     `if __name__ == "__main__":` guard.  The loader is followed to where it is iterated
     through names, function arguments, `self` attributes, containers (`loaders["train"]`,
-    `for dl in (train_dl, val_dl)`) and builder functions.
+    `for dl in (train_dl, val_dl)`) and builder functions; a Lightning `Trainer`'s
+    `fit`/`validate`/`test`/`predict` iterates the loaders given to it and those the
+    `*_dataloader` hooks of a same-file model or datamodule given to it return.
 
     ## Why is this bad?
     With the spawn start method (Windows, macOS; and forkserver, the Linux default from
@@ -147,7 +149,8 @@ class DataLoaderWithoutMainGuard(Rule):
         workers = sem.segment(first.workers)
         line = site.stmt.lineno
         if definite:
-            what = f"is iterated at import time (line {line})"
+            by = f", by `{site.via}`" if site.via and not site.maybe else ""
+            what = f"is iterated at import time (line {line}{by})"
         else:
             what = f"is passed to `{site.via}` at import time (line {line}), which may iterate it,"
         msg = (

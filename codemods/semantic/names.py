@@ -223,6 +223,19 @@ def is_lightning_module(q: Optional[str]) -> bool:
     return q in LIGHTNING_MODULES
 
 
+LIGHTNING_TRAINERS = frozenset({
+    "lightning.Trainer", "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer",
+    "lightning.pytorch.trainer.trainer.Trainer", "pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer",
+    "pytorch_lightning.trainer.trainer.Trainer",
+})
+# what a Lightning Trainer's run iterates: the dataloader hooks of the model or datamodule
+# it is given (and the loaders given to it)
+LIGHTNING_RUNS = {
+    "fit": ("train_dataloader", "val_dataloader"), "validate": ("val_dataloader",),
+    "test": ("test_dataloader",), "predict": ("predict_dataloader",),
+}
+
+
 # ---- added for main_guard
 # builtins that consume an iterable right away (iterating it, so starting a DataLoader's workers)
 CONSUMERS = frozenset(f"builtins.{n}" for n in (
