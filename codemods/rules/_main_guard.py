@@ -6,8 +6,10 @@ Everything is followed through the semantic model: a loader reaches its iteratio
 through names, parameters bound at the import-time call sites of same-file functions
 and methods, ``self`` attributes, containers (``loaders["train"]``, ``for dl in [a, b]``,
 ``d.values()``), builder functions and unpacking.  A loader handed at import time to a
-callee that cannot be followed (another module's ``train(model, loader)``,
-``trainer.fit(loader)``) may be iterated there: such a finding's fix is unsafe.
+callee that cannot be followed (another module's ``train(model, loader)``, the
+``fit(loader)`` of a trainer that is not Lightning's) may be iterated there: such a
+finding's fix is unsafe.  A Lightning ``Trainer`` run iterates what it is given and
+what the data hooks of the model or datamodule it is given return.
 """
 
 from __future__ import annotations

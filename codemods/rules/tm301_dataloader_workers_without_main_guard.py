@@ -74,8 +74,8 @@ class DataLoaderWithoutMainGuard(Rule):
     the guard, in their order), so the workers can still unpickle the Dataset.  The
     guard's block is indented as most of the code it holds.  It is safe when the loader
     is provably iterated; unsafe when it is only handed to a callee that cannot be
-    followed (another module's `train(loader)`, `trainer.fit(loader)`), which may
-    iterate it.  It is report-only when another file
+    followed (another module's `train(loader)`, the `fit(loader)` of a trainer that
+    is not Lightning's), which may iterate it.  It is report-only when another file
     of the project imports the script (a notebook's code cells too), when a definition
     needs code that would move (a default, a decorator, a base class), when what the
     workers run (the Dataset's methods, `collate_fn`, `worker_init_fn` and what they
