@@ -222,7 +222,15 @@ def test_sequential_of_a_list_that_may_end_otherwise_is_silent(after):
 
 
 # (jeffheaton/app_deep_learning 04_3_kfold: ``model = model.to(device)`` after the Sequential;
-# the name bound again to the same module hid it)
+# the name bound again to the same module hid it; his later notebooks add
+# ``model = torch.compile(model)``)
+@pytest.mark.parametrize("again", ["net.to('cuda')", "torch.compile(net)", "nn.DataParallel(net)"])
+def test_sequential_bound_again_to_itself(again):
+    src = f"net = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\nnet = {again}\n" + SEQ_TRAIN
+    r, out = run(src)
+    assert codes(r) == ["TM501"] and body(out).startswith(f"net = nn.Sequential(nn.Linear(4, 3))\nnet = {again}\n")
+
+
 def test_sequential_moved_under_its_own_name():
     src = "net = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\nnet = net.to('cuda')\n" + SEQ_TRAIN
     r, out = run(src)

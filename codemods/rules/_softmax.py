@@ -75,6 +75,12 @@ SHAPE = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "permut
 DIM_MOVES = frozenset({"transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
 # (``resize``: the deprecated ``Tensor.resize``, a reshape of a contiguous tensor)
 RESHAPES = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "resize", "view_as", "reshape_as"})
+def _wraps_module(q: Optional[str]) -> bool:
+    """A call that returns its module argument wrapped, running its ``forward`` when it
+    is called: ``nn.DataParallel(m)`` and the like, ``torch.compile(m)``."""
+    return N.is_parallel_wrapper(q) or q == "torch.compile"
+
+
 # reads of a tensor that a softmax does not change
 SHAPE_ATTRS = frozenset({"shape", "ndim", "device", "dtype", "is_cuda", "requires_grad", "grad_fn"})
 SHAPE_METHODS = frozenset({"size", "dim", "numel", "nelement", "get_device", "ndimension"})
@@ -741,10 +747,18 @@ _MUTATORS = frozenset({"add_module", "register_module", "append", "extend", "ins
 
 
 def _rebinds_itself(sem: SemanticModel, b) -> bool:
-    """``b`` binds its name to the same module under it: ``model = model.to(device)``."""
+    """``b`` binds its name to the same module under it: ``model = model.to(device)``,
+    or wrapped: ``model = torch.compile(model)``."""
     v = b.value if b.kind is BindingKind.ASSIGNMENT else None
-    return isinstance(v, ast.Call) and sem.method_name(v) in MODULE_SELF and isinstance(sem.receiver(v), ast.Name) \
-        and sem.receiver(v).id == b.name
+    if not isinstance(v, ast.Call):
+        return False
+    if sem.method_name(v) in MODULE_SELF:
+        inner = sem.receiver(v)
+    elif v.args and any(_wraps_module(q) for q in sem.qualnames(v.func)):
+        inner = v.args[0]
+    else:
+        return False
+    return isinstance(inner, ast.Name) and inner.id == b.name
 
 
 def _added_modules(sem: SemanticModel, call: ast.Call) -> Optional[list]:
@@ -1403,7 +1417,7 @@ class Analysis:
         sem = self.sem
         if sem.method_name(call) in MODULE_SELF:
             return sem.receiver(call)
-        if call.args and any(N.is_parallel_wrapper(q) for q in sem.qualnames(call.func)):
+        if call.args and any(_wraps_module(q) for q in sem.qualnames(call.func)):
             return call.args[0]
         return None
 
@@ -1626,7 +1640,7 @@ class Analysis:
             gp = sem.parent(p)
             if isinstance(gp, ast.Call) and gp.func is p:
                 return gp
-        if isinstance(p, ast.Call) and p.args and p.args[0] is e and any(N.is_parallel_wrapper(q) for q in sem.qualnames(p.func)):
+        if isinstance(p, ast.Call) and p.args and p.args[0] is e and any(_wraps_module(q) for q in sem.qualnames(p.func)):
             return p
         return None
 
