@@ -897,31 +897,28 @@ class Plan:
         return {module: module.with_changes(body=[*body[:i0], *new_kept, guard])}
 
 
-# how many earlier starts the fix tries before it keeps the first iteration's
-_EARLIER_TRIES = 6
-
-
 def _earlier_plan(ctx, an: Analysis, start, loaders) -> Optional["Plan"]:
     """The guard from the script's first executable statement before ``start`` (the
     model built and moved to the GPU, ``wandb.init()``, the datasets read: under spawn
-    each worker would run them again) that the plan can move: the earliest of the first
-    few that leaves no refusal; None when none does (the tail from ``start`` then)."""
+    each worker would run them again) that the plan can move; None when none can (the
+    tail from ``start`` then).  Moving more code only adds refusals, so the earliest
+    start that leaves none is searched by halving (a few plans, however long the
+    script's top level)."""
     body = an.body()
     # (never from above an import: what runs before it may change what it imports)
     last_import = max((k for k, s in enumerate(body) if _import_like(s)), default=-1)
-    tries = 0
-    for stmt in body[last_import + 1:]:
-        if stmt is start or (stmt.lineno, stmt.col_offset) >= (start.lineno, start.col_offset):
-            return None
-        if not _executable(stmt):
-            continue
-        tries += 1
-        if tries > _EARLIER_TRIES:
-            return None
-        plan = Plan(ctx, an, stmt, loaders)
-        if not (plan.unpicklable() or plan.why_not_fixable()):
-            return plan
-    return None
+    key = (start.lineno, start.col_offset)
+    starts = [s for s in body[last_import + 1:] if _executable(s) and (s.lineno, s.col_offset) < key]
+    best = None
+    lo, hi = 0, len(starts)  # the earliest start that can move lies in starts[lo:hi], or none does
+    while lo < hi:
+        mid = (lo + hi) // 2
+        plan = Plan(ctx, an, starts[mid], loaders)
+        if plan.unpicklable() or plan.why_not_fixable():
+            lo = mid + 1
+        else:
+            best, hi = plan, mid
+    return best
 
 
 def _import_like(stmt) -> bool:
