@@ -225,8 +225,7 @@ class CstView:
     def indent_of(self, stmt) -> str:
         """The indentation of the block holding ``stmt`` (what LibCST generates there)."""
         line = self._pos[stmt].start.line
-        starts = self._lines or [0]
-        self._char_col(1, 0)
+        self._char_col(1, 0)  # (builds the line starts)
         a = self._lines[line - 1]
         text = self.text[a: self._lines[line] if line < len(self._lines) else len(self.text)]
         return text[: len(text) - len(text.lstrip(" \t"))]

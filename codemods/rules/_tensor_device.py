@@ -31,7 +31,6 @@ array may come in) do not count their input as a device tensor.
 from __future__ import annotations
 
 import ast
-import bisect
 import os
 import re
 from collections import deque
@@ -906,7 +905,6 @@ class Analysis:
     # ------------------------------------------------------------------ flow
     def follow(self, start, fn) -> list[Meet]:
         """The meets of the CPU tensor ``start`` evaluates to (``fn``: its function)."""
-        sem = self.sem
         meets: list[Meet] = []
         todo = deque([(start, (), fn, None)])
         seen = set()

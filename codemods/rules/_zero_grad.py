@@ -493,7 +493,6 @@ class Analysis:
         the loop body whose other branch holds every clearing of ``st``, and nothing else
         on the step's path may clear (``if amp: opt.zero_grad(); scaler.step(opt) else:
         loss.backward(); opt.step()``); None otherwise."""
-        sem = self.sem
         zeros = self.zero_ops(loop.body, st, facts)
         if not zeros:
             return None

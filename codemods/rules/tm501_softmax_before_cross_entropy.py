@@ -59,7 +59,7 @@ class SoftmaxBeforeCrossEntropy(Rule):
     the line that remains.
     """
 
-    code = "TM501"
+    code = TM501
     name = "softmax-before-cross-entropy"
     pitfall = "softmax"
     summary = "softmax output fed into CrossEntropyLoss / F.cross_entropy, which expects logits"

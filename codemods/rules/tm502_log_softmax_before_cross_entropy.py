@@ -40,7 +40,7 @@ class LogSoftmaxBeforeCrossEntropy(Rule):
     or a model from another module, the rule only reports.
     """
 
-    code = "TM502"
+    code = TM502
     name = "log-softmax-before-cross-entropy"
     pitfall = "softmax"
     summary = "log_softmax output fed into cross-entropy: redundant (use NLLLoss)"

@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Iterator, Optional
 from .members import pending, pending_class
 from .nodes import BASE, TRY, child_nodes, descend, node_type
 from .scope import Binding, BindingKind, Scope, ScopeKind, collect, collect_module_stmts
-from .source import Chunk, LazyParseError, ParsedSource, begins_statement, callees, char_col, line_starts
+from .source import Chunk, LazyParseError, ParsedSource, _word, begins_statement, callees, char_col, line_starts
 from .source import words as find_words
 
 __all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError", "ValueUses"]
@@ -2079,10 +2079,7 @@ def _spans(node, order) -> bool:
 
 def _word_char(text: str, i: int) -> bool:
     """``text[i]`` exists and may continue an identifier (a letter, a digit or ``_``)."""
-    if i < 0 or i >= len(text):
-        return False
-    ch = text[i]
-    return ch.isalnum() or ch == "_"
+    return 0 <= i < len(text) and _word(text[i])
 
 
 def _node_name(n) -> Optional[str]:

@@ -15,15 +15,12 @@ from __future__ import annotations
 import ast
 import enum
 import weakref
-from typing import TYPE_CHECKING, Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from .members import ClassDef as LazyClassDef
 from .members import FunctionDef as LazyFunctionDef
 from .members import pending
 from .nodes import child_nodes
-
-if TYPE_CHECKING:
-    from .source import Chunk
 
 __all__ = ["Binding", "BindingKind", "Scope", "ScopeKind", "collect"]
 
