@@ -645,7 +645,8 @@ def test_few_words_are_found_as_the_pattern_finds_them(pieces, a, b, ws):
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from([".", "step", "steps", " ", "\n", "\\", "#", "# c", "x", "(", ")", "\t", "a.b"]),
+@given(st.lists(st.sampled_from([".", "step", "steps", " ", "\n", "\\", "#", "# c", "x", "(", ")", "\t", "a.b",
+                                 "##", "#.", "\r", "\u00a0"]),
                 max_size=16))
 def test_a_method_call_is_looked_for_backwards_as_forwards(pieces):
     """The zero_grad rules' gate looks for ``.name`` with spaces, continuations or
@@ -659,6 +660,18 @@ def test_a_method_call_is_looked_for_backwards_as_forwards(pieces):
     for name in ("step", "backward"):
         want = re.search(r"\.(?:\s|\\|#[^\n]*)*" + re.escape(name), text) is not None
         assert method_may_be_called(text, name) is want
+
+
+def test_a_banner_of_hashes_is_read_in_one_pass():
+    """(EECS 498 network_visualization.py: ``# ####...####`` banners near ``step``: the
+    plain reverse of the pattern split each banner in exponentially many ways; a file
+    of 155 lines took minutes in the text gate)"""
+    from torchmend.rules._zero_grad import method_may_be_called
+
+    banner = "#" * 70
+    text = f"x = 1\n{banner}\n# {banner}\nstep_size = 3  # step\n{banner}\n"
+    assert method_may_be_called(text, "step") is False
+    assert method_may_be_called(text + f"opt.  # {banner}\n  step()\n", "step") is True
 
 
 def _split_tail_copying(text: str) -> tuple[str, str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional
 
 from ..semantic import OriginKind, SemanticModel
@@ -266,7 +267,19 @@ def method_may_be_called(text: str, name: str, has=None) -> bool:
     # ``\.(?:\s|\\|#[^\n]*)*name`` stands in the text if and only if its reverse stands
     # in the reversed text: that pattern begins with a literal, which the engine skips to
     # (the forward one is tried at every dot)
-    return re.search(re.escape(name[::-1]) + r"(?:\s|\\|[^\n]*#)*\.", reversed_text(text)) is not None
+    return _reversed_call(name).search(reversed_text(text)) is not None
+
+
+@lru_cache(maxsize=None)
+def _reversed_call(name: str):
+    """The reverse of ``\.(?:\s|\\|#[^\n]*)*name``, written so that no text makes the
+    engine backtrack more than the ``#`` of a line: between the dot and the name, each
+    line (reversed) is spaces and backslashes after its last ``#`` (what a comment and the
+    spaces around it leave), or spaces and backslashes only.  (The plain reverse,
+    ``(?:\s|\\|[^\n]*#)*``, splits a line of ``#`` in exponentially many ways: a banner
+    of 70 took minutes.)"""
+    line = r"(?:[^\n]*#)?(?:[^\S\n]|\\)*"
+    return re.compile(re.escape(name[::-1]) + line + r"(?:\n" + line + r")*\.")
 
 
 class Analysis:
