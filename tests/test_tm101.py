@@ -1666,3 +1666,29 @@ def test_a_call_under_try_except_runtime_error_is_reported_not_fixed(handler, ex
         assert f[0].fix is None and "expects a failure: not fixed" in f[0].message and out == src
     else:
         assert f[0].fix is not None and out != src
+
+
+# (gilbutITbook/080289 chap07, chap10: ``model.cuda()`` on a first model, then ``model =
+# LSTM(...)``, a new model never moved, trained on CPU tensors: the in-place move was
+# another object's; moving the inputs would break it on a GPU)
+REBOUND = """\
+model = nn.Linear(4, 2)
+model.cuda()
+for x, y in loader:
+    loss = criterion(model(x.cuda()), y.cuda())
+model = nn.Linear(4, 2)
+opt = torch.optim.Adam(model.parameters())
+for x, y in loader:
+    loss = criterion(model(x), y)
+"""
+
+
+def test_an_in_place_move_of_a_model_the_name_held_before_is_not_this_ones():
+    findings, out, src = run(REBOUND)
+    assert findings == [] and out == src, [f.message for f in findings]
+    # the same name moved after it is bound again: the second model is on the device
+    findings, _, _ = run(REBOUND.replace("opt = torch.optim", "model.cuda()\nopt = torch.optim"))
+    assert codes(findings) == ["TM101"] and findings[0].line == HEAD.count("\n") + 9
+    # a function moving the global model may run after the binding: still a move of it
+    findings, _, _ = run("def setup():\n    model.cuda()\n\n\n" + REBOUND.replace("opt = torch.optim", "setup()\nopt = torch.optim"))
+    assert codes(findings) == ["TM101"]

@@ -537,7 +537,9 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             return [("unknown", [], expr)]
         out = []
         for b in bs:
-            extra = _stmt_moves(sem, sem.references(b), use)
+            # (in place: a move of the object this binding holds, so by a reference it
+            # reaches; ``model.cuda()`` before ``model = Other()`` moved another model)
+            extra = _stmt_moves(sem, [r for r in sem.references(b) if any(x is b for x in sem.reaching(r))], use)
             if builder:
                 extra = [Move(m.call, m.style, m.device, m.guard, True) for m in extra]
             for kind, moves, base in _binding_paths(sem, b, use, depth, seen, builder):
