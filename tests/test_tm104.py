@@ -460,15 +460,27 @@ def test_fix_keeps_arguments_and_comments():
     assert "model = Net(  # the model\n).to(device)  # built here\n" in out
 
 
-def test_a_head_replaced_after_the_model_is_built_is_report_only():
-    found, out = run("""
+# (PacktPublishing/Mastering-PyTorch transfer_learning_alexnet: ``classifier[6] = ...``)
+@pytest.mark.parametrize("head", ["model.fc", "model.classifier[6]", "model.features[0].conv"])
+def test_a_head_replaced_after_the_model_is_built_is_report_only(head):
+    found, out = run(f"""
         import torchvision.models as models
         model = models.resnet18(weights="IMAGENET1K_V1")
-        model.fc = nn.Linear(512, 2)
+        {head} = nn.Linear(512, 2)
         print(model(torch.randn(1, 3, 32, 32).to(device)))
     """)
     assert len(found) == 1 and found[0].fix is None
-    assert "`model.fc` is set after it is built" in found[0].message
+    assert f"`{head}` is set after it is built" in found[0].message
+
+
+def test_a_submodule_read_by_item_is_no_store():
+    found, out = run("""
+        model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+        model.extra = None
+        print(model.extra, model._modules["0"])
+        print(model(torch.randn(1, 4).to(device)))
+    """)
+    assert len(found) == 1 and found[0].fix is not None, [f.message for f in found]
 
 
 def test_a_tensor_kept_in_an_attribute_does_not_block_the_fix():

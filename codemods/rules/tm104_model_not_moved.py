@@ -356,6 +356,11 @@ def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]
                 chain.append(top.attr)
             if any(a in _MOVERS for a in chain):
                 return None
+            item = top  # (a store through items too: ``model.classifier[6] = nn.Linear(...)``)
+            while isinstance(sem.parent(item), (ast.Attribute, ast.Subscript)) and sem.parent(item).value is item:
+                item = sem.parent(item)
+            if item is not top and isinstance(item.ctx, ast.Store):
+                top = item
             if isinstance(top.ctx, ast.Store):
                 st = sem.parent(top)
                 value = st.value if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else None
