@@ -815,3 +815,11 @@ def test_a_lightning_trainer_run_iterates_the_hooks_loaders():
                               "trainer.fit(model, loader)")
     r, _ = run(given)
     assert [f.fix.safety.value for f in bugs(r)] == ["safe"], [f.message for f in r.findings]
+
+
+# (datawhalechina/thorough-pytorch chapter 6: the Dataset's cell is there twice)
+def test_a_notebook_dataset_class_defined_twice_is_still_the_notebooks():
+    cls = "class Cars(torch.utils.data.Dataset):\n    def __len__(self):\n        return 2\n\n    def __getitem__(self, i):\n        return i\n\n\n"
+    src = HEAD + cls + cls + "for b in DataLoader(Cars(), num_workers=4):\n    pass\n"
+    b = reported(src, "its workers need `Cars`, defined in this notebook", notebook=True)
+    assert b.message.count("`Cars`") == 1 and "`Cars`, `Cars`" not in b.message  # named once

@@ -421,6 +421,13 @@ def _notebook_objects(sem, expr, found: list, depth: int) -> None:
             found.append(n)
         elif o.kind is OriginKind.VALUE and isinstance(n, ast.Call):
             t = sem.callee(n)
+            if t is None and isinstance(n.func, ast.Name):
+                # a class defined twice (a notebook cell run again): the definitions that reach
+                classes = [d.node for d in sem.origins(n.func)
+                           if d.kind is OriginKind.DEFINITION and isinstance(d.node, ast.ClassDef)]
+                for c in classes:
+                    found.append(c)
+                    found.extend(_lambdas_kept_by_init(sem, c))
             if isinstance(t, ast.ClassDef):
                 found.append(t)
                 found.extend(_lambdas_kept_by_init(sem, t))
