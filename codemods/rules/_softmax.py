@@ -75,6 +75,8 @@ SHAPE = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "permut
 DIM_MOVES = frozenset({"transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
 # (``resize``: the deprecated ``Tensor.resize``, a reshape of a contiguous tensor)
 RESHAPES = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "resize", "view_as", "reshape_as"})
+
+
 def _wraps_module(q: Optional[str]) -> bool:
     """A call that returns its module argument wrapped, running its ``forward`` when it
     is called: ``nn.DataParallel(m)`` and the like, ``torch.compile(m)``."""

@@ -272,7 +272,7 @@ def method_may_be_called(text: str, name: str, has=None) -> bool:
 
 @lru_cache(maxsize=None)
 def _reversed_call(name: str):
-    """The reverse of ``\.(?:\s|\\|#[^\n]*)*name``, written so that no text makes the
+    r"""The reverse of ``\.(?:\s|\\|#[^\n]*)*name``, written so that no text makes the
     engine backtrack more than the ``#`` of a line: between the dot and the name, each
     line (reversed) is spaces and backslashes after its last ``#`` (what a comment and the
     spaces around it leave), or spaces and backslashes only.  (The plain reverse,
