@@ -1250,9 +1250,15 @@ def test_made_tensor_gate_matches_the_analysis():
         "x = torch.randn(2)\ny = x.to(d)\nprint(f(y))\n",
         "def f():\n    x = torch.from_numpy(a)\n    y = x.to(d)\n    return g(y)\n",
     ]
+    yes += [
+        "x = transforms.ToTensor()(img)\n" + call,
+        "x = TF.to_tensor(img)\n" + call,
+        "t = transforms.Compose([transforms.ToTensor()])\nx = t(img).unsqueeze(0)\n" + call,
+    ]
     for text in yes:
         assert _made_outside_classes(text), text
-        sem = SemanticModel("import torch\n" + text)
+        sem = SemanticModel("import torch\nimport torchvision.transforms as transforms\n"
+                            "import torchvision.transforms.functional as TF\n" + text)
         assert D.made_tensors(sem) or "Variable" in text, text
     for text in no:
         assert not _made_outside_classes(text), text
@@ -1692,3 +1698,32 @@ def test_an_in_place_move_of_a_model_the_name_held_before_is_not_this_ones():
     # a function moving the global model may run after the binding: still a move of it
     findings, _, _ = run("def setup():\n    model.cuda()\n\n\n" + REBOUND.replace("opt = torch.optim", "setup()\nopt = torch.optim"))
     assert codes(findings) == ["TM101"]
+
+
+
+# (gilbutITbook/080289 chap05: ``img = ToTensor()(img).unsqueeze(0)`` into a model moved to
+# ``device``; the inference demo's ``transform(image).unsqueeze(0)`` of a Compose)
+DEMO = """\
+import torch
+import torchvision.models as models
+import torchvision.transforms as transforms
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = models.resnet18(weights="IMAGENET1K_V1").to(device)
+transform = transforms.Compose([transforms.Resize(256), transforms.ToTensor(), transforms.Normalize([0.5], [0.5])])
+img = transform(image).unsqueeze(0)
+out = model(img)
+"""
+
+
+def test_an_image_made_a_tensor_by_torchvision_reaches_a_moved_model():
+    f, out, src = run(DEMO, head="")
+    assert codes(f) == ["TM101"] and "img = transform(image).unsqueeze(0)\nimg = img.to(device)\n" in out
+    f, out, _ = run(DEMO.replace("transform(image)", "transforms.ToTensor()(image)"), head="")
+    assert codes(f) == ["TM101"] and "\nimg = img.to(device)\n" in out
+    # a step of the user's own (it may move the tensor), a Lambda, a moved image: silent
+    for other in ("transforms.ToTensor(), ToCuda()", "transforms.ToTensor(), transforms.Lambda(lambda x: x.cuda())"):
+        f, out, src = run(DEMO.replace("transforms.ToTensor()", other), head="")
+        assert f == [] and out == src, other
+    f, _, _ = run(DEMO.replace(".unsqueeze(0)", ".unsqueeze(0).to(device)"), head="")
+    assert f == []

@@ -1169,6 +1169,8 @@ def made_tensor(sem: SemanticModel, expr, _depth: int = 0) -> Optional[ast.Call]
     q = sem.call_qualname(expr)
     if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and len(expr.args) == 1 and not expr.keywords:
         return made_tensor(sem, expr.args[0], _depth + 1)
+    if q in _TO_TENSOR_FUNCTIONS or (len(expr.args) == 1 and not expr.keywords and _to_tensor_transform(sem, f)):
+        return expr  # ``ToTensor()(img)``, ``transform(img)`` of a Compose ending in one, ``TF.to_tensor(img)``
     fname = N.factory_name(q)
     if fname not in MADE_FACTORIES or any(k.arg is None or k.arg == "device" for k in expr.keywords):
         return None
@@ -1180,6 +1182,37 @@ def made_tensor(sem: SemanticModel, expr, _depth: int = 0) -> Optional[ast.Call]
     elif not expr.args:
         return None  # a 0-dim or empty shape
     return expr
+
+
+# torchvision's conversions of an image or an array (nothing else) into a CPU tensor
+_TO_TENSOR_CLASSES = frozenset({
+    "torchvision.transforms.ToTensor", "torchvision.transforms.transforms.ToTensor",
+    "torchvision.transforms.PILToTensor", "torchvision.transforms.transforms.PILToTensor",
+})
+_TO_TENSOR_FUNCTIONS = frozenset({
+    "torchvision.transforms.functional.to_tensor", "torchvision.transforms.functional.pil_to_tensor",
+})
+_COMPOSE = frozenset({"torchvision.transforms.Compose", "torchvision.transforms.transforms.Compose"})
+
+
+def _to_tensor_transform(sem: SemanticModel, f) -> bool:
+    """``f`` (a callee) is a torchvision to-tensor transform: ``ToTensor()``, or a
+    ``Compose`` (literal, or every value of a name) of torchvision's own transforms, one of
+    them a to-tensor one and none a ``Lambda`` (a user's step may move the tensor)."""
+    if isinstance(f, ast.Call):
+        q = sem.call_qualname(f)
+        if q in _TO_TENSOR_CLASSES:
+            return True
+        if q not in _COMPOSE or len(f.args) != 1 or not isinstance(f.args[0], (ast.List, ast.Tuple)):
+            return False
+        steps = [sem.call_qualname(e) if isinstance(e, ast.Call) else None for e in f.args[0].elts]
+        return (any(x in _TO_TENSOR_CLASSES for x in steps)
+                and all(x is not None and x.startswith("torchvision.transforms.") and not x.endswith(".Lambda")
+                        for x in steps))
+    if isinstance(f, ast.Name):
+        origins = sem.origins(f)
+        return bool(origins) and all(o.kind is OriginKind.VALUE and _to_tensor_transform(sem, o.node) for o in origins)
+    return False
 
 
 _HOST_DATA_LIBS = ("numpy.", "pandas.", "sklearn.", "scipy.", "json.", "pickle.", "csv.", "PIL.", "cv2.")
@@ -1303,6 +1336,17 @@ def makers(text: str) -> frozenset:
     return _made_scan(text).makers
 
 
+def _to_tensor_heads(text: str) -> tuple:
+    """The words a statement that makes a tensor with torchvision's to-tensor transforms
+    holds (:func:`_made_scan`): the transforms' names and the ``Compose`` names."""
+    if "ToTensor" not in text and "to_tensor" not in text:
+        return ()
+    return ("ToTensor", "to_tensor", *sorted({m.group(1) for m in _COMPOSE_NAME.finditer(text)}))
+
+
+_TO_TENSOR_CALL = re.compile(r"(?:PIL)?ToTensor\(\)\(|(?<![\w])(?:pil_)?to_tensor\(")
+# ``transform = transforms.Compose(`` / ``T.Compose(`` / ``Compose(`` at the start of a line
+_COMPOSE_NAME = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:[\w.]+\.)?Compose\(", re.M)
 _LIBRARY_CALLEES = ("torch.", "th.", "nn.", "F.", "np.", "numpy.", "math.", "self.register_buffer")
 _NOT_MODELS = ("Parameter", "Buffer", "append", "extend", "print", "len", "list", "tuple", "float", "int", "isinstance")
 
@@ -1350,6 +1394,22 @@ def _made_scan(text: str) -> _MadeScan:
                 out.add(d.group(2))
                 break
             j = ls - 1 if d is not None else k
+    if "ToTensor" in text or "to_tensor" in text:
+        # torchvision's to-tensor transforms (:func:`made_tensor` decides): ``ToTensor()(``,
+        # ``to_tensor(``, and the names bound to a ``Compose(`` in a file that has one
+        for c in _TO_TENSOR_CALL.finditer(text):
+            ls = text.rfind("\n", 0, c.start()) + 1
+            if _MAKER_PREFIX.fullmatch(text, ls, c.start()):
+                starts.append(ls)
+        for name in {m.group(1) for m in _COMPOSE_NAME.finditer(text)}:
+            i = text.find(name + "(")
+            while i >= 0:
+                if not (i and (text[i - 1].isalnum() or text[i - 1] in "_.")):
+                    ls = text.rfind("\n", 0, i) + 1
+                    if MADE_PREFIX.fullmatch(text, ls, i):
+                        starts.append(ls)
+                i = text.find(name + "(", i + 1)
+        starts = sorted(set(starts))
     names = frozenset(out)
     for name in names:  # ``name(`` as a word of its own (a search for the literal: no pattern tried everywhere)
         i = text.find(name + "(")
@@ -1568,7 +1628,7 @@ def made_tensors(sem: SemanticModel) -> list:
     if not chunks:
         return []
     out = []
-    heads = tuple(f"{n}." for n in torch_names(text)) + tuple(sorted(makers(text)))
+    heads = tuple(f"{n}." for n in torch_names(text)) + tuple(sorted(makers(text))) + _to_tensor_heads(text)
     for stmt in sem.find(ast.Assign, containing=heads, chunks=[chunks[i] for i in sorted(chunks)]):
         if stmt.lineno not in lines or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
             continue

@@ -1278,7 +1278,9 @@ class DeviceBatchNotMoved(Rule):
     code (at module level, in a function, in a method of a class that is not a module: a
     trainer) from its data, at random or as an initial state (`X_train =
     torch.from_numpy(X)`, `y = torch.tensor(df["y"].values)`, `dummy = torch.randn(1, 3,
-    224, 224)`, `h0 = torch.zeros(layers, batch, hidden)`, through casts, shape methods
+    224, 224)`, `h0 = torch.zeros(layers, batch, hidden)`, an image made a tensor by
+    torchvision, `img = transform(image).unsqueeze(0)` of a `Compose` of its transforms
+    with a `ToTensor()`, `ToTensor()(img)`, `TF.to_tensor(img)`, through casts, shape methods
     and `Variable(...)`, `torch` under any name; not `torch.tensor(2.0)`, a 0-dim tensor
     that mixes with device tensors, nor `torch.tensor(t)` of what may already be a
     tensor), or returned by a same-file function or method called there, every return
