@@ -1336,6 +1336,21 @@ def makers(text: str) -> frozenset:
     return _made_scan(text).makers
 
 
+def _lines_calling(text: str, name: str, prefix, not_after: str) -> list:
+    """The starts of the lines where ``name(`` (a word of its own: no letter, digit or
+    one of ``not_after`` before it) follows what ``prefix`` matches from the line's
+    start (a search for the literal: no pattern tried everywhere)."""
+    out = []
+    i = text.find(name + "(")
+    while i >= 0:
+        if not (i and (text[i - 1].isalnum() or text[i - 1] in not_after)):
+            ls = text.rfind("\n", 0, i) + 1
+            if prefix.fullmatch(text, ls, i):
+                out.append(ls)
+        i = text.find(name + "(", i + 1)
+    return out
+
+
 def _to_tensor_heads(text: str) -> tuple:
     """The words a statement that makes a tensor with torchvision's to-tensor transforms
     holds (:func:`_made_scan`): the transforms' names and the ``Compose`` names."""
@@ -1401,24 +1416,12 @@ def _made_scan(text: str) -> _MadeScan:
             ls = text.rfind("\n", 0, c.start()) + 1
             if _MAKER_PREFIX.fullmatch(text, ls, c.start()):
                 starts.append(ls)
-        for name in {m.group(1) for m in _COMPOSE_NAME.finditer(text)}:
-            i = text.find(name + "(")
-            while i >= 0:
-                if not (i and (text[i - 1].isalnum() or text[i - 1] in "_.")):
-                    ls = text.rfind("\n", 0, i) + 1
-                    if MADE_PREFIX.fullmatch(text, ls, i):
-                        starts.append(ls)
-                i = text.find(name + "(", i + 1)
+        for name in _to_tensor_heads(text)[2:]:  # (the names bound to a ``Compose(``)
+            starts += _lines_calling(text, name, MADE_PREFIX, "_.")
         starts = sorted(set(starts))
     names = frozenset(out)
-    for name in names:  # ``name(`` as a word of its own (a search for the literal: no pattern tried everywhere)
-        i = text.find(name + "(")
-        while i >= 0:
-            if not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
-                ls = text.rfind("\n", 0, i) + 1
-                if _MAKER_PREFIX.fullmatch(text, ls, i):
-                    starts.append(ls)
-            i = text.find(name + "(", i + 1)
+    for name in names:
+        starts += _lines_calling(text, name, _MAKER_PREFIX, "_")
     if names:
         starts = sorted(set(starts))
     return _MadeScan(tuple(starts), names, tuple(sorted(set(inline))))
