@@ -556,9 +556,9 @@ class ModelNotMoved(Rule):
     call of the model gets a tensor moved the same way, unsafe otherwise (some call may
     give it CPU tensors on purpose), and unsafe for an unconditional `.cuda()` copied
     from another function (that function may run only where CUDA is).  A model changed
-    after it is built (`model.fc = nn.Linear(...)`, `model.classifier[6] = ...`: the new head would stay on the CPU)
-    is reported only.  Report only when the device cannot be named where
-    the model is built, or the tensors are moved in more than one way.
+    after it is built (`model.fc = nn.Linear(...)`, `model.classifier[6] = ...`: the new
+    head would stay on the CPU) is reported only.  Report only when the device cannot
+    be named where the model is built, or the tensors are moved in more than one way.
     """
 
     code = "TM104"
