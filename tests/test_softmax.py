@@ -1361,3 +1361,18 @@ def test_handed_look_alikes(call):
 def test_a_logits_model_handed_with_a_cross_entropy_is_silent():
     r, _ = run(HANDED.format(ret="self.fc(x)") + "net = NeuralNetClassifier(Net, criterion=nn.CrossEntropyLoss)\n")
     assert codes(r) == []
+
+
+# (Polarisoo/eecs498-598-dlcv-wi2022 a2_challenge_problem: a loss of probabilities under
+# ``torch.no_grad()`` only sorts the digits: no gradient is taken, the value is what is wrong)
+@pytest.mark.parametrize("wrap", [
+    "with torch.no_grad():\n    {body}",
+    "@torch.no_grad()\ndef evaluate():\n    {body}",
+    "@torch.inference_mode()\ndef evaluate():\n    {body}",
+])
+def test_a_loss_of_probabilities_without_gradients_is_a_wrong_value(wrap):
+    body = "loss = F.cross_entropy(F.softmax(model(x), dim=1), y)"
+    r, _ = run(wrap.format(body=body) + "\n")
+    assert codes(r) == ["TM501"] and "is not the cross-entropy of the predictions" in r.findings[0].message
+    r, _ = run(body + "\n")
+    assert codes(r) == ["TM501"] and "its gradient vanishes" in r.findings[0].message

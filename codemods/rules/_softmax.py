@@ -77,6 +77,23 @@ DIM_MOVES = frozenset({"transpose", "permute", "movedim", "moveaxis", "swapaxes"
 RESHAPES = frozenset({"view", "reshape", "flatten", "squeeze", "unsqueeze", "resize", "view_as", "reshape_as"})
 
 
+_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad",
+                      "torch.autograd.grad_mode.inference_mode"})
+
+
+def _without_grad(sem: SemanticModel, node) -> bool:
+    """``node`` runs under ``with torch.no_grad():`` (or ``inference_mode``), or in a
+    function decorated with one of them."""
+    for a in sem.ancestors(node):
+        if isinstance(a, (ast.With, ast.AsyncWith)) and any(
+                isinstance(i.context_expr, ast.Call) and sem.call_qualname(i.context_expr) in _NO_GRAD for i in a.items):
+            return True
+        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return any(sem.call_qualname(d) in _NO_GRAD if isinstance(d, ast.Call) else
+                       bool(sem.qualnames(d) & _NO_GRAD) for d in a.decorator_list)
+    return False
+
+
 def _wraps_module(q: Optional[str]) -> bool:
     """A call that returns its module argument wrapped, running its ``forward`` when it
     is called: ``nn.DataParallel(m)`` and the like, ``torch.compile(m)``."""
@@ -1407,6 +1424,10 @@ class Analysis:
         loss = f"`{site.label}`"
         if s.log:
             return f"{label} feeds {loss}, which applies log_softmax itself: the extra log_softmax is redundant"
+        if _without_grad(self.sem, site.call):
+            # (an evaluation: no gradient is taken, the value is what is wrong)
+            return (f"{label} feeds {loss}, which expects logits: the value computed from probabilities is not the"
+                    " cross-entropy of the predictions")
         return f"{label} feeds {loss}, which expects logits: the loss sees probabilities and its gradient vanishes"
 
     # ----------------------------------------------------------------- which models feed a site
