@@ -31,7 +31,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     Cross-entropy applies `log_softmax` to its input itself and expects raw logits.  Fed
     probabilities, it computes `log_softmax(softmax(z))`: the loss is squashed into a
     narrow range and its gradient nearly vanishes, so the model trains slowly or not at
-    all, without any error.
+    all, without any error.  Under `torch.no_grad()` (an evaluation) the value is the
+    wrong one: it is not the cross-entropy of the predictions.
 
     ## Example
     ```python
