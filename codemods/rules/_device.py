@@ -1418,13 +1418,10 @@ def _made_scan(text: str) -> _MadeScan:
                 starts.append(ls)
         for name in _to_tensor_heads(text)[2:]:  # (the names bound to a ``Compose(``)
             starts += _lines_calling(text, name, MADE_PREFIX, "_.")
-        starts = sorted(set(starts))
     names = frozenset(out)
     for name in names:
         starts += _lines_calling(text, name, _MAKER_PREFIX, "_")
-    if names:
-        starts = sorted(set(starts))
-    return _MadeScan(tuple(starts), names, tuple(sorted(set(inline))))
+    return _MadeScan(tuple(sorted(set(starts))), names, tuple(sorted(set(inline))))
 
 
 def _module_instance(sem: SemanticModel, expr, depth: int = 0) -> Optional[ast.ClassDef]:
