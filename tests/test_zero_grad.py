@@ -55,6 +55,50 @@ def test_missing_inserts_zero_grad_first_in_innermost_loop():
     )
 
 
+UNCALLED = """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    loss = ((model(x) - y) ** 2).mean()
+    {before}
+    loss.backward()
+    opt.step()
+    {after}
+"""
+
+
+@pytest.mark.parametrize(
+    "before,after,fixed",
+    [
+        ("opt.zero_grad", "pass", "opt.zero_grad()"),  # the call's parentheses forgotten
+        ("model.zero_grad  # clear", "pass", "model.zero_grad()  # clear"),  # the stepped model's
+        ("pass", "opt.zero_grad", "opt.zero_grad()"),  # after the step: as good
+    ],
+)
+def test_uncalled_zero_grad_is_called_where_it_stands(before, after, fixed):
+    src = UNCALLED.format(before=before, after=after)
+    r, out = run(src)
+    assert codes(r) == ["TM201"]
+    f = r.findings[0]
+    bare = fixed.split("(")[0]
+    assert f"`{bare}` at line" in f.message and "never called" in f.message and f.fix.safety.value == "safe"
+    assert body(out) == textwrap.dedent(src).replace(fixed.replace("()", ""), fixed)
+
+
+def test_uncalled_zero_grad_between_backward_and_step_is_not_called_there():
+    # calling it there would clear the gradients before the step: the usual insertion instead
+    r, out = run(UNCALLED.format(before="loss = loss * 1", after="pass").replace(
+        "    opt.step()\n", "    opt.zero_grad\n    opt.step()\n"))
+    assert codes(r) == ["TM201"] and "never called" not in r.findings[0].message
+    assert "for x, y in loader:\n    opt.zero_grad()\n" in out and "    opt.zero_grad\n    opt.step()" in out
+
+
+def test_uncalled_zero_grad_of_another_object_is_not_called():
+    r, out = run(UNCALLED.format(before="other.zero_grad", after="pass"))
+    assert codes(r) == ["TM201"] and "never called" not in r.findings[0].message
+    assert "other.zero_grad\n" in out and "other.zero_grad()" not in out
+
+
 @pytest.mark.parametrize(
     "imp,ctor",
     [

@@ -75,7 +75,11 @@ class MissingZeroGrad(Rule):
     loss.backward(); optimizer.step()`), gets the `zero_grad()` right before that
     backward.  With several optimizers in the loop the
     `zero_grad()` goes right before the backward that feeds that optimizer's step, when
-    that pairing is straight-line code.
+    that pairing is straight-line code.  `optimizer.zero_grad` (or the stepped model's
+    `model.zero_grad`) written without `()` in the loop's block, before the backward or
+    after the step, is a no-op: the fix adds the `()` where it stands (between the
+    backward and the step, a call would clear what the step needs: the usual insertion
+    at the top of the loop instead).
     """
 
     code = "TM201"
@@ -96,6 +100,8 @@ class MissingZeroGrad(Rule):
         "    criterion(model(x), y).backward()\n    opt.step()\n",
         "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
         "    criterion(model(x), y).backward()\n    utils.clip_gradient(opt, 0.5)\n    opt.step()\n",
+        "import torch\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
+        "    opt.zero_grad\n    criterion(model(x), y).backward()\n    opt.step()\n",
     )
 
     @classmethod
@@ -277,6 +283,21 @@ class MissingZeroGrad(Rule):
         msg = f"{where} runs {when} but nothing clears the gradients: they accumulate across steps{what}"
         text = st.text
         if len(facts.steppers) == 1:
+            bare = _uncalled_zero(sem, loop, st, direct_step, direct_bw)
+            if bare is not None:
+                # ``optimizer.zero_grad`` written without ``()``: a no-op; calling it where
+                # it stands is what was meant
+                written = sem.segment(bare)
+                msg = (f"{where} runs every iteration but nothing clears the gradients: `{written}` at line"
+                       f" {bare.lineno} is never called (no `()`), so they accumulate across steps")
+
+                def build_call(view, bare=bare):
+                    import libcst as cst
+
+                    node = view.node(bare)
+                    return {node: cst.Call(func=node)}
+
+                return ctx.finding(self, bare, msg, Fix(build_call, safety=safety, message=f"call `{written}()`"))
             first = loop.body[0]
 
             def build(view, first=first, text=text):
@@ -295,3 +316,29 @@ class MissingZeroGrad(Rule):
             return view.insert_before(view.statement(target), new_zero(view, text))
 
         return ctx.finding(self, step, msg, Fix(build_before, safety=safety, message=f"insert `{text}.zero_grad()`"))
+
+
+def _uncalled_zero(sem, loop, st, steps: list, backwards: list):
+    """``optimizer.zero_grad`` (or ``model.zero_grad`` of a model the optimizer steps)
+    written as a statement of its own without ``()`` in the loop's own block, before the
+    iteration's first backward() or after its last step (a call there clears the
+    gradients at the right time); None when there is none such."""
+    block = loop.body
+
+    def index(node):
+        s = sem.statement_of(node)
+        while s is not None and s not in block:
+            s = sem.statement_of(sem.parent(s))
+        return block.index(s) if s is not None else None
+
+    b_at = [index(c) for c in backwards]
+    s_at = [index(c) for c in steps]
+    if not b_at or not s_at or None in b_at or None in s_at:
+        return None
+    receivers = {st.text, *(st.models or ())}
+    for i, stmt in enumerate(block):
+        v = stmt.value if isinstance(stmt, ast.Expr) else None
+        if isinstance(v, ast.Attribute) and v.attr == "zero_grad" and sem.dotted(v.value) in receivers \
+                and (i < min(b_at) or i > max(s_at)):
+            return v
+    return None
