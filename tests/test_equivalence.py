@@ -157,6 +157,41 @@ def test_shortcuts_are_sound_on_a_generated_tree(tmp_path):
     assert sum(len(r.findings) for r in shipped["diff"].results) > 0
 
 
+TRAINER_WITH_TORCH_ALIASED = """\
+import torch as th
+from torch import nn
+
+
+class CPC(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(input_size=8, hidden_size=8, num_layers=2, batch_first=True)
+
+    def forward(self, x, hidden):
+        return self.gru(x, hidden)
+
+
+class Model:
+    def __init__(self, device):
+        self.device = device
+        self.cpc = CPC()
+        self.cpc.to(self.device)
+
+    def fit(self, batches, bs):
+        for xb in batches:
+            hidden = th.zeros(2, bs, 8)
+            out, hidden = self.cpc(xb, hidden)
+"""
+
+
+def test_shortcuts_are_sound_when_torch_is_imported_under_another_name(tmp_path):
+    # the made-tensor gate of TM101 looked for ``torch.``, which ``th.zeros(`` lacks
+    path = tmp_path / "cpc.py"
+    path.write_text(TRAINER_WITH_TORCH_ALIASED, encoding="utf-8")
+    shipped, _ = _compare([str(path)], modes=("check",))
+    assert [f.code for r in shipped["check"].results for f in r.findings] == ["TM101"]
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_cut_parses_to_the_same_tree(seed):
     """Parsing chunk by chunk gives exactly the statements (with positions) that one

@@ -1425,7 +1425,8 @@ class DeviceBatchNotMoved(Rule):
         if has("DataLoader") or any("[" not in w for w in _statement_moves(text)):
             return True
         # a tensor the script makes (``torch.from_numpy(a)``) and a move (of the model)
-        return (has(".to(") or has(".cuda(")) and has("torch.") \
+        # (``torch`` with no dot: ``import torch as th`` names it once, ``th.zeros(`` after)
+        return (has(".to(") or has(".cuda(")) and has("torch") \
             and (next(made_lines_outside_classes(text), None) is not None
                  or next(made_lines_outside_classes(text, inline=True), None) is not None)
 
