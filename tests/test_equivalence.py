@@ -192,6 +192,31 @@ def test_shortcuts_are_sound_when_torch_is_imported_under_another_name(tmp_path)
     assert [f.code for r in shipped["check"].results for f in r.findings] == ["TM101"]
 
 
+ENGINE_LOOPS = [
+    "def fit(model, loader, device):\n    for x, y in loader:\n        x = x.to(device)\n"
+    "        acc = (model(x).argmax(1) == y).float()\n",
+    "def fit(model, loader, device):\n    for i, (x,\n            y) in enumerate(loader):  # in\n"
+    "        x, y2 = (x.to(device), y)\n        print(F.cross_entropy(model(x), y))\n",
+    "class T:\n    def __init__(self, model):\n        self.model = model\n\n    def fit(self, loader):\n        for batch_x, batch_y in loader:\n"
+    "            batch_x = batch_x.cuda(non_blocking=True)\n            out = self.model(batch_x)\n"
+    "            print(F.nll_loss(out, batch_y))\n",
+]
+
+
+@pytest.mark.parametrize("body", ENGINE_LOOPS)
+def test_shortcuts_are_sound_on_loops_over_a_loader_passed_in(tmp_path, body):
+    # the text gate's ``may_witness`` against the model's ``witness_owners``
+    from torchmend.rules import _device as D
+    from torchmend.semantic import SemanticModel
+
+    text = "import torch\nimport torch.nn.functional as F\n\n\n" + body
+    assert D.witness_owners(SemanticModel(text, "e.py")) and D.may_witness(text)
+    path = tmp_path / "engine.py"
+    path.write_text(text, encoding="utf-8")
+    shipped, _ = _compare([str(path)], modes=("check",))
+    assert [f.code for r in shipped["check"].results for f in r.findings] == ["TM101"]
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_cut_parses_to_the_same_tree(seed):
     """Parsing chunk by chunk gives exactly the statements (with positions) that one

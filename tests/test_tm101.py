@@ -1727,3 +1727,111 @@ def test_an_image_made_a_tensor_by_torchvision_reaches_a_moved_model():
         assert f == [] and out == src, other
     f, _, _ = run(DEMO.replace(".unsqueeze(0)", ".unsqueeze(0).to(device)"), head="")
     assert f == []
+
+
+# ----------------------------------------------------------------- loops over a loader passed in
+ENGINE_HEAD = "import torch\nimport torch.nn.functional as F\n"  # (no DataLoader spelled: an engine.py)
+
+TRAIN_ONE_EPOCH = """
+def train_one_epoch(model, loader, optimizer, device):
+    for images, labels in loader:
+        images = images.to(device)
+        outputs = model(images)
+        loss = {loss}
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("loss", [
+    "F.cross_entropy(outputs, labels)",
+    "criterion(outputs, labels) + (outputs.argmax(1) != labels).float().mean()",
+])
+def test_item_left_behind_by_a_loop_that_moves_its_sibling(loss):
+    # the loop moves one item of the batch and feeds it to the model: the model runs on
+    # that device, and the item it does not move meets its output on the CPU
+    findings, out, src = run(TRAIN_ONE_EPOCH.format(loss=loss), head=ENGINE_HEAD)
+    assert [f.code for f in findings] == ["TM101"]
+    assert "`labels`" in findings[0].message and findings[0].fix is not None
+    assert added(src, out) == ["labels = labels.to(device)"]
+
+
+@pytest.mark.parametrize("body", [
+    # the other item goes to a callable that is not known here (it may move it)
+    TRAIN_ONE_EPOCH.format(loss="criterion(outputs, labels)"),
+    # the moved tensor was bound before the loop: nothing says the loop's batch is on the CPU
+    TRAIN_ONE_EPOCH.format(loss="F.cross_entropy(outputs, labels)").replace(
+        "    for images, labels in loader:\n        images = images.to(device)\n        outputs = model(images)\n",
+        "    images = probe.to(device)\n    for _, labels in loader:\n        outputs = model(images)\n"),
+])
+def test_item_left_behind_lookalikes(body):
+    findings, out, src = run(body, head=ENGINE_HEAD)
+    assert findings == [] and out == src
+
+
+def test_dropped_move_of_a_tuple_item_from_a_loader_passed_in():
+    body = """
+    def train_step(model, loader, loss_fn, optimizer, device):
+        for x, y in loader:
+            x.to(device)
+            y.to(device)
+            loss = loss_fn(model(x), y)
+    """
+    findings, out, src = run(body, head=ENGINE_HEAD)
+    assert [f.code for f in findings] == ["TM101", "TM101"] and out == src
+    assert all("does nothing" in f.message and f.fix.safety.value == "unsafe" for f in findings)
+    findings, out, src = run(body, unsafe=True, head=ENGINE_HEAD)
+    assert added(src, out) == ["x = x.to(device)", "y = y.to(device)"]
+
+
+def test_dropped_move_of_a_whole_batch_from_a_loader_passed_in_is_silent():
+    # a graph batch or a tokenizer's encoding moves in place: not unpacked, not reported
+    body = """
+    def train_step(model, loader, device):
+        for data in loader:
+            data.to(device)
+            model(data)
+    """
+    findings, out, src = run(body, head=ENGINE_HEAD)
+    assert findings == []
+
+
+DATASET_MODULE = """\
+import torch
+from torch.utils.data import Dataset
+
+
+class Windows(Dataset):
+    def __init__(self, data):
+        self.x = torch.FloatTensor(data){move}
+
+    def __len__(self):
+        return len(self.x)
+
+    def __getitem__(self, i):
+        return self.x[i]
+"""
+
+TRAIN_ON_WINDOWS = """\
+import torch.nn as nn
+from torch.utils.data import DataLoader
+from ds import Windows
+
+
+def train(data):
+    model = nn.Linear(4, 1).to("cuda")
+    loader = DataLoader(Windows(data), batch_size=32)
+    for x in loader:
+        out = model(x)
+        out.sum().backward()
+"""
+
+
+@pytest.mark.parametrize("move,found", [('.to("cuda")  # the whole dataset on the GPU', []), ("", ["TM101"])])
+def test_dataset_of_a_sibling_module_that_keeps_its_tensors_on_the_device(tmp_path, move, found):
+    (tmp_path / "ds.py").write_text(DATASET_MODULE.format(move=move))
+    path = tmp_path / "main.py"
+    path.write_text(TRAIN_ON_WINDOWS)
+    r = process_text(str(path), TRAIN_ON_WINDOWS, Options(select=frozenset({"TM101"})))
+    assert [f.code for f in r.findings] == found

@@ -1040,6 +1040,34 @@ def _move_lines(text: str) -> list:
     return out
 
 
+_FOR_TARGET = re.compile(r"\bfor\b(.*?)\bin\b", re.S)
+
+
+def may_witness(text: str) -> bool:
+    """The text form of :func:`witness_owners`: some statement ``x = x.to(...)`` (a
+    :func:`_move_lines` line) moves a name that a ``for`` written before it, in the same
+    top-level definition, may bind (the name stands between that ``for`` and its
+    ``in``).  False only when no loop of the file can move a name its target binds
+    among its first statements."""
+    lines = _move_lines(text)
+    if not lines:
+        return False
+    defs = _def_starts(text)
+    for ls in lines:
+        ends = [k for k in (text.find(".to(", ls), text.find(".cuda(", ls)) if k >= 0]
+        j = k = min(ends)
+        while k > ls and (text[k - 1].isalnum() or text[k - 1] == "_"):
+            k -= 1
+        name = text[k:j]
+        i = bisect.bisect_right(defs, ls) - 1
+        if i < 0 or not name:
+            continue  # module-level code: no parameter to loop over
+        word = re.compile(r"(?<!\w)%s(?!\w)" % re.escape(name))
+        if any(word.search(m.group(1)) for m in _FOR_TARGET.finditer(text, defs[i], ls)):
+            return True
+    return False
+
+
 def _owner(sem: SemanticModel, node):
     fn = sem.enclosing_function(node)
     cls = sem.enclosing(fn, ast.ClassDef) if fn is not None else None
@@ -1752,7 +1780,32 @@ def _may_hold_device(sem: SemanticModel, expr, depth: int) -> bool:
             target = sem.callee(n)
             if target is not None and mentions_device(sem, target):
                 return True
+            if target is None and _foreign_mentions_device(sem, n.func):
+                return True
     return False
+
+
+def _foreign_mentions_device(sem: SemanticModel, func) -> bool:
+    """``func`` names a class or function another module of the project defines (``from
+    ds import Windows``) whose code moves something or names a device (a dataset that
+    keeps its tensors on the GPU).  Read through the project; False when the module is
+    no file of the tree (an installed package: torchvision's datasets, say)."""
+    import os
+
+    if not isinstance(func, (ast.Name, ast.Attribute)) or sem.project is None or not sem.path:
+        return False
+    q = sem.qualname(func)
+    if not q or "." not in q or N.is_torch(q):
+        return False
+    mod, name = q.rsplit(".", 1)
+    path = sem.project.module_file(mod, sem.path)
+    if path is None or os.path.realpath(path) == os.path.realpath(sem.path):
+        return False
+    other = sem.project.model_for(path)
+    if other is None:
+        return False
+    bs = other.module_scope.get(name)
+    return any(b.kind in (BindingKind.CLASS, BindingKind.FUNCTION) and mentions_device(other, b.node) for b in bs)
 
 
 # ----------------------------------------------------------------------------- frameworks

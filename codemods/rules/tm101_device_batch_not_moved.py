@@ -20,7 +20,7 @@ from ._device import (
     is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensor, made_tensors,
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
-    witness_owners, LOADER_ANNOTATION,
+    witness_owners, LOADER_ANNOTATION, may_witness, _iterated,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -782,7 +782,7 @@ class _Flow:
         sem = self.sem
         if not c.args or isinstance(c.args[0], ast.Starred):
             return None
-        mv = move_of(sem, c.args[0])
+        mv = self._moved(c.args[0])
         if mv is None or mv.style not in ("to", "cuda") or (mv.device is not None and is_cpu_device(sem, mv.device)):
             return None
         if isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id == "self":
@@ -806,6 +806,21 @@ class _Flow:
         st = ModelState([Move(mv.call, mv.style, mv.device, guard, fed=True)])
         self.models.append((st, sem.segment(callee), c))
         return frozenset(), True
+
+    def _moved(self, expr):
+        """The device move ``expr`` is: a ``.to``/``.cuda`` call, or a name the loop body
+        bound to one just before (``x = x.to(device)``, ``x, y = x.to(d), y``: the one
+        binding that reaches the read, an assignment in the loop)."""
+        sem = self.sem
+        if isinstance(expr, ast.Name):
+            bs = sem.reaching(expr)
+            if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or bs[0].value is None:
+                return None
+            stmt = bs[0].node
+            if not any(a is self.loop.node for a in sem.ancestors(stmt)):
+                return None
+            expr = bs[0].value
+        return move_of(sem, expr)
 
     def _flow_root(self, f) -> bool:
         """``x.view`` of a tensor of the flow: a tensor method, not a model."""
@@ -1291,11 +1306,14 @@ class DeviceBatchNotMoved(Rule):
     (`model(torch.from_numpy(X_test))`) is reported at the argument.  A loader that
     comes in as a parameter no call in the file binds (a trainer class given its loaders) counts as a plain
     DataLoader when it is annotated as one (`loader: DataLoader`, `Optional[DataLoader]`),
-    or when another loop of the same class over such a parameter moves its batch
-    elements first (the validation loop that forgets the move the training loop makes).
+    or when a loop of the same class (or of the module's functions) over such a
+    parameter moves its batch elements first (the validation loop that forgets the move
+    the training loop makes; the loop that moves the images and forgets the labels): an
+    `engine.py` that never names `DataLoader` too.
     A model that comes in as a parameter (a trainer given its model) and that the loop
-    calls with a tensor it moves right there (`self.model(data.to(self.device))`) runs on
-    that device: the batch elements it is not given still meet its output on the CPU (the
+    calls with a tensor it moves right there (`self.model(data.to(self.device))`, or a
+    name the loop body has just bound to such a move: `images = images.to(device)`)
+    runs on that device: the batch elements it is not given still meet its output on the CPU (the
     labels), and are moved to the same device expression at the top of the loop when the
     call is a statement of the loop's own body.  A loop over a name bound once to
     `tqdm(enumerate(loader))` iterates the loader.
@@ -1310,7 +1328,10 @@ class DeviceBatchNotMoved(Rule):
     `.cpu()`, `.tolist()`, `.item()`, `len()`) is right on the CPU: it is not reported,
     and when it sits in a batch that would be moved whole the finding is report-only.
     Also finds `t.to(device)` on a tensor whose result is dropped: `Tensor.to` is not
-    in-place (a tensor of the code's own making, a batch element, a name under `if
+    in-place (a tensor of the code's own making, a batch element, an item a loop
+    unpacks from a loader passed in, `for x, y in loader: x.to(device)` (an unsafe fix:
+    what the loader yields is not seen; storing the result is right for an object whose
+    `.to` works in place too), a name under `if
     torch.is_tensor(t):` / `isinstance(t, torch.Tensor)`, a parameter annotated
     `torch.Tensor` or one the function uses as only a tensor can be used: `x.dim()`,
     `x.unsqueeze(0)`, `x[idx, :]`), and on an item of a DataLoader batch held whole
@@ -1424,6 +1445,8 @@ class DeviceBatchNotMoved(Rule):
         # spelled ``...DataLoader``, which lets the file through already)
         if has("DataLoader") or any("[" not in w for w in _statement_moves(text)):
             return True
+        if may_witness(text):
+            return True  # a loop over a parameter may move its batch first (``param_loader``'s witness)
         # a tensor the script makes (``torch.from_numpy(a)``) and a move (of the model)
         # (``torch`` with no dot: ``import torch as th`` names it once, ``th.zeros(`` after)
         return (has(".to(") or has(".cuda(")) and has("torch") \
@@ -1458,8 +1481,8 @@ class DeviceBatchNotMoved(Rule):
             return  # (before its loops are read: a framework's files make many loaders)
         # no loader made here, but loaders that come in as parameters may be plain ones
         # (param_loader: another loop of the class moves its batches)
-        passed = not loader_calls and ctx.has("DataLoader") \
-            and (LOADER_ANNOTATION.search(ctx.text) is not None or bool(witness_owners(sem))) \
+        passed = not loader_calls \
+            and ((ctx.has("DataLoader") and LOADER_ANNOTATION.search(ctx.text) is not None) or bool(witness_owners(sem))) \
             and framework_in_file(sem) is None
         if loader_calls or passed:
             loops = sem.statement_chunks(("for",))
@@ -1751,6 +1774,12 @@ class DeviceBatchNotMoved(Rule):
             if kind == "tensor":
                 yield ctx.finding(self, e, msg, Fix(_store_result(e, recv.id, code), safety=Safety.SAFE,
                                                     message="assign the moved tensor"))
+            elif kind == "item":
+                # an item of a tuple batch whose loader is not known here: a tensor, almost
+                # surely; an object whose ``.to`` works in place returns itself, so storing
+                # the result is right for it too (unsafe: what the loader yields is not seen)
+                yield ctx.finding(self, e, msg, Fix(_store_result(e, recv.id, code), safety=Safety.UNSAFE,
+                                                    message="assign the moved item"))
             elif kind == "param":
                 # a tensor the caller passed: rebinding the name leaves the caller's tensor where
                 # it is, and writes into it in place would go to the copy (unsafe)
@@ -1798,7 +1827,8 @@ class DeviceBatchNotMoved(Rule):
 
     def _tensor_kind(self, sem: SemanticModel, name: ast.Name, at, depth: int) -> Optional[str]:
         """"tensor" when ``name`` is provably a tensor where ``at`` runs, "param" for a
-        parameter the function uses as a tensor (its caller's tensor), "likely" when made
+        parameter the function uses as a tensor (its caller's tensor), "item" for an item
+        of a tuple batch from a loader that comes in as a parameter, "likely" when made
         from one by a tensor method, None otherwise."""
         if depth > 3:
             return None
@@ -1817,6 +1847,8 @@ class DeviceBatchNotMoved(Rule):
                 lp = loop_batch(sem, a)
                 if lp is not None and name.id in lp.names and len(bs) == 1:
                     return "tensor"
+                if len(bs) == 1 and _unpacked_from_parameter(sem, a, name.id):
+                    return "item"  # an item of a tuple batch from a loader passed in
                 return None
         if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or not isinstance(bs[0].value, ast.Call):
             return None
@@ -1836,6 +1868,23 @@ class DeviceBatchNotMoved(Rule):
             if self._tensor_kind(sem, f.value, bs[0].stmt or at, depth + 1) == "tensor":
                 return "likely"
         return None
+
+
+def _unpacked_from_parameter(sem: SemanticModel, loop, name: str) -> bool:
+    """``name`` is one of the names a ``for`` unpacks each item into (``for x, y in
+    loader``, ``for i, (x, y) in enumerate(loader)``) and what the loop iterates comes in
+    as a parameter: an item of a tuple batch, which a collate puts tensors in (the
+    objects whose ``.to`` works in place, a module, a graph batch, a tokenizer's
+    encoding, are batches of their own, not unpacked)."""
+    got = _iterated(sem, loop)
+    if got is None:
+        return False
+    it, target = got
+    if not isinstance(target, (ast.Tuple, ast.List)) or not any(
+            isinstance(e, ast.Name) and e.id == name for e in target.elts):
+        return False
+    origins = sem.origins(it)
+    return bool(origins) and all(o.kind is OriginKind.PARAMETER for o in origins)
 
 
 def _same_in_loop(sem: SemanticModel, dev, loop, move: ast.Call) -> bool:
