@@ -197,6 +197,8 @@ ENGINE_LOOPS = [
     "        acc = (model(x).argmax(1) == y).float()\n",
     "def fit(model, loader, device):\n    for i, (x,\n            y) in enumerate(loader):  # in\n"
     "        x, y2 = (x.to(device), y)\n        print(F.cross_entropy(model(x), y))\n",
+    "def fit(model, loader, device):\n    # for each batch\n    for x, \\\n            y in loader:\n"
+    "        x = x.to(device)\n        print((model(x) - y).abs())\n",
     "class T:\n    def __init__(self, model):\n        self.model = model\n\n    def fit(self, loader):\n        for batch_x, batch_y in loader:\n"
     "            batch_x = batch_x.cuda(non_blocking=True)\n            out = self.model(batch_x)\n"
     "            print(F.nll_loss(out, batch_y))\n",

@@ -1040,7 +1040,10 @@ def _move_lines(text: str) -> list:
     return out
 
 
-_FOR_TARGET = re.compile(r"\bfor\b(.*?)\bin\b", re.S)
+# a ``for`` statement's target: the statement starts its line; the target spans lines
+# only inside brackets (two levels) or after a backslash
+_FOR_TARGET = re.compile(
+    r"^[ \t]*(?:async[ \t]+)?for\b((?:[^\n:()#\\]|\\\r?\n|\((?:[^()]|\([^()]*\))*\))*?)\bin\b", re.M)
 
 
 def may_witness(text: str) -> bool:
@@ -1063,9 +1066,18 @@ def may_witness(text: str) -> bool:
         if i < 0 or not name:
             continue  # module-level code: no parameter to loop over
         word = re.compile(r"(?<!\w)%s(?!\w)" % re.escape(name))
-        if any(word.search(m.group(1)) for m in _FOR_TARGET.finditer(text, defs[i], ls)):
-            return True
+        for m in _FOR_TARGET.finditer(text, defs[i], ls):
+            if word.search(m.group(1)) and not _NOT_A_LOADER.match(text, m.end()):
+                return True
     return False
+
+
+# what a ``for`` iterates that no parameter can be: a dict's or a module's own view, a
+# ``zip``/``range``/``sorted`` (only a few wrappers pass a loader's items on: ``enumerate``,
+# ``tqdm``, ``iter``, ``islice``)
+_NOT_A_LOADER = re.compile(
+    r"[ \t]*(?:[\w.]*\.(?:items|values|keys|parameters|named_parameters|modules|named_modules|children|"
+    r"named_children|buffers|named_buffers|split|chunk|unbind)|zip|range|sorted|reversed|list|tuple|dict)[ \t]*\(")
 
 
 def _owner(sem: SemanticModel, node):
