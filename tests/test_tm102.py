@@ -66,6 +66,49 @@ def test_lstm_h0_unsafe_fix():
     assert added(src, out) == ["h0 = torch.zeros(1, x.size(0), 4, device=x.device)"]
 
 
+HIDDEN_TUPLE = """
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(100, 16)
+            self.lstm = nn.LSTM(16, 32, batch_first=True)
+
+        def init_hidden(self, b):
+            return (torch.zeros(1, b, 32), torch.zeros(1, b, 32))
+
+        def forward(self, x):
+            {hidden}
+            out, _ = self.lstm(self.emb(x), {given})
+            return out
+    """
+
+
+@pytest.mark.parametrize("hidden,given,fixed", [
+    # the hidden state's tuple bound to a name first
+    ("hidden = (torch.zeros(1, x.size(0), 32), torch.zeros(1, x.size(0), 32))", "hidden", True),
+    # returned by a method, kept whole
+    ("hidden = self.init_hidden(x.size(0))", "hidden", False),
+    ("pass", "self.init_hidden(x.size(0))", False),
+    # kept in an attribute (the PyTorch tutorial's BiLSTM-CRF)
+    ("self.hidden = self.init_hidden(x.size(0))", "self.hidden", False),
+])
+def test_rnn_hidden_state_tuple_made_on_the_cpu(hidden, given, fixed):
+    f, out, src = run(HIDDEN_TUPLE.format(hidden=hidden, given=given))
+    assert codes(f) == ["TM102", "TM102"], [x.message for x in f]
+    assert all("hidden state of `self.lstm` (LSTM)" in x.message for x in f)
+    assert (out != src) is fixed  # a device to add only where the input is at hand
+
+
+@pytest.mark.parametrize("hidden,given", [
+    ("hidden = self.init_hidden(x.size(0))", "None"),  # made, not given
+    ("hidden = tuple(h.to(x.device) for h in self.init_hidden(x.size(0)))", "hidden"),  # moved first
+    ("hidden = self.init_hidden(x.size(0)); print(len(hidden))", "None"),  # read, not given
+])
+def test_rnn_hidden_state_tuple_lookalikes(hidden, given):
+    f, out, src = run(HIDDEN_TUPLE.format(hidden=hidden, given=given))
+    assert f == [] and out == src
+
+
 def test_arange_uses_annotated_tensor_param():
     f, out, src = run(
         """

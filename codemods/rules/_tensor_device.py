@@ -951,14 +951,19 @@ class Analysis:
                 holder = sem.parent(holder)
             if isinstance(holder, ast.Call) and (p in holder.args or any(k.value is p for k in holder.keywords)):
                 self._argument(holder, p, node, stack, base, via, meets, push, out)
+            elif isinstance(holder, ast.Assign) and holder.value is p and isinstance(p, ast.Tuple):
+                self._held_as_hidden(p, stack, base, via, meets)  # ``hidden = (h0, c0)``
             elif isinstance(holder, ast.Return) and holder.value is p and isinstance(p, ast.Tuple):
                 # ``return a, b``: the element at the call sites that unpack it
                 if any(isinstance(e, ast.Starred) for e in p.elts):
                     return out
                 i = next(k for k, e in enumerate(p.elts) if e is node)
                 for call, rest, b2 in self._return_sites(holder, stack, base):
-                    for n in self._element(call, i, len(p.elts)):
+                    got = self._element(call, i, len(p.elts))
+                    for n in got:
                         out.append((n, rest, b2, via))
+                    if not got:  # kept whole: ``hidden = self.init_hidden(b)``
+                        self._held_as_hidden(call, rest, b2, via, meets)
             return out
         if isinstance(p, ast.BinOp):
             other = p.right if p.left is node else p.left
@@ -1017,6 +1022,42 @@ class Analysis:
                 out.append((call, rest, b2, via))
             return out
         return out
+
+    def _held_as_hidden(self, tup, stack, base, via, meets) -> None:
+        """``tup`` (a tuple literal, or a call that returns one) holds a CPU tensor: where
+        it, or the one name bound to it, is given to an RNN submodule as its hidden state
+        (``self.lstm(x, hidden)`` with ``hidden = (h0, c0)``) while the input is on the
+        device, a meet."""
+        sem = self.sem
+        places = [tup]
+        p = sem.parent(tup)
+        if isinstance(p, ast.Assign) and p.value is tup:
+            t = p.targets[0] if len(p.targets) == 1 else None
+            if isinstance(t, ast.Name):
+                b = sem.target_binding(t)
+                places = sem.reads_of(b) if b is not None else []
+            elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                # ``self.hidden = self.init_hidden()``, read further down the same function
+                fn = sem.enclosing_function(p)
+                text = sem.segment(t)
+                places = [n for n in (sem.walk(fn) if fn is not None else ()) if isinstance(n, ast.Attribute)
+                          and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > (p.end_lineno, p.end_col_offset)
+                          and sem.segment(n) == text]
+            else:
+                return
+        for r in places:
+            call = sem.parent(r)
+            if isinstance(call, ast.keyword) and call.arg == "hx":
+                call = sem.parent(call)
+            elif not (isinstance(call, ast.Call) and any(a is r for a in call.args[1:2])):
+                continue
+            f = call.func
+            if not (isinstance(call, ast.Call) and call.args and isinstance(f, ast.Attribute) and self.is_submodule_call(call)):
+                continue
+            lay = self.layer_of(f)
+            if lay is not None and lay[0] in N.RNN_LAYERS and self.is_device(call.args[0], stack):
+                self._meet(meets, base, via, call, f"the hidden state of `{sem.segment(f)}` ({lay[0]})", call.args[0])
+                return
 
     def _return_sites(self, ret: ast.Return, stack, base):
         """The calls a ``return`` gives its value to: the one the analysis came through,
