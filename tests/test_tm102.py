@@ -109,6 +109,36 @@ def test_rnn_hidden_state_tuple_lookalikes(hidden, given):
     assert f == [] and out == src
 
 
+LOSS_MODULE = """
+    class Enc(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(300, 128)
+            self.loss = {loss}
+
+        def forward(self, x1, x2):
+            predict = self.enc(x1) @ self.enc(x2).t()
+            target = torch.arange(x1.size(0))
+            return self.loss(predict, {target})
+    """
+
+
+@pytest.mark.parametrize("loss", ["nn.CrossEntropyLoss()", "nn.NLLLoss(reduction='sum')"])
+def test_cpu_target_meets_the_input_in_a_loss_module(loss):
+    f, out, src = run(LOSS_MODULE.format(loss=loss, target="target"))
+    assert codes(f) == ["TM102"] and "in `self.loss` (" in f[0].message
+    assert added(src, out) == ["target = torch.arange(x1.size(0), device=x1.device)"]
+
+
+@pytest.mark.parametrize("loss,target", [
+    ("nn.CTCLoss()", "target"),  # its lengths and targets may stay on the CPU
+    ("nn.CrossEntropyLoss()", "target.to(predict.device)"),  # moved first
+])
+def test_loss_module_lookalikes(loss, target):
+    f, out, src = run(LOSS_MODULE.format(loss=loss, target=target))
+    assert f == [] and out == src
+
+
 def test_arange_uses_annotated_tensor_param():
     f, out, src = run(
         """

@@ -132,6 +132,13 @@ SAME_DEVICE_FUNCS = frozenset(
         "poisson_nll_loss", "gaussian_nll_loss", "cosine_embedding_loss",
     )]
 ) | SEQ_FUNCS
+# loss modules whose inputs must share one device (the classes of the functional losses
+# above; not CTCLoss, whose lengths may stay on the CPU)
+_SAME_DEVICE_LOSSES = frozenset({
+    "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "TripletMarginLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
+    "SoftMarginLoss", "MultiLabelSoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CosineEmbeddingLoss",
+})
 # functions whose result is a tensor on the device of their tensor argument(s)
 PRESERVING_FUNCS = frozenset(
     [_T + n for n in (
@@ -1224,6 +1231,14 @@ class Analysis:
                 if lname in N.RNN_LAYERS and call.args and arg is not call.args[0]:
                     if self.is_device(call.args[0], stack):
                         self._meet(meets, base, via, call, f"the hidden state of `{sem.segment(f)}` ({lname})", call.args[0])
+                    return
+                if lname in _SAME_DEVICE_LOSSES:
+                    # ``self.ce(logits, target)``: a loss module's inputs share one device, as
+                    # ``F.cross_entropy``'s do (its value is 0-d: not followed further)
+                    for a in self._tensor_args(call):
+                        if a is not arg and self.is_device(a, stack):
+                            self._meet(meets, base, via, call, f"`{sem.segment(f)}` ({lname})", a)
+                            return
                     return
                 if self.has_weights(lname, ctor):
                     self._meet(meets, base, via, call, f"`{sem.segment(f)}` ({lname}, whose weights are on the device)", None)

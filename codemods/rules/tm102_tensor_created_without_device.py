@@ -18,7 +18,8 @@ class TensorCreatedWithoutDevice(Rule):
     same-file helper that `forward` calls) that then meet a tensor on the input's
     device in an operation that needs one device: arithmetic, a comparison, `matmul`,
     `torch.cat`/`torch.stack`, the index of `index_select`/`gather`, the mask of
-    `masked_fill`, the input of a layer with weights, the hidden state of an RNN (also
+    `masked_fill`, a loss (`F.cross_entropy`, or a loss module: `self.ce = nn.CrossEntropyLoss()`,
+    `self.ce(logits, target)`; not `CTCLoss`), the input of a layer with weights, the hidden state of an RNN (also
     inside a tuple bound to a name or a `self` attribute first, or returned by a method:
     `hidden = self.init_hidden(b)` of `return (torch.zeros(...), torch.zeros(...))`), a list
     it is appended to that `torch.stack`/`torch.cat` joins with device tensors (0-d
