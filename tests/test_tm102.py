@@ -139,6 +139,60 @@ def test_loss_module_lookalikes(loss, target):
     assert f == [] and out == src
 
 
+LIGHTNING = """\
+import torch
+from torch import nn
+import pytorch_lightning as pl
+
+
+class Enc(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(300, 128)
+        self.lstm = nn.LSTM(8, 16, 2)
+        self.ce = nn.CrossEntropyLoss()
+
+    def forward(self, x1, x2):
+        return self.enc(x1) @ self.enc(x2).t()
+
+    def training_step(self, batch, batch_idx):
+        x1, x2 = batch
+        predict = self(x1, x2)
+        {step}
+"""
+
+
+@pytest.mark.parametrize("step,fixed", [
+    # the Trainer moves the module and the batch: a target made on the CPU meets the output
+    ("target = torch.arange(x1.size(0))\n        return self.ce(predict, target)",
+     "target = torch.arange(x1.size(0), device=x1.device)"),
+    # no input at hand in the factory's arguments: said, not fixed
+    ("target = torch.tensor([0, 1, 2, 3])\n        return self.ce(predict, target)", None),
+])
+def test_cpu_tensor_in_a_lightning_step(step, fixed):
+    # no device is named anywhere: Lightning's Trainer places the module
+    f, out, src = run("", head=LIGHTNING.format(step=step))
+    assert codes(f) == ["TM102"] and "in `training_step`" in f[0].message
+    assert added(src, out) == ([fixed] if fixed else [])
+
+
+@pytest.mark.parametrize("step", [
+    "target = torch.arange(x1.size(0), device=self.device)\n        return self.ce(predict, target)",
+    "target = torch.arange(x1.size(0)).type_as(predict).long()\n        return self.ce(predict, target)",
+    "self.log('n', torch.tensor(x1.size(0)))\n        return predict.sum()",
+])
+def test_lightning_step_lookalikes(step):
+    f, out, src = run("", head=LIGHTNING.format(step=step))
+    assert f == [] and out == src
+
+
+def test_plain_module_step_method_is_not_a_root():
+    # a method named like a step in a plain module runs only where the code calls it
+    f, out, src = run("", head=LIGHTNING.format(step="return self.ce(predict, torch.arange(x1.size(0)))").replace(
+        "pl.LightningModule", "nn.Module"))
+    assert f == []
+
+
 def test_arange_uses_annotated_tensor_param():
     f, out, src = run(
         """

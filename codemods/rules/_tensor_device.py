@@ -277,18 +277,35 @@ class Analysis:
             v is not None and self.is_device(v, (), 0) for v, _, _ in pv.values)
 
     def is_forward(self, fn) -> bool:
-        """``fn`` is the ``forward`` of a module class."""
-        return getattr(fn, "name", None) == "forward" and self.module_class(self.sem.parent(fn))
+        """``fn`` is the ``forward`` of a module class, or a step a Lightning Trainer runs
+        on the device with the batch moved there (``training_step`` of a LightningModule)."""
+        name = getattr(fn, "name", None)
+        if name == "forward":
+            return self.module_class(self.sem.parent(fn))
+        return name in STEP_METHODS and self.module_class(self.sem.parent(fn)) \
+            and self.lightning_class(self.sem.parent(fn))
 
     def module_class(self, cls) -> bool:
         """``cls`` is a class that may be an ``nn.Module`` and has a ``forward`` (its own
-        or a same-file base's)."""
+        or a same-file base's), or a LightningModule's step."""
         if not isinstance(cls, ast.ClassDef):
             return False
         got = self._module_class.get(cls)
         if got is None:
-            got = self._module_class[cls] = self._defines(cls, "forward") and self.module_like(cls)
+            runs = self._defines(cls, "forward") or (
+                any(self._defines(cls, m) for m in STEP_METHODS) and self.lightning_class(cls))
+            got = self._module_class[cls] = runs and self.module_like(cls)
         return got
+
+    def lightning_class(self, cls: ast.ClassDef, depth: int = 0) -> bool:
+        """``cls`` derives from Lightning's ``LightningModule`` (through same-file bases too)."""
+        for b in cls.bases:
+            if N.is_lightning_module(self.sem.qualname(b)):
+                return True
+            bc = self.sem.class_def(b)
+            if depth < 5 and bc is not None and bc is not cls and self.lightning_class(bc, depth + 1):
+                return True
+        return False
 
     def _defines(self, cls: ast.ClassDef, name: str, depth: int = 0) -> bool:
         """``cls`` or a same-file base defines method ``name`` (reads the class bodies
@@ -338,6 +355,9 @@ class Analysis:
         sem = self.sem
         f = call.func
         if isinstance(f, ast.Name):
+            cls = sem.self_class(f)
+            if cls is not None:  # ``self(x)``: the module's own ``forward``
+                return sem.method(cls, "forward")
             return sem.callee(call)
         if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
             cls = sem.self_class(f.value)
@@ -545,6 +565,9 @@ class Analysis:
                 if lay is not None and self.has_weights(*lay):
                     return True
             return any(self.is_device(a, stack, d) for a in self._args(e))
+        if isinstance(e.func, ast.Name) and sem.self_class(e.func) is not None:
+            # ``self(x)``: the module's own forward, on its device like a submodule's
+            return any(self.is_device(a, stack, d) for a in self._args(e))
         lay = self.inline_layer(e)
         if lay is not None:
             # a layer built here has its weights on the CPU; a weightless one keeps the device
@@ -659,6 +682,10 @@ class Analysis:
     def _unpacked_device(self, whole, stack, d) -> bool:
         """An element of ``a, b = whole``: ``whole`` splits a device tensor or is the
         output of a submodule called on one."""
+        if isinstance(whole, ast.Name):
+            # ``x, y = batch`` of a Lightning step's batch (moved there whole), or rows of a
+            # device tensor
+            return self.is_device(whole, stack, d)
         if not isinstance(whole, ast.Call):
             return False
         m = self.sem.method_name(whole)
@@ -681,6 +708,11 @@ class Analysis:
                 return self.is_device(arg, stack[:-1], d)
         if self.tensor_param(b):
             return True
+        if fn.name in STEP_METHODS and self.is_forward(fn):
+            # the batch a Lightning Trainer hands its step: moved to the module's device
+            # (tensors in its lists, tuples and dicts too)
+            args = fn.args.posonlyargs + fn.args.args
+            return len(args) > 1 and args[1].arg == b.name
         if self.is_forward(fn):
             return False
         if not self.in_fwd(fn) and self.device_fed(fn):
@@ -1445,7 +1477,10 @@ class Analysis:
 _LAYER_WORDS = tuple(sorted(f"{w}(" for w in N.PARAM_LAYERS))
 _DEF_HEADER = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # where a ``forward`` may be defined (any spacing, a line continuation): a superset
-_FORWARD_DEF = re.compile(r"def[\s\\]+forward\b")
+# the methods a module runs on the device: ``forward``, and the steps a Lightning Trainer
+# runs with the module and the batch on the device
+STEP_METHODS = ("training_step", "validation_step", "test_step", "predict_step")
+_FORWARD_DEF = re.compile(r"def[\s\\]+(?:forward|training_step|validation_step|test_step|predict_step)\b")
 
 
 _DEVICE_KEYWORD = re.compile(r"(?<![\w.])(?:device|out)\s*=|\*\*")
@@ -1508,8 +1543,8 @@ def _factory_hits(words: tuple):
                 # it; another function only when its name is called somewhere in the file
                 if has_forward is None:
                     has_forward = _FORWARD_DEF.search(text, start, end) is not None
-                if name == "forward" or name == "__init__":
-                    ok = name == "forward" or has_forward or _called_elsewhere(text, name)
+                if name == "forward" or name in STEP_METHODS or name == "__init__":
+                    ok = name != "__init__" or has_forward or _called_elsewhere(text, name)
                 else:
                     # a method of such a class: not when it is a static method no code of
                     # the file calls (tested per hit, below)
@@ -1840,7 +1875,8 @@ def _layer_hits(text: str, start: int, end: int, hits=None, first: bool = False)
         if h > start and (text[h - 1].isalnum() or text[h - 1] == "_"):
             continue  # ``MyLinear(``: another name (the ast check compares whole names)
         name = _def_above(text, start, h)
-        if name is not None and name != "__init__" and (name == "forward" or _called_elsewhere(text, name)):
+        if name is not None and name != "__init__" and (name == "forward" or name in STEP_METHODS
+                                                         or _called_elsewhere(text, name)):
             out.append(h)
             if first:
                 break

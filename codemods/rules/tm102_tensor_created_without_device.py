@@ -15,7 +15,9 @@ _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same 
 class TensorCreatedWithoutDevice(Rule):
     """## What it does
     Finds tensors made on the CPU in an `nn.Module`'s `forward` (or in a method or
-    same-file helper that `forward` calls) that then meet a tensor on the input's
+    same-file helper that `forward` calls; in a LightningModule also its
+    `training_step`/`validation_step`/`test_step`/`predict_step`, which its Trainer runs
+    with the module and the batch on the device, in a file that need not name a device) that then meet a tensor on the input's
     device in an operation that needs one device: arithmetic, a comparison, `matmul`,
     `torch.cat`/`torch.stack`, the index of `index_select`/`gather`, the mask of
     `masked_fill`, a loss (`F.cross_entropy`, or a loss module: `self.ce = nn.CrossEntropyLoss()`,
@@ -92,9 +94,10 @@ class TensorCreatedWithoutDevice(Rule):
     pitfall = "device"
     summary = "a tensor created in forward() without device= meets the input on another device"
     severity = Severity.BUG
-    # a class defining forward(), in a file that mentions a device at all
-    needles = ("cuda", "device", ".to(")
-    requires_all = ("forward",)
+    # a class defining forward() (or a Lightning step), in a file that mentions a device at
+    # all or a LightningModule (its Trainer moves the module and the batch)
+    needles = ("cuda", "device", ".to(", "LightningModule")
+    requires_all = ("def",)
     verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (5, 6)
     valid = (
