@@ -786,3 +786,39 @@ def test_a_class_count_with_the_original_weights_downloaded_is_fixed(url):
 def test_a_third_party_download_into_a_sized_model_that_is_trained_is_fixed():
     # a training script: the count is the user's dataset's, the download another model's
     fixed(FID.format(url=THIRD_PARTY) + "\nmodel = fid_inception_v3()\nmodel(x).sum().backward()\n")
+
+
+KWARGS_BUILDER = """\
+import torch.nn as nn
+from torch.hub import load_state_dict_from_url
+
+
+class Net(nn.Module):
+    def __init__(self, num_classes=1000):
+        super().__init__()
+        self.features = nn.Conv2d(3, 64, 3)
+        self.classifier = nn.Conv2d(64, num_classes, kernel_size=1)
+
+
+def net(pretrained=False, **kwargs):
+    model = Net(**kwargs)
+    if pretrained:
+        model.load_state_dict(load_state_dict_from_url("https://x/net_imagenet-1000.pth"))
+    return model
+
+
+model = net({args})
+"""
+
+
+def test_class_count_through_a_builders_kwargs():
+    # the timm/torchvision builder shape: the count a call passes reaches the constructor
+    r, out = run(KWARGS_BUILDER.format(args="num_classes=16, pretrained=True"))
+    assert [f.code for f in r.findings] == ["TM401"]
+    assert "num_classes=16 (through `**kwargs` from line 19)" in r.findings[0].message
+
+
+@pytest.mark.parametrize("args", ["num_classes=1000, pretrained=True", "pretrained=True", "pretrained=True, width=2"])
+def test_builders_kwargs_without_another_count_is_silent(args):
+    r, out = run(KWARGS_BUILDER.format(args=args))
+    assert r.findings == []

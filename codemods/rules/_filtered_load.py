@@ -708,6 +708,11 @@ class Heads:
         sem = self.sem
         cls = sem.callee(call)
         for kw in call.keywords:
+            if kw.arg is None:
+                got = self._through_kwargs(call, cls, kw)
+                if got is not None:
+                    return got
+                continue
             if kw.arg not in CLASS_KWARGS:
                 continue
             origins = sem.origins(kw.value)
@@ -730,6 +735,33 @@ class Heads:
                         return HeadChange(a, f"`{cls.name}.__init__` replaced the inherited `self.{t.attr}` (line {a.lineno})", False,
                                           removes_head(sem, a.value))
                 return self._base_init_count(cls, init)
+        return None
+
+    def _through_kwargs(self, call: ast.Call, cls, kw: ast.keyword) -> Optional[HeadChange]:
+        """``Net(**kwargs)`` in a builder ``def net(pretrained=False, **kwargs)`` that the
+        file calls with a class count (``net(num_classes=16, pretrained=True)``): the
+        count the calls pass reaches the constructor (the timm/torchvision builder shape)."""
+        sem = self.sem
+        if not isinstance(kw.value, ast.Name):
+            return None
+        bs = sem.resolve(kw.value)
+        if len(bs) != 1 or bs[0].kind is not BindingKind.PARAMETER:
+            return None
+        fn = bs[0].scope.node
+        if not isinstance(fn, _DEFS) or fn.args.kwarg is None or fn.args.kwarg.arg != kw.value.id:
+            return None
+        for site in sem.file_calls(fn):
+            for k in site.keywords:
+                if k.arg not in CLASS_KWARGS:
+                    continue
+                if any(x.arg == k.arg for x in call.keywords if x is not kw):
+                    return None  # (passing it twice fails: not this shape)
+                removed = _count_change(sem.origins(k.value), self._default(call, cls, k.arg))
+                if removed is None:
+                    continue
+                return HeadChange(call, f"`{sem.segment(call.func)}` was built with {k.arg}={sem.segment(k.value)}"
+                                        f" (through `**{kw.value.id}` from line {site.lineno})", False, removed,
+                                  sized=isinstance(k.value, ast.Constant))
         return None
 
     def _base_init_count(self, cls: ast.ClassDef, init) -> Optional[HeadChange]:
