@@ -193,6 +193,39 @@ def test_plain_module_step_method_is_not_a_root():
     assert f == []
 
 
+TEMPLATE_LOSS = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Base(nn.Module):
+    def forward(self, prediction: torch.Tensor, target: torch.Tensor):
+        return self._forward(prediction, target)
+
+    def _forward(self, prediction, target):
+        raise NotImplementedError
+
+
+class MyLoss(Base):
+    def _forward(self, prediction, target):
+        target_new = F.one_hot(torch.tensor([int(v) for v in target]), 3)
+        return F.cross_entropy(prediction, target_new.float())
+
+
+device = torch.device("cuda")
+"""
+
+
+def test_method_a_base_forward_calls_on_self_runs_with_the_module():
+    # ``Base.forward`` calls ``self._forward``: the subclass's override runs there
+    f, out, src = run("", head=TEMPLATE_LOSS)
+    assert codes(f) == ["TM102"] and "in `_forward`" in f[0].message
+    # a method of that name in an unrelated class is not reached
+    f, out, src = run("", head=TEMPLATE_LOSS.replace("class MyLoss(Base):", "class MyLoss(nn.Module):"))
+    assert f == []
+
+
 def test_arange_uses_annotated_tensor_param():
     f, out, src = run(
         """

@@ -223,6 +223,7 @@ class Analysis:
         self._all: dict = {}
         self._module_class: dict = {}
         self._fed: dict = {}
+        self._calls: dict = {}  # function -> its calls in the file (calls_of)
         self._has_forward: Optional[bool] = None
 
     @classmethod
@@ -319,6 +320,32 @@ class Analysis:
                     return True
         return False
 
+    def calls_of(self, fn) -> list:
+        """The file's calls of ``fn`` (:meth:`SemanticModel.file_calls`), and for a method,
+        the ``self.<name>(...)`` calls in the methods of its class's same-file bases that
+        find no such method there or override it (a template: ``Base.forward`` calls
+        ``self._forward(...)``, which each subclass defines)."""
+        got = self._calls.get(fn)
+        if got is not None:
+            return got
+        sem = self.sem
+        got = list(sem.file_calls(fn))
+        cls = sem.parent(fn)
+        if isinstance(fn, _DEFS) and isinstance(cls, ast.ClassDef):
+            bases = [b for b in sem._mro(cls)[1:]]
+            if bases:
+                seen = {id(c) for c in got}
+                for c in sem.find(ast.Call, containing=(fn.name,)):
+                    f = c.func
+                    if id(c) in seen or not (isinstance(f, ast.Attribute) and f.attr == fn.name
+                                             and isinstance(f.value, ast.Name)):
+                        continue
+                    owner = sem.self_class(f.value)
+                    if owner is not None and any(owner is b for b in bases):
+                        got.append(c)
+        self._calls[fn] = got
+        return got
+
     def _reach(self, fn, memo: dict, root) -> bool:
         got = memo.get(fn)
         if got is not None:
@@ -328,7 +355,7 @@ class Analysis:
         memo[fn] = False  # cycle guard
         ok = root(fn)
         if not ok:
-            for call in self.sem.file_calls(fn):
+            for call in self.calls_of(fn):
                 caller = self.sem.enclosing_function(call)
                 if caller is not None and caller is not fn and self._reach(caller, memo, root):
                     ok = True
@@ -719,7 +746,7 @@ class Analysis:
             # a helper outside module code: what every call site of the file passes
             return self._fed_param(fn, b.name)
         # a call in the code forward reaches passes a device tensor: on that path it is one
-        for call in self.sem.file_calls(fn):
+        for call in self.calls_of(fn):
             if self.in_fwd(self.sem.enclosing_function(call)):
                 arg = self.argument_for(call, fn, b.name)
                 if arg is not None and self.is_device(arg, (), d):
@@ -1107,7 +1134,7 @@ class Analysis:
         fn = sem.enclosing_function(ret)
         if not isinstance(fn, _DEFS) or self.is_forward(fn):
             return []
-        return [(call, (), sem.enclosing_function(call) or base) for call in sem.file_calls(fn)]
+        return [(call, (), sem.enclosing_function(call) or base) for call in self.calls_of(fn)]
 
     def _element(self, call, i: int, n: int) -> list:
         """Where element ``i`` of the ``n``-tuple ``call`` returns is read: ``a, b = call``

@@ -15,7 +15,8 @@ _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same 
 class TensorCreatedWithoutDevice(Rule):
     """## What it does
     Finds tensors made on the CPU in an `nn.Module`'s `forward` (or in a method or
-    same-file helper that `forward` calls; in a LightningModule also its
+    same-file helper that `forward` calls, a subclass's override of a method a base's
+    `forward` calls on `self` too: `Base.forward` calling `self._forward(...)`; in a LightningModule also its
     `training_step`/`validation_step`/`test_step`/`predict_step`, which its Trainer runs
     with the module and the batch on the device, in a file that need not name a device) that then meet a tensor on the input's
     device in an operation that needs one device: arithmetic, a comparison, `matmul`,
