@@ -332,7 +332,8 @@ class Analysis:
         got = list(sem.file_calls(fn))
         cls = sem.parent(fn)
         if isinstance(fn, _DEFS) and isinstance(cls, ast.ClassDef):
-            bases = [b for b in sem._mro(cls)[1:]]
+            # (only bases whose text names it: most do not)
+            bases = [b for b in sem._mro(cls)[1:] if fn.name in sem.segment(b)]
             if bases:
                 seen = {id(c) for c in got}
                 for c in sem.find(ast.Call, containing=(fn.name,)):

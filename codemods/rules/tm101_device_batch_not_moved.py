@@ -1481,11 +1481,15 @@ class DeviceBatchNotMoved(Rule):
             return  # (before its loops are read: a framework's files make many loaders)
         # no loader made here, but loaders that come in as parameters may be plain ones
         # (param_loader: another loop of the class moves its batches)
-        passed = not loader_calls \
-            and ((ctx.has("DataLoader") and LOADER_ANNOTATION.search(ctx.text) is not None) or bool(witness_owners(sem))) \
-            and framework_in_file(sem) is None
+        annotated = not loader_calls and ctx.has("DataLoader") and LOADER_ANNOTATION.search(ctx.text) is not None
+        owners = witness_owners(sem) if not loader_calls and not annotated else frozenset()
+        passed = (annotated or bool(owners)) and framework_in_file(sem) is None
         if loader_calls or passed:
             loops = sem.statement_chunks(("for",))
+            if owners:
+                # (only loops over parameters can be read here: those of the classes, or the
+                # module's functions, that a loop moving its batch vouches for)
+                loops = [c for c in loops if _owned(sem, c, owners)]
             batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
             batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
             batches += taken_samples(sem, loader_calls)
@@ -1868,6 +1872,17 @@ class DeviceBatchNotMoved(Rule):
             if self._tensor_kind(sem, f.value, bs[0].stmt or at, depth + 1) == "tensor":
                 return "likely"
         return None
+
+
+def _owned(sem: SemanticModel, chunk, owners: frozenset) -> bool:
+    """The chunk holds code of a witness owner (``witness_owners``): a function's chunk
+    when the module is one, a class's chunk when that class is (a chunk's class is
+    parsed by then: ``witness_owners`` parsed the chunks it found its loops in)."""
+    if chunk.kind == "code":
+        return True  # (module code; or a whole file too short to be cut, its functions in it)
+    if chunk.kind == "def":
+        return id(sem.module) in owners
+    return chunk.stmts is not None and any(id(s) in owners for s in chunk.stmts)
 
 
 def _unpacked_from_parameter(sem: SemanticModel, loop, name: str) -> bool:
