@@ -823,3 +823,49 @@ def test_a_notebook_dataset_class_defined_twice_is_still_the_notebooks():
     src = HEAD + cls + cls + "for b in DataLoader(Cars(), num_workers=4):\n    pass\n"
     b = reported(src, "its workers need `Cars`, defined in this notebook", notebook=True)
     assert b.message.count("`Cars`") == 1 and "`Cars`, `Cars`" not in b.message  # named once
+
+
+def test_a_script_in_cells_is_reported_not_guarded():
+    # jupytext's percent format (and editors' cell scripts) run cell by cell or become a
+    # notebook: a guard would indent the cells under one ``if``
+    src = ("# %% [markdown]\n# A tutorial\n\n# %%\n" + HEAD + "loader = DataLoader(ds, num_workers=4)\n\n"
+           "# %%\nfor b in loader:\n    pass\n")
+    reported(src, "a notebook in script form")
+    reported("# ---\n# jupyter:\n#   jupytext:\n#     formats: ipynb,py:light\n# ---\n\n" + HEAD
+             + "for b in DataLoader(ds, num_workers=4):\n    pass\n", "a notebook in script form")
+    fixed(src.replace("# %%\n", "# step\n"))  # one comment is no cell marker
+
+
+DATAMODULE = """\
+import torch
+from torch.utils.data import DataLoader
+
+
+class DM:
+    def __init__(self, num_workers=0, **loader_kwargs):
+        self.num_workers = num_workers
+        self.kwargs = {{"num_workers": loader_kwargs.get("workers", 0)}}
+
+    def train_dataloader(self):
+        return DataLoader(torch.randn(64, 4), batch_size=8, {workers})
+
+
+dm = DM({args})
+for x in dm.train_dataloader():
+    pass
+"""
+
+
+@pytest.mark.parametrize("workers", ["num_workers=self.num_workers", "**self.kwargs"])
+def test_worker_count_from_the_constructor(workers):
+    # ``self.num_workers`` / ``kwargs.get("workers", 0)``: what the constructor was given
+    silent(DATAMODULE.format(workers=workers, args=""))
+    silent(DATAMODULE.format(workers=workers, args="num_workers=0, workers=0"))
+    fixed(DATAMODULE.format(workers=workers, args="num_workers=2, workers=2"))
+
+
+def test_random_split_parts_hold_the_notebooks_dataset():
+    src = HEAD + ("from torch.utils.data import random_split\n\n\nclass Toy(torch.utils.data.Dataset):\n"
+                  "    def __len__(self):\n        return 64\n\n    def __getitem__(self, i):\n        return torch.randn(4)\n\n\n"
+                  "train_set, val_set = random_split(Toy(), [48, 16])\nfor b in DataLoader(train_set, num_workers=2):\n    pass\n")
+    reported(src, "`Toy`, defined in this notebook", notebook=True)

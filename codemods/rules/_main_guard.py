@@ -256,14 +256,47 @@ class Analysis:
                         results.append((True, None))
                 else:
                     results.append((True, None))
-            has = any(h for h, _ in results)
-            lits = {lit for _, lit in results}
-            return (has, lits.pop() if len(lits) == 1 else None)
+            return _merged(results)
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and sem.self_class(value.value) is not None:
+            # ``self.num_workers`` set from the constructor's parameter (a DataModule)
+            vals = sem.attribute_values(value)
+            if not vals or any(v is None for v in vals):
+                return (True, None)
+            return _merged([self.worker_count(v, depth + 1) for v in vals])
+        got = self._kwargs_get(value, depth)
+        if got is not None:
+            return got
         if isinstance(value, ast.IfExp):
             a = self.worker_count(value.body, depth + 1)
             b = self.worker_count(value.orelse, depth + 1)
             return (a[0] or b[0], None)
         return (True, None)
+
+    def _kwargs_get(self, value, depth: int) -> Optional[tuple]:
+        """``kwargs.get("num_workers", 0)`` of a function's ``**kwargs``: what the file's
+        calls of the function pass for that key, the default where one passes none; None
+        when ``value`` is no such read."""
+        sem = self.sem
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"
+                and isinstance(value.func.value, ast.Name) and value.args and not value.keywords
+                and isinstance(value.args[0], ast.Constant) and isinstance(value.args[0].value, str)):
+            return None
+        bs = sem.resolve(value.func.value)
+        fn = bs[0].scope.node if len(bs) == 1 and bs[0].kind is BindingKind.PARAMETER else None
+        if not isinstance(fn, _DEFS) or fn.args.kwarg is None or fn.args.kwarg.arg != value.func.value.id:
+            return None
+        key = value.args[0].value
+        default = value.args[1] if len(value.args) > 1 else ast.Constant(value=None)
+        sites = sem.call_sites(fn)
+        if not sites.complete or not sites.calls:
+            return (True, None)
+        results = []
+        for call in sites.calls:
+            if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+                return (True, None)
+            given = next((k.value for k in call.keywords if k.arg == key), None)
+            results.append(self.worker_count(given if given is not None else default, depth + 1))
+        return _merged(results)
 
     # ------------------------------------------------------------------ import time
     def body(self) -> list:
@@ -523,3 +556,11 @@ class Analysis:
                     if isinstance(key, ast.Constant) and key.value == "num_workers":
                         return v
         return None
+
+
+def _merged(results: list) -> tuple:
+    """``worker_count``'s answer for a value that may be any of ``results``."""
+    has = any(h for h, _ in results)
+    lits = {lit for _, lit in results}
+    return (has, lits.pop() if len(lits) == 1 else None)
+

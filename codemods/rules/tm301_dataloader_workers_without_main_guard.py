@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Optional
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
@@ -75,7 +76,10 @@ class DataLoaderWithoutMainGuard(Rule):
     guard's block is indented as most of the code it holds.  It is safe when the loader
     is provably iterated; unsafe when it is only handed to a callee that cannot be
     followed (another module's `train(loader)`, the `fit(loader)` of a trainer that
-    is not Lightning's), which may iterate it.  It is report-only when another file
+    is not Lightning's), which may iterate it.  It is report-only in a script written
+    in cells (`# %%` markers of jupytext's percent format and of editors, or a jupytext
+    header: it runs cell by cell or becomes a notebook, and a guard would indent its
+    cells under one `if`), when another file
     of the project imports the script (a notebook's code cells too), when a definition
     needs code that would move (a default, a decorator, a base class), when what the
     workers run (the Dataset's methods, `collate_fn`, `worker_init_fn` and what they
@@ -168,7 +172,7 @@ class DataLoaderWithoutMainGuard(Rule):
             return
         start = min((s.stmt for ld in loaders for s in ld.sites), key=lambda s: (s.lineno, s.col_offset))
         plan = Plan(ctx, an, start, loaders)
-        why_not = plan.unpicklable() or plan.why_not_fixable()
+        why_not = plan.unpicklable() or plan.why_not_fixable() or _cell_script(ctx.text)
         if not why_not:
             plan = _earlier_plan(ctx, an, start, loaders) or plan
         if why_not:
@@ -408,6 +412,9 @@ def _worker_objects(sem, call) -> list:
     return found
 
 
+_SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
+
+
 def _notebook_objects(sem, expr, found: list, depth: int) -> None:
     """Add to ``found`` the same-file classes, functions and lambdas the value of
     ``expr`` is, is an instance of, or holds (arguments of constructors, containers):
@@ -436,6 +443,11 @@ def _notebook_objects(sem, expr, found: list, depth: int) -> None:
             if depth < _HELD_DEPTH:
                 for a in _held_args(sem, n, t):
                     _notebook_objects(sem, a.value if isinstance(a, ast.Starred) else a, found, depth + 1)
+        elif o.kind is OriginKind.PART and isinstance(n, ast.Call) and n.args and depth < _HELD_DEPTH \
+                and sem.call_qualname(n) in _SPLITS:
+            # ``train_set, val_set = random_split(Toy(), [48, 16])``: each part holds the dataset
+            a = n.args[0]
+            _notebook_objects(sem, a.value if isinstance(a, ast.Starred) else a, found, depth + 1)
         elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < _HELD_DEPTH:
             for e in (n.values if isinstance(n, ast.Dict) else n.elts):
                 _notebook_objects(sem, e.value if isinstance(e, ast.Starred) else e, found, depth + 1)
@@ -754,6 +766,11 @@ class Plan:
                         self._objects(a.value if isinstance(a, ast.Starred) else a, roots, depth + 1)
             elif o.kind is OriginKind.VALUE and isinstance(n, ast.Lambda):
                 roots.append((n, False))
+            elif o.kind is OriginKind.PART and isinstance(n, ast.Call) and n.args and depth < _HELD_DEPTH \
+                    and sem.call_qualname(n) in _SPLITS:
+                # ``train_set, val_set = random_split(ds, [48, 16])``: each part holds the dataset
+                a = n.args[0]
+                self._objects(a.value if isinstance(a, ast.Starred) else a, roots, depth + 1)
             elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < _HELD_DEPTH:
                 elts = n.values if isinstance(n, ast.Dict) else n.elts
                 for e in elts:
@@ -998,3 +1015,19 @@ def _quote(module) -> str:
 
     module.visit(V())
     return "'" if counts["'"] > counts['"'] else '"'
+
+
+# a cell marker of the percent format (jupytext, VS Code, Spyder, PyCharm): ``# %%``
+_CELL_MARKER = re.compile(r"^#[ \t]*%%", re.M)
+# jupytext's header in a script it pairs with a notebook (the light format has no markers)
+_JUPYTEXT_HEADER = re.compile(r"^#[ \t]+jupyter:[ \t]*\n#[ \t]+jupytext:", re.M)
+
+
+def _cell_script(text: str) -> Optional[str]:
+    """Why a script in cells (``# %%`` markers, or a jupytext header) is not given the
+    guard: it is run cell by cell, or converted to a notebook, and a guard would indent
+    its cells under one ``if`` that no single cell can run."""
+    if _JUPYTEXT_HEADER.search(text, 0, 2000) is not None or len(_CELL_MARKER.findall(text)) >= 2:
+        return "a notebook in script form (`# %%` cells): a guard would split its cells; run it as a notebook, or guard it by hand"
+    return None
+
