@@ -1482,7 +1482,7 @@ class DeviceBatchNotMoved(Rule):
         # no loader made here, but loaders that come in as parameters may be plain ones
         # (param_loader: another loop of the class moves its batches)
         annotated = not loader_calls and ctx.has("DataLoader") and LOADER_ANNOTATION.search(ctx.text) is not None
-        owners = witness_owners(sem) if not loader_calls and not annotated else frozenset()
+        owners = witness_owners(sem) if not loader_calls and not annotated and may_witness(ctx.text) else frozenset()
         passed = (annotated or bool(owners)) and framework_in_file(sem) is None
         if loader_calls or passed:
             loops = sem.statement_chunks(("for",))
