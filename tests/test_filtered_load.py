@@ -818,7 +818,18 @@ def test_class_count_through_a_builders_kwargs():
     assert "num_classes=16 (through `**kwargs` from line 19)" in r.findings[0].message
 
 
-@pytest.mark.parametrize("args", ["num_classes=1000, pretrained=True", "pretrained=True", "pretrained=True, width=2"])
+@pytest.mark.parametrize("args", [
+    "num_classes=1000, pretrained=True", "pretrained=True", "pretrained=True, width=2",
+    "num_classes=16", "num_classes=16, pretrained=False",  # no load runs: the builder's ``if pretrained:``
+])
 def test_builders_kwargs_without_another_count_is_silent(args):
     r, out = run(KWARGS_BUILDER.format(args=args))
+    assert r.findings == []
+
+
+def test_builder_that_changes_its_kwargs_is_not_read():
+    # ``kwargs.pop("num_classes")``: the count the call passes may not reach the constructor
+    src = KWARGS_BUILDER.format(args="num_classes=16, pretrained=True").replace(
+        "    model = Net(**kwargs)\n", "    n = kwargs.pop(\"num_classes\", 1000)\n    model = Net(**kwargs)\n")
+    r, out = run(src)
     assert r.findings == []

@@ -3,6 +3,7 @@ device) and the look-alike of each, plus the shared device queries of
 ``torchmend.rules._device`` that both device rules use."""
 
 import ast
+import os
 import textwrap
 
 import pytest
@@ -1835,3 +1836,39 @@ def test_dataset_of_a_sibling_module_that_keeps_its_tensors_on_the_device(tmp_pa
     path.write_text(TRAIN_ON_WINDOWS)
     r = process_text(str(path), TRAIN_ON_WINDOWS, Options(select=frozenset({"TM101"})))
     assert [f.code for f in r.findings] == found
+
+
+# ----------------------------------------------------------------- review: loops over loaders passed in
+
+
+@pytest.mark.parametrize("cast", ["weight_dtype", "self.precision", "torch.float16", "args.amp_dtype"])
+def test_a_cast_is_no_move_of_the_batch(cast):
+    # ``images.to(weight_dtype)`` says nothing of the model's device: the labels stay
+    body = TRAIN_ONE_EPOCH.format(loss="F.cross_entropy(outputs, labels)").replace(
+        "images.to(device)", f"images.to({cast})")
+    findings, out, src = run(body, head=ENGINE_HEAD)
+    assert findings == [] and out == src
+
+
+def test_a_module_moved_in_place_in_a_loop_over_a_parameter_is_not_a_dropped_move():
+    body = """
+    def place(named_models, device, x):
+        for name, model in named_models:
+            model.to(device)
+            model.eval()
+        for i, (name, net) in enumerate(named_models):
+            net.cuda()
+            print(net(x))
+    """
+    findings, out, src = run(body, head=ENGINE_HEAD)
+    assert findings == []
+
+
+def test_a_trainer_class_defined_in_a_function_is_read_with_shortcuts(tmp_path):
+    # a witness loop in a class inside a function; the file is long enough to be cut
+    from tests.test_equivalence import _compare
+
+    path = tmp_path / "trainer.py"
+    path.write_text(open(os.path.join(os.path.dirname(__file__), "data", "nested_trainer.py")).read())
+    shipped, _ = _compare([str(path)], modes=("check",))
+    assert [f.code for r in shipped["check"].results for f in r.findings] == ["TM101"]

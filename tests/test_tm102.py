@@ -103,6 +103,11 @@ def test_rnn_hidden_state_tuple_made_on_the_cpu(hidden, given, fixed):
     ("hidden = self.init_hidden(x.size(0))", "None"),  # made, not given
     ("hidden = tuple(h.to(x.device) for h in self.init_hidden(x.size(0)))", "hidden"),  # moved first
     ("hidden = self.init_hidden(x.size(0)); print(len(hidden))", "None"),  # read, not given
+    # moved before use: on a GPU (a conditional move), or by a later assignment
+    ("hidden = self.init_hidden(x.size(0))\n            if x.is_cuda:\n"
+     "                hidden = tuple(h.cuda() for h in hidden)", "hidden"),
+    ("self.hidden = self.init_hidden(x.size(0))\n            self.hidden = tuple(h.to(x.device) for h in self.hidden)",
+     "self.hidden"),
 ])
 def test_rnn_hidden_state_tuple_lookalikes(hidden, given):
     f, out, src = run(HIDDEN_TUPLE.format(hidden=hidden, given=given))

@@ -172,6 +172,32 @@ def device_origins(sem: SemanticModel, expr, _depth: int = 0) -> Optional[frozen
     return frozenset(out) if out else None
 
 
+_DEVICE_WORDS = re.compile(r"dev|cuda|gpu|rank|mps|xla", re.I)
+_DTYPE_WORDS_RE = re.compile(r"dtype|precision|type|half|float|bf16|fp16|amp", re.I)
+
+
+def device_like(sem: SemanticModel, move) -> bool:
+    """The device of a ``Move`` reads as a device, not as a dtype that ``.to()`` also
+    takes: ``x.cuda()``, a device the model knows (``"cuda"``, ``torch.device(...)``), a
+    ``.device`` attribute, or a name or attribute spelled like one (``device``,
+    ``self.dev``, ``args.gpu``, ``local_rank``) and not like a dtype (``weight_dtype``,
+    ``precision``)."""
+    if move.style == "cuda":
+        return True
+    dev = move.device
+    if dev is None:
+        return False
+    if is_known_device(sem, dev):
+        return True
+    if isinstance(dev, ast.Attribute) and dev.attr == "device":
+        return True
+    text = sem.dotted(dev) if isinstance(dev, (ast.Name, ast.Attribute)) else None
+    if not text:
+        return False
+    last = text.rsplit(".", 1)[-1]
+    return bool(_DEVICE_WORDS.search(last)) and not _DTYPE_WORDS_RE.search(last)
+
+
 def is_known_device(sem: SemanticModel, expr) -> bool:
     return device_origins(sem, expr) is not None
 
@@ -1093,7 +1119,9 @@ def _moves_first(sem: SemanticModel, target, body) -> bool:
         if isinstance(st, ast.Assign):
             vals = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
             for e in vals:
-                if move_of(sem, e) is not None and isinstance(e.func.value, ast.Name) and e.func.value.id in names:
+                mv = move_of(sem, e)
+                if mv is not None and device_like(sem, mv) and isinstance(e.func.value, ast.Name) \
+                        and e.func.value.id in names:
                     return True
     return False
 

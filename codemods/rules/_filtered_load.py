@@ -750,7 +750,20 @@ class Heads:
         fn = bs[0].scope.node
         if not isinstance(fn, _DEFS) or fn.args.kwarg is None or fn.args.kwarg.arg != kw.value.id:
             return None
+        name = kw.value.id
+        for n in sem.walk(fn):
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) \
+                    and not (isinstance(sem.parent(n), ast.keyword) and sem.parent(n).arg is None):
+                return None  # the builder reads or changes its kwargs (``kwargs.pop("num_classes")``)
+        # the parameters the builder's ``if`` tests read (``if pretrained:``): a call loads
+        # only when it passes them true
+        guards = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} & {
+            x.id for n in sem.walk(fn) if isinstance(n, (ast.If, ast.IfExp)) for x in ast.walk(n.test)
+            if isinstance(x, ast.Name)}
         for site in sem.file_calls(fn):
+            given = {k.arg: k.value for k in site.keywords if k.arg}
+            if any(not (isinstance(given.get(g), ast.Constant) and given[g].value) for g in guards):
+                continue  # (this call does not load: ``net(num_classes=16)``, ``pretrained=False``)
             for k in site.keywords:
                 if k.arg not in CLASS_KWARGS:
                     continue

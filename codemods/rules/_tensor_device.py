@@ -1102,14 +1102,23 @@ class Analysis:
             t = p.targets[0] if len(p.targets) == 1 else None
             if isinstance(t, ast.Name):
                 b = sem.target_binding(t)
-                places = sem.reads_of(b) if b is not None else []
+                # (only the reads this binding alone reaches: ``if x.is_cuda: hidden = ...``
+                # in between may move it)
+                places = [r for r in (sem.reads_of(b) if b is not None else ()) if sem.reaching(r) == [b]]
             elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
-                # ``self.hidden = self.init_hidden()``, read further down the same function
+                # ``self.hidden = self.init_hidden()``, read further down the same function,
+                # before anything assigns it again (``self.hidden = tuple(h.to(d) ...)``)
                 fn = sem.enclosing_function(p)
                 text = sem.segment(t)
-                places = [n for n in (sem.walk(fn) if fn is not None else ()) if isinstance(n, ast.Attribute)
-                          and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > (p.end_lineno, p.end_col_offset)
-                          and sem.segment(n) == text]
+                after = (p.end_lineno, p.end_col_offset)
+                nodes = [n for n in (sem.walk(fn) if fn is not None else ()) if isinstance(n, ast.Attribute)
+                         and (n.lineno, n.col_offset) > after and sem.segment(n) == text]
+                # (a store takes effect when its statement has run: ``out, self.hidden =
+                # self.lstm(x, self.hidden)`` reads the old value)
+                stores = [(st.end_lineno, st.end_col_offset) for n in nodes if not isinstance(n.ctx, ast.Load)
+                          for st in [sem.statement_of(n)]]
+                until = min(stores) if stores else None
+                places = [n for n in nodes if isinstance(n.ctx, ast.Load) and (until is None or (n.lineno, n.col_offset) < until)]
             else:
                 return
         for r in places:

@@ -20,7 +20,7 @@ from ._device import (
     is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensor, made_tensors,
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
-    witness_owners, LOADER_ANNOTATION, may_witness, _iterated,
+    witness_owners, LOADER_ANNOTATION, may_witness, _iterated, device_like,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -783,8 +783,9 @@ class _Flow:
         if not c.args or isinstance(c.args[0], ast.Starred):
             return None
         mv = self._moved(c.args[0])
-        if mv is None or mv.style not in ("to", "cuda") or (mv.device is not None and is_cpu_device(sem, mv.device)):
-            return None
+        if mv is None or mv.style not in ("to", "cuda") or (mv.device is not None and is_cpu_device(sem, mv.device)) \
+                or not device_like(sem, mv):
+            return None  # (``x.to(weight_dtype)`` casts: it says nothing of the model's device)
         if isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id == "self":
             vals = sem.attribute_values(callee)
             if not vals or not all(isinstance(v, ast.Name) for v in vals):
@@ -1486,10 +1487,6 @@ class DeviceBatchNotMoved(Rule):
         passed = (annotated or bool(owners)) and framework_in_file(sem) is None
         if loader_calls or passed:
             loops = sem.statement_chunks(("for",))
-            if owners:
-                # (only loops over parameters can be read here: those of the classes, or the
-                # module's functions, that a loop moving its batch vouches for)
-                loops = [c for c in loops if _owned(sem, c, owners)]
             batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
             batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
             batches += taken_samples(sem, loader_calls)
@@ -1851,8 +1848,8 @@ class DeviceBatchNotMoved(Rule):
                 lp = loop_batch(sem, a)
                 if lp is not None and name.id in lp.names and len(bs) == 1:
                     return "tensor"
-                if len(bs) == 1 and _unpacked_from_parameter(sem, a, name.id):
-                    return "item"  # an item of a tuple batch from a loader passed in
+                if len(bs) == 1 and _unpacked_from_parameter(sem, a, name.id) and _given_later(sem, a, name.id, at):
+                    return "item"  # an item of a tuple batch from a loader passed in, given to a call
                 return None
         if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or not isinstance(bs[0].value, ast.Call):
             return None
@@ -1874,15 +1871,17 @@ class DeviceBatchNotMoved(Rule):
         return None
 
 
-def _owned(sem: SemanticModel, chunk, owners: frozenset) -> bool:
-    """The chunk holds code of a witness owner (``witness_owners``): a function's chunk
-    when the module is one, a class's chunk when that class is (a chunk's class is
-    parsed by then: ``witness_owners`` parsed the chunks it found its loops in)."""
-    if chunk.kind == "code":
-        return True  # (module code; or a whole file too short to be cut, its functions in it)
-    if chunk.kind == "def":
-        return id(sem.module) in owners
-    return chunk.stmts is not None and any(id(s) in owners for s in chunk.stmts)
+def _given_later(sem: SemanticModel, loop, name: str, at) -> bool:
+    """After ``at``, the loop body gives ``name`` to a call as an argument (``model(x)``,
+    ``loss_fn(out, y)``): what a batch's tensor is for; a module moved in place is called
+    itself, or has its methods called, not handed on."""
+    end = (at.end_lineno or at.lineno, at.end_col_offset or 0)
+    for st in loop.body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Call) and (n.lineno, n.col_offset) > end and any(
+                    isinstance(x, ast.Name) and x.id == name for x in [*n.args, *(k.value for k in n.keywords)]):
+                return True
+    return False
 
 
 def _unpacked_from_parameter(sem: SemanticModel, loop, name: str) -> bool:
