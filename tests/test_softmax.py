@@ -1376,3 +1376,28 @@ def test_a_loss_of_probabilities_without_gradients_is_a_wrong_value(wrap):
     assert codes(r) == ["TM501"] and "is not the cross-entropy of the predictions" in r.findings[0].message
     r, _ = run(body + "\n")
     assert codes(r) == ["TM501"] and "its gradient vanishes" in r.findings[0].message
+
+
+@pytest.mark.parametrize("loss,fixed", [
+    ("F.nll_loss(F.softmax(out, dim=1), y)", "F.nll_loss(F.log_softmax(out, dim=1), y)"),
+    ("nn.NLLLoss()(out.softmax(dim=1), y)", "nn.NLLLoss()(out.log_softmax(dim=1), y)"),
+    ("crit(F.softmax(out, 1).view(-1, 3), y)", "crit(F.log_softmax(out, 1).view(-1, 3), y)"),
+])
+def test_softmax_into_nll_loss_becomes_log_softmax(loss, fixed):
+    # NLLLoss expects log-probabilities: probabilities give a negative, meaningless loss
+    r, out = run(f"crit = nn.NLLLoss()\nloss = {loss}\n")
+    assert codes(r) == ["TM501"] and "expects log-probabilities" in r.findings[0].message
+    assert f"loss = {fixed}\n" in out
+
+
+@pytest.mark.parametrize("src,found", [
+    ("loss = F.nll_loss(F.log_softmax(out, dim=1), y)\n", []),
+    ("loss = F.nll_loss(torch.log(F.softmax(out, dim=1)), y)\n", []),  # log applied: right
+    ("loss = F.nll_loss(F.softmax(out, dim=0), y)\n", []),  # not the class dim
+    # through a name or a module object: said, not fixed
+    ("p = F.softmax(out, dim=1)\nloss = F.nll_loss(p, y)\n", ["TM501"]),
+    ("sm = nn.Softmax(dim=1)\nloss = F.nll_loss(sm(out), y)\n", ["TM501"]),
+])
+def test_softmax_into_nll_loss_lookalikes_and_report_only(src, found):
+    r, out = run(src)
+    assert codes(r) == found and not r.changed

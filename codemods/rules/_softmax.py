@@ -1044,6 +1044,10 @@ def _argument_of(sem: SemanticModel, e) -> Optional[ast.Call]:
 
 
 # =========================================================================== the analysis
+# the spellings of the negative log-likelihood losses (``F.nll_loss``, ``nn.NLLLoss``)
+_NLL_WORDS = ("nll_loss", "NLLLoss")
+
+
 class Analysis:
     """Per-file facts shared by both rules (one per Context); ``protos`` is computed once."""
 
@@ -1200,7 +1204,65 @@ class Analysis:
         sites = self.sites()
         if sites:
             out = self._run_sites(sites)
-        return out + self.handed({id(p.node) for p in out})
+        return out + self.handed({id(p.node) for p in out}) + self.nll_of_probabilities()
+
+    # ----------------------------------------------------------------- softmax into NLLLoss
+    def nll_of_probabilities(self) -> list[Proto]:
+        """A softmax (not a log_softmax) fed to ``F.nll_loss`` / an ``NLLLoss``, which
+        expect log-probabilities: the loss of probabilities is no negative
+        log-likelihood (it goes negative, training stalls).  Right in the call: the fix
+        makes it the log_softmax (``F.softmax`` -> ``F.log_softmax``, ``x.softmax(1)`` ->
+        ``x.log_softmax(1)``); through a name, or a module object: report only."""
+        sem = self.sem
+        if not any(self.ctx.has(w) for w in _NLL_WORDS):
+            return []
+        sites: list[Site] = []
+        ctors = []
+        for call in sem.find_named((ast.Call,), _NLL_WORDS, keep=callee_hits(_NLL_WORDS)):
+            q = sem.qualnames(call.func)
+            if q & N.LOSS_NLL_FUNC:
+                self._nll_site(sites, call, "fn", sem.segment(call.func))
+            elif q & N.LOSS_NLL:
+                p = sem.parent(call)
+                if isinstance(p, ast.Call) and p.func is call:
+                    self._nll_site(sites, p, "inline", sem.segment(call.func) + "()")
+                else:
+                    ctors.append(call)
+        for ctor in ctors:
+            for e in sem.value_uses(ctor, through=self._loss_through).uses:
+                p = sem.parent(e)
+                if isinstance(p, ast.Call) and p.func is e:
+                    self._nll_site(sites, p, "var", sem.segment(e))
+        out: list[Proto] = []
+        for site in sites:
+            e, peeled = self.peel_input(site)
+            if isinstance(e, ast.Name):
+                bs = sem.reaching(e)
+                if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or bs[0].value is None:
+                    continue
+                e, via = bs[0].value, f" (through `{sem.segment(site.input)}`)"
+            else:
+                via = ""
+            s = soft(sem, e)
+            if s is None or s.log or s.input is None or not self.lands(site, s):
+                continue
+            msg = (f"`{sem.segment(s.node)}` feeds `{site.label}`{via}, which expects log-probabilities: the loss of"
+                   " probabilities is not the negative log-likelihood (it goes negative and training stalls);"
+                   " use log_softmax")
+            fix = None
+            f = s.node.func
+            if not via and isinstance(f, ast.Attribute) and f.attr == "softmax":
+                def build(view, f=f):
+                    return rename_callee(view, f, "log_softmax")
+
+                fix = Fix(build, Safety.SAFE, "make it a log_softmax")
+            out.append(Proto(TM501, s.node, msg, fix))
+        return out
+
+    def _nll_site(self, out: list, call: ast.Call, form: str, label: str) -> None:
+        inp = arg_of(self.sem, call, "input", 0)
+        if inp is not None and not isinstance(inp, ast.Starred):
+            out.append(Site(call, inp, form, [], label))
 
     def _run_sites(self, sites: list[Site]) -> list[Proto]:
         out: list[Proto] = []

@@ -20,7 +20,11 @@ class SoftmaxBeforeCrossEntropy(Rule):
     together with a cross-entropy loss (skorch's `NeuralNetClassifier(Net,
     criterion=nn.CrossEntropyLoss)`, ignite's `create_supervised_trainer(model, opt,
     criterion)`, a `Trainer(model=..., loss_fn=...)`) is reported too: such code
-    computes the loss on the model's output.  The loss object and
+    computes the loss on the model's output.  A softmax (not a log_softmax) fed to
+    `F.nll_loss` / an `nn.NLLLoss`, which expect log-probabilities, is reported too: in
+    the call (`F.nll_loss(F.softmax(out, 1), y)`) the fix makes it `F.log_softmax` /
+    `x.log_softmax(1)` (safe: the loss the code meant); through a name or a softmax
+    module object, report only.  The loss object and
     the model are followed through names, `self` attributes, function parameters,
     builder functions and `nn.DataParallel`; a model class imported from a sibling
     module is read there.  A softmax on the *target* side (distillation), an attention
@@ -66,7 +70,7 @@ class SoftmaxBeforeCrossEntropy(Rule):
     summary = "softmax output fed into CrossEntropyLoss / F.cross_entropy, which expects logits"
     severity = Severity.BUG
     # the model may come from another file: the loss is the only certain trace
-    needles = ("cross_entropy", "CrossEntropyLoss")
+    needles = ("cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss")
     verify = Verify("softmax", ("TM501",))
     corpus_minimum = (10, 8)
     uses_project = True
