@@ -869,3 +869,12 @@ def test_random_split_parts_hold_the_notebooks_dataset():
                   "    def __len__(self):\n        return 64\n\n    def __getitem__(self, i):\n        return torch.randn(4)\n\n\n"
                   "train_set, val_set = random_split(Toy(), [48, 16])\nfor b in DataLoader(train_set, num_workers=2):\n    pass\n")
     reported(src, "`Toy`, defined in this notebook", notebook=True)
+
+
+def test_a_lambda_the_dataset_holds_makes_the_guard_report_only():
+    # the guard alone would not do: spawn's workers still cannot unpickle the lambda
+    src = ("import torch\nfrom torch.utils.data import DataLoader\nfrom torchvision import transforms, datasets\n\n"
+           "tf = transforms.Compose([transforms.ToTensor(), transforms.Lambda(lambda x: x.view(-1, 784))])\n"
+           "data = datasets.MNIST(root='/data', download=True, transform=tf)\n"
+           "loader = DataLoader(data, batch_size=128, num_workers=4)\nfor x, y in loader:\n    pass\n")
+    reported(src, "holds a lambda")

@@ -799,6 +799,11 @@ class Plan:
                             if b.kind in (BindingKind.FUNCTION, BindingKind.CLASS) and b.scope is not sem.module_scope \
                                     and b.scope.kind.value != "class":
                                 return f"`{n.id}` is defined inside a function, which spawn cannot pickle; define it at top level"
+            # what the dataset holds too (a ``transforms.Lambda(lambda x: ...)`` in its Compose)
+            for n in _worker_objects(sem, ld.call):
+                if isinstance(n, ast.Lambda):
+                    return (f"the loader's dataset holds a lambda (`{sem.segment(n)}`), which spawn cannot pickle"
+                            " either; use a top-level def")
         return None
 
     def why_not_fixable(self) -> Optional[str]:
