@@ -173,6 +173,9 @@ class Enc(pl.LightningModule):
      "target = torch.arange(x1.size(0), device=x1.device)"),
     # no input at hand in the factory's arguments: said, not fixed
     ("target = torch.tensor([0, 1, 2, 3])\n        return self.ce(predict, target)", None),
+    # the length of a device tensor (train-CLIP's contrastive labels)
+    ("target = torch.arange(len(predict))\n        return self.ce(predict, target)",
+     "target = torch.arange(len(predict), device=predict.device)"),
 ])
 def test_cpu_tensor_in_a_lightning_step(step, fixed):
     # no device is named anywhere: Lightning's Trainer places the module

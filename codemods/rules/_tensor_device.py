@@ -1455,6 +1455,12 @@ class Analysis:
                     continue
                 if n.value.id != "self" and self.is_device(n.value) and self._read_unconditionally(n.value, call):
                     return n.value.id
+            # ``torch.arange(len(logits))``: the length of a device tensor
+            if isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords and isinstance(n.args[0], ast.Name) \
+                    and sem.call_qualname(n) == "builtins.len":
+                x = n.args[0]
+                if x.id != "self" and self.is_device(x) and self._read_unconditionally(x, call):
+                    return x.id
         # 2. a parameter of the function that is always a tensor on the device
         cands = []
         if isinstance(meet.other, ast.Name) and sem.enclosing_function(meet.other) is fn:
