@@ -187,15 +187,14 @@ def device_like(sem: SemanticModel, move) -> bool:
     dev = move.device
     if dev is None:
         return False
-    if is_known_device(sem, dev):
-        return True
     if isinstance(dev, ast.Attribute) and dev.attr == "device":
         return True
     text = sem.dotted(dev) if isinstance(dev, (ast.Name, ast.Attribute)) else None
-    if not text:
-        return False
-    last = text.rsplit(".", 1)[-1]
-    return bool(_DEVICE_WORDS.search(last)) and not _DTYPE_WORDS_RE.search(last)
+    if text:
+        last = text.rsplit(".", 1)[-1]
+        if _DEVICE_WORDS.search(last) and not _DTYPE_WORDS_RE.search(last):
+            return True
+    return is_known_device(sem, dev)
 
 
 def is_known_device(sem: SemanticModel, expr) -> bool:
@@ -1041,8 +1040,11 @@ def witness_owners(sem: SemanticModel) -> frozenset:
             if got is None:
                 continue
             it, target = got
+            if not _gives_an_item(lp, target) or not _moves_first(sem, target, lp.body):
+                continue  # (the loop's own statements first: where the iterable comes from may
+                # take a search of the file's calls)
             origins = sem.origins(it)
-            if origins and all(o.kind is OriginKind.PARAMETER for o in origins) and _moves_first(sem, target, lp.body):
+            if origins and all(o.kind is OriginKind.PARAMETER for o in origins):
                 owners.add(id(_owner(sem, lp)))
         got = _WITNESSES[sem] = frozenset(owners)
     return got
@@ -1110,6 +1112,20 @@ def _owner(sem: SemanticModel, node):
     fn = sem.enclosing_function(node)
     cls = sem.enclosing(fn, ast.ClassDef) if fn is not None else None
     return cls if cls is not None else sem.module
+
+
+def _gives_an_item(loop, target) -> bool:
+    """The loop gives a name its target binds to a call as an argument (``model(x)``,
+    ``criterion(out, y)``): a batch goes to a model; a library's loop over tensors it moves
+    (``for mask in masks: mask = mask.to(t.device)``) works on them with methods."""
+    names = set(_target_names(target) or ())
+    for st in loop.body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id in names
+                                               for a in [*n.args, *(k.value for k in n.keywords)]):
+                if not (isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda")):
+                    return True
+    return False
 
 
 def _moves_first(sem: SemanticModel, target, body) -> bool:
