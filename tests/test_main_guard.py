@@ -878,3 +878,31 @@ def test_a_lambda_the_dataset_holds_makes_the_guard_report_only():
            "data = datasets.MNIST(root='/data', download=True, transform=tf)\n"
            "loader = DataLoader(data, batch_size=128, num_workers=4)\nfor x, y in loader:\n    pass\n")
     reported(src, "holds a lambda")
+
+
+SIBLING = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def get(batch_size, num_workers=0):
+    ds = TensorDataset(torch.randn(8, 2))
+    return DataLoader(ds, batch_size=batch_size, num_workers=num_workers), None
+"""
+
+
+@pytest.mark.parametrize("main,found", [
+    ("import dataset\n\ntrain_loader, _ = dataset.get(batch_size=2, num_workers=1)\nfor b in train_loader:\n    pass\n", True),
+    ("import dataset\n\ntrain_loader, _ = dataset.get(batch_size=2, num_workers=0)\nfor b in train_loader:\n    pass\n", False),
+    ("import dataset\n\nif __name__ == '__main__':\n    loader, _ = dataset.get(batch_size=2, num_workers=1)\n"
+     "    for b in loader:\n        pass\n", False),
+    ("import dataset\n\n\ndef train():\n    loader, _ = dataset.get(batch_size=2, num_workers=1)\n"
+     "    for b in loader:\n        pass\n", False),  # nothing runs it at import
+])
+def test_a_loader_a_sibling_module_makes_is_reported(tmp_path, main, found):
+    (tmp_path / "dataset.py").write_text(SIBLING)
+    (tmp_path / "main.py").write_text(main)
+    r = process_text(str(tmp_path / "main.py"), main, Options(select=frozenset({"TM301"})))
+    assert [f.code for f in r.findings] == (["TM301"] if found else []) and not r.changed
+    if found:
+        assert "makes a DataLoader in dataset.py with num_workers=1" in r.findings[0].message

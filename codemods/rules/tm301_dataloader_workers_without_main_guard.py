@@ -76,7 +76,10 @@ class DataLoaderWithoutMainGuard(Rule):
     guard's block is indented as most of the code it holds.  It is safe when the loader
     is provably iterated; unsafe when it is only handed to a callee that cannot be
     followed (another module's `train(loader)`, the `fit(loader)` of a trainer that
-    is not Lightning's), which may iterate it.  It is report-only in a script written
+    is not Lightning's), which may iterate it.  A loader a function of a sibling module
+    makes, given a worker count known here to be above 0 (`train_loader, _ =
+    dataset.get(..., num_workers=1)`) and iterated at import time, is reported without a
+    fix.  It is report-only in a script written
     in cells (`# %%` markers of jupytext's percent format and of editors, or a jupytext
     header: it runs cell by cell or becomes a notebook, and a guard would indent its
     cells under one `if`), when another file
@@ -134,11 +137,13 @@ class DataLoaderWithoutMainGuard(Rule):
         if not an.loaders:
             if not an.guards:
                 yield from self._library_call(ctx, an)
+                yield from self._sibling_loaders(ctx, an)
             return
         loaders = an.sites()
         if not loaders:
             if not an.guards:
                 yield from self._library_call(ctx, an)
+                yield from self._sibling_loaders(ctx, an)
             return
         sem = ctx.sem
         definite = [ld for ld in loaders if any(not s.maybe for s in ld.sites)]
@@ -308,6 +313,65 @@ class DataLoaderWithoutMainGuard(Rule):
             f'`if __name__ == "__main__":`; if it starts DataLoader workers, spawn re-runs the script '
             "(not fixed: library call)",
         )
+
+    def _sibling_loaders(self, ctx, an: Analysis):
+        """A loader made by a function of another module of the project, given
+        num_workers > 0 here (``train_loader, _ = dataset.get(..., num_workers=1)``), and
+        iterated at import time: reported, not fixed (the loader is made elsewhere)."""
+        import os
+
+        sem, project = ctx.sem, ctx.project
+        if project is None or not ctx.path or not ctx.has("num_workers"):
+            return
+        regions = [*an.regions(), *(st for fn in an.reach() for st in fn.body)]
+        for region in regions:
+            for n in sem.walk(region, scopes=False):
+                for expr, maybe, _via in an._iterated_by(n):
+                    if maybe:
+                        continue
+                    got = self._made_by_sibling(sem, project, an, expr)
+                    if got is None:
+                        continue
+                    call, workers, path = got
+                    stmt = sem.statement_of(n)
+                    yield ctx.finding(
+                        self, call,
+                        f"`{sem.segment(call.func)}(...)` makes a DataLoader in {os.path.basename(path)} with"
+                        f" num_workers={sem.segment(workers)}, iterated at import time (line {stmt.lineno}) without"
+                        ' `if __name__ == "__main__":`; under spawn each worker re-runs the script (not fixed: put'
+                        " the script's code under the guard)",
+                    )
+                    return
+
+    @staticmethod
+    def _made_by_sibling(sem, project, an: Analysis, expr):
+        """``(call, workers, path)`` when ``expr`` holds what a call of a function of a
+        sibling module returns, given a worker count that may be above 0, and that
+        function's code makes a DataLoader."""
+        import os
+
+        for o in sem.origins(expr):
+            call = o.node
+            if o.kind not in (OriginKind.VALUE, OriginKind.PART) or not isinstance(call, ast.Call):
+                continue
+            workers = next((k.value for k in call.keywords if k.arg == "num_workers"), None)
+            lit = an.worker_count(workers)[1] if workers is not None else None
+            if lit is None or lit <= 0:
+                continue  # (only a count known here: ``SETTINGS["num workers"]`` of another module may be 0)
+            q = sem.qualname(call.func) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+            if not q or "." not in q or q.startswith(("torch.", "torchvision.")):
+                continue
+            mod, name = q.rsplit(".", 1)
+            path = project.module_file(mod, sem.path)
+            if path is None or os.path.realpath(path) == os.path.realpath(sem.path):
+                continue
+            other = project.model_for(path)
+            if other is None:
+                continue
+            bs = other.module_scope.get(name)
+            if len(bs) == 1 and bs[0].kind is BindingKind.FUNCTION and "DataLoader(" in other.segment(bs[0].node):
+                return call, workers, path
+        return None
 
     def _advice(self, ctx, ld: Loader):
         sem = ctx.sem
