@@ -55,6 +55,7 @@ __all__ = [
     "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
     "made_lines_outside_classes", "param_loader", "witness_owners", "annotated_loader", "LOADER_ANNOTATION",
     "device_move", "DEVICE_KEEP_METHODS", "class_moves_arguments", "definition_span", "made_by_call", "moved_call",
+    "may_witness", "device_like", "gives_an_item",
 ]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -1040,7 +1041,7 @@ def witness_owners(sem: SemanticModel) -> frozenset:
             if got is None:
                 continue
             it, target = got
-            if not _gives_an_item(lp, target) or not _moves_first(sem, target, lp.body):
+            if not gives_an_item(lp, set(_target_names(target) or ())) or not _moves_first(sem, target, lp.body):
                 continue  # (the loop's own statements first: where the iterable comes from may
                 # take a search of the file's calls)
             origins = sem.origins(it)
@@ -1114,15 +1115,17 @@ def _owner(sem: SemanticModel, node):
     return cls if cls is not None else sem.module
 
 
-def _gives_an_item(loop, target) -> bool:
-    """The loop gives a name its target binds to a call as an argument (``model(x)``,
-    ``criterion(out, y)``): a batch goes to a model; a library's loop over tensors it moves
-    (``for mask in masks: mask = mask.to(t.device)``) works on them with methods."""
-    names = set(_target_names(target) or ())
+def gives_an_item(loop, names, after=None) -> bool:
+    """The loop's body (after the statement ``after``, when given) gives one of ``names``
+    to a call as an argument (``model(x)``, ``criterion(out, y)``), not to a move: a batch
+    goes to a model; a library's loop over tensors it moves (``for mask in masks: mask =
+    mask.to(t.device)``) works on them with methods, and a module moved in place is
+    called itself."""
+    end = (after.end_lineno or after.lineno, after.end_col_offset or 0) if after is not None else (0, 0)
     for st in loop.body:
         for n in ast.walk(st):
-            if isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id in names
-                                               for a in [*n.args, *(k.value for k in n.keywords)]):
+            if isinstance(n, ast.Call) and (n.lineno, n.col_offset) > end and any(
+                    isinstance(a, ast.Name) and a.id in names for a in [*n.args, *(k.value for k in n.keywords)]):
                 if not (isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda")):
                     return True
     return False
@@ -1846,21 +1849,7 @@ def _foreign_mentions_device(sem: SemanticModel, func) -> bool:
     ds import Windows``) whose code moves something or names a device (a dataset that
     keeps its tensors on the GPU).  Read through the project; False when the module is
     no file of the tree (an installed package: torchvision's datasets, say)."""
-    import os
-
-    if not isinstance(func, (ast.Name, ast.Attribute)) or sem.project is None or not sem.path:
-        return False
-    q = sem.qualname(func)
-    if not q or "." not in q or N.is_torch(q):
-        return False
-    mod, name = q.rsplit(".", 1)
-    path = sem.project.module_file(mod, sem.path)
-    if path is None or os.path.realpath(path) == os.path.realpath(sem.path):
-        return False
-    other = sem.project.model_for(path)
-    if other is None:
-        return False
-    bs = other.module_scope.get(name)
+    other, bs = sem.sibling_definitions(func)
     return any(b.kind in (BindingKind.CLASS, BindingKind.FUNCTION) and mentions_device(other, b.node) for b in bs)
 
 

@@ -720,11 +720,10 @@ class Heads:
                 # the caller's choice (``def detr_resnet50(pretrained=False, num_classes=91)``):
                 # a hub entry point sized by its parameter loads the checkpoint its default fits
                 continue
-            removed = _count_change(origins, self._default(call, cls, kw.arg))
-            if removed is None:
-                continue
-            return HeadChange(call, f"`{sem.segment(call.func)}` was built with {kw.arg}={sem.segment(kw.value)}", False,
-                              removed, sized=isinstance(kw.value, ast.Constant))
+            got = _sized_head(call, f"`{sem.segment(call.func)}` was built with {kw.arg}={sem.segment(kw.value)}",
+                              origins, self._default(call, cls, kw.arg), kw.value)
+            if got is not None:
+                return got
         if isinstance(cls, ast.ClassDef):
             init = sem.method(cls, "__init__")
             if init is not None and sem.parent(init) is cls:
@@ -769,12 +768,11 @@ class Heads:
                     continue
                 if any(x.arg == k.arg for x in call.keywords if x is not kw):
                     return None  # (passing it twice fails: not this shape)
-                removed = _count_change(sem.origins(k.value), self._default(call, cls, k.arg))
-                if removed is None:
-                    continue
-                return HeadChange(call, f"`{sem.segment(call.func)}` was built with {k.arg}={sem.segment(k.value)}"
-                                        f" (through `**{kw.value.id}` from line {site.lineno})", False, removed,
-                                  sized=isinstance(k.value, ast.Constant))
+                got = _sized_head(call, f"`{sem.segment(call.func)}` was built with {k.arg}={sem.segment(k.value)}"
+                                        f" (through `**{kw.value.id}` from line {site.lineno})",
+                                  sem.origins(k.value), self._default(call, cls, k.arg), k.value)
+                if got is not None:
+                    return got
         return None
 
     def _base_init_count(self, cls: ast.ClassDef, init) -> Optional[HeadChange]:
@@ -801,12 +799,10 @@ class Heads:
                 if not origins or any(o.kind is OriginKind.PARAMETER for o in origins):
                     continue
                 default = self._default(ast.Call(func=base, args=[], keywords=[]), sem.class_def(base), kw.arg)
-                removed = _count_change(origins, default) if default is not None else None
-                if removed is None:
-                    continue
-                return HeadChange(n, f"`{cls.name}.__init__` builds `{sem.segment(base)}` with {kw.arg}="
-                                     f"{sem.segment(kw.value)}", False, removed,
-                                  sized=isinstance(kw.value, ast.Constant))
+                got = _sized_head(n, f"`{cls.name}.__init__` builds `{sem.segment(base)}` with {kw.arg}="
+                                     f"{sem.segment(kw.value)}", origins, default, kw.value) if default is not None else None
+                if got is not None:
+                    return got
         return None
 
     def _inherited(self, cls: ast.ClassDef, attr: str) -> bool:
@@ -837,6 +833,16 @@ class Heads:
         if q and (q.startswith("torchvision.models.") or q.startswith("timm.")):
             return TV_DEFAULT_CLASSES
         return None
+
+
+def _sized_head(node, what: str, origins, default, value) -> Optional[HeadChange]:
+    """The head change of a constructor given a class count (``value``, which may take
+    the values ``origins`` give) other than its architecture's ``default``; None when
+    every value is that default."""
+    removed = _count_change(origins, default)
+    if removed is None:
+        return None
+    return HeadChange(node, what, False, removed, sized=isinstance(value, ast.Constant))
 
 
 def _count_change(origins, default) -> Optional[bool]:

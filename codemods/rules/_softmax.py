@@ -1605,19 +1605,7 @@ class Analysis:
         a (log-)softmax (read through the project; report only)."""
         import os
 
-        sem = self.sem
-        q = sem.qualname(call.func)
-        project = self.ctx.project
-        if not q or "." not in q or N.is_torch(q) or project is None or not self.ctx.path:
-            return None
-        mod, name = q.rsplit(".", 1)
-        path = project.module_file(mod, self.ctx.path)
-        if path is None or os.path.realpath(path) == os.path.realpath(self.ctx.path):
-            return None
-        other = project.model_for(path)
-        if other is None:
-            return None
-        bs = other.module_scope.get(name)
+        other, bs = self.sem.sibling_definitions(call.func)
         if len(bs) != 1 or bs[0].kind not in (BindingKind.CLASS, BindingKind.FUNCTION):
             return None
         if bs[0].kind is BindingKind.CLASS:
@@ -1627,7 +1615,7 @@ class Analysis:
         if m is None:
             return None
         return Model(m.key, m.name, Soft(m.soft.node, m.soft.log, None, None), m.anchor, None,
-                     where=os.path.basename(path), lines=(other.segment(m.soft.node),))
+                     where=os.path.basename(other.path), lines=(other.segment(m.soft.node),))
 
     def foreign_finding(self, site: Site, m: Model) -> Proto:
         code = f"`{m.lines[0]}`"

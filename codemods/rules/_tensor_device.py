@@ -298,15 +298,9 @@ class Analysis:
             got = self._module_class[cls] = runs and self.module_like(cls)
         return got
 
-    def lightning_class(self, cls: ast.ClassDef, depth: int = 0) -> bool:
+    def lightning_class(self, cls: ast.ClassDef) -> bool:
         """``cls`` derives from Lightning's ``LightningModule`` (through same-file bases too)."""
-        for b in cls.bases:
-            if N.is_lightning_module(self.sem.qualname(b)):
-                return True
-            bc = self.sem.class_def(b)
-            if depth < 5 and bc is not None and bc is not cls and self.lightning_class(bc, depth + 1):
-                return True
-        return False
+        return self.sem.derives_from(cls, N.is_lightning_module)
 
     def _defines(self, cls: ast.ClassDef, name: str, depth: int = 0) -> bool:
         """``cls`` or a same-file base defines method ``name`` (reads the class bodies
@@ -1523,7 +1517,7 @@ _DEF_HEADER = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # the methods a module runs on the device: ``forward``, and the steps a Lightning Trainer
 # runs with the module and the batch on the device
 STEP_METHODS = ("training_step", "validation_step", "test_step", "predict_step")
-_FORWARD_DEF = re.compile(r"def[\s\\]+(?:forward|training_step|validation_step|test_step|predict_step)\b")
+_FORWARD_DEF = re.compile(r"def[\s\\]+(?:%s)\b" % "|".join(("forward", *STEP_METHODS)))
 
 
 _DEVICE_KEYWORD = re.compile(r"(?<![\w.])(?:device|out)\s*=|\*\*")

@@ -20,7 +20,7 @@ from ._device import (
     is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensor, made_tensors,
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
-    witness_owners, LOADER_ANNOTATION, may_witness, _iterated, device_like,
+    witness_owners, LOADER_ANNOTATION, may_witness, _iterated, device_like, gives_an_item,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -1848,7 +1848,7 @@ class DeviceBatchNotMoved(Rule):
                 lp = loop_batch(sem, a)
                 if lp is not None and name.id in lp.names and len(bs) == 1:
                     return "tensor"
-                if len(bs) == 1 and _unpacked_from_parameter(sem, a, name.id) and _given_later(sem, a, name.id, at):
+                if len(bs) == 1 and _unpacked_from_parameter(sem, a, name.id) and gives_an_item(a, {name.id}, at):
                     return "item"  # an item of a tuple batch from a loader passed in, given to a call
                 return None
         if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or not isinstance(bs[0].value, ast.Call):
@@ -1869,19 +1869,6 @@ class DeviceBatchNotMoved(Rule):
             if self._tensor_kind(sem, f.value, bs[0].stmt or at, depth + 1) == "tensor":
                 return "likely"
         return None
-
-
-def _given_later(sem: SemanticModel, loop, name: str, at) -> bool:
-    """After ``at``, the loop body gives ``name`` to a call as an argument (``model(x)``,
-    ``loss_fn(out, y)``): what a batch's tensor is for; a module moved in place is called
-    itself, or has its methods called, not handed on."""
-    end = (at.end_lineno or at.lineno, at.end_col_offset or 0)
-    for st in loop.body:
-        for n in ast.walk(st):
-            if isinstance(n, ast.Call) and (n.lineno, n.col_offset) > end and any(
-                    isinstance(x, ast.Name) and x.id == name for x in [*n.args, *(k.value for k in n.keywords)]):
-                return True
-    return False
 
 
 def _unpacked_from_parameter(sem: SemanticModel, loop, name: str) -> bool:

@@ -320,8 +320,8 @@ class DataLoaderWithoutMainGuard(Rule):
         iterated at import time: reported, not fixed (the loader is made elsewhere)."""
         import os
 
-        sem, project = ctx.sem, ctx.project
-        if project is None or not ctx.path or not ctx.has("num_workers"):
+        sem = ctx.sem
+        if ctx.project is None or not ctx.path or not ctx.has("num_workers"):
             return
         regions = [*an.regions(), *(st for fn in an.reach() for st in fn.body)]
         for region in regions:
@@ -329,7 +329,7 @@ class DataLoaderWithoutMainGuard(Rule):
                 for expr, maybe, _via in an._iterated_by(n):
                     if maybe:
                         continue
-                    got = self._made_by_sibling(sem, project, an, expr)
+                    got = self._made_by_sibling(sem, an, expr)
                     if got is None:
                         continue
                     call, workers, path = got
@@ -344,12 +344,10 @@ class DataLoaderWithoutMainGuard(Rule):
                     return
 
     @staticmethod
-    def _made_by_sibling(sem, project, an: Analysis, expr):
+    def _made_by_sibling(sem, an: Analysis, expr):
         """``(call, workers, path)`` when ``expr`` holds what a call of a function of a
-        sibling module returns, given a worker count that may be above 0, and that
+        sibling module returns, given a worker count known to be above 0, and that
         function's code makes a DataLoader."""
-        import os
-
         for o in sem.origins(expr):
             call = o.node
             if o.kind not in (OriginKind.VALUE, OriginKind.PART) or not isinstance(call, ast.Call):
@@ -358,19 +356,11 @@ class DataLoaderWithoutMainGuard(Rule):
             lit = an.worker_count(workers)[1] if workers is not None else None
             if lit is None or lit <= 0:
                 continue  # (only a count known here: ``SETTINGS["num workers"]`` of another module may be 0)
-            q = sem.qualname(call.func) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
-            if not q or "." not in q or q.startswith(("torch.", "torchvision.")):
+            if (sem.qualname(call.func) or "").startswith("torchvision."):
                 continue
-            mod, name = q.rsplit(".", 1)
-            path = project.module_file(mod, sem.path)
-            if path is None or os.path.realpath(path) == os.path.realpath(sem.path):
-                continue
-            other = project.model_for(path)
-            if other is None:
-                continue
-            bs = other.module_scope.get(name)
+            other, bs = sem.sibling_definitions(call.func)
             if len(bs) == 1 and bs[0].kind is BindingKind.FUNCTION and "DataLoader(" in other.segment(bs[0].node):
-                return call, workers, path
+                return call, workers, other.path
         return None
 
     def _advice(self, ctx, ld: Loader):

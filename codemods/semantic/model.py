@@ -1030,6 +1030,27 @@ class SemanticModel:
                         attrs.setdefault(key, []).append((self.statement_of(n), n.args[2], m))
         return attrs
 
+    def sibling_definitions(self, expr) -> tuple[Optional["SemanticModel"], list]:
+        """The model of the other file of the project that ``expr`` (a name or a dotted
+        attribute: ``Windows`` of ``from ds import Windows``, ``dataset.get``) names a
+        module-level binding of, and those bindings; ``(None, [])`` when it names no file
+        of the tree (an installed package, torch) or this file itself."""
+        import os
+
+        if self.project is None or not self.path or not isinstance(expr, (ast.Name, ast.Attribute)):
+            return None, []
+        q = self.qualname(expr)
+        if not q or "." not in q or q == "torch" or q.startswith("torch."):
+            return None, []
+        mod, name = q.rsplit(".", 1)
+        path = self.project.module_file(mod, self.path)
+        if path is None or os.path.realpath(path) == os.path.realpath(self.path):
+            return None, []
+        other = self.project.model_for(path)
+        if other is None:
+            return None, []
+        return other, other.module_scope.get(name)
+
     def base_qualnames(self, cls: ast.ClassDef, _depth: int = 0) -> set[str]:
         """Qualified names of the library classes ``cls`` derives from (through
         same-file base classes)."""
