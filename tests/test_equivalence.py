@@ -808,3 +808,42 @@ def test_a_needles_common_part_answers_as_the_needles(pieces, needles):
     part = common_part(needles)
     assert part is None or all(part in n for n in needles)
     assert R.may_match(text) == any(n in text for n in needles)
+
+
+_TO_TENSOR_PIECES = ["ToTensor()(", "ToTensor()", "PIL", "PILToTensor()(", "to_tensor(", "pil_", "pil_to_tensor(",
+                     "x", "_", "é", ".", " ", "\n", "(", "F.to_tensor(", "Xpil_to_tensor(", "é_to_tensor("]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(_TO_TENSOR_PIECES), max_size=30))
+def test_the_to_tensor_calls_are_the_patterns_matches(pieces):
+    """TM101's made-tensor scan finds torchvision's to-tensor calls by their literal
+    tails: the same starts as the pattern's matches (an optional ``PIL``/``pil_`` head,
+    no word character before ``to_tensor``)."""
+    from torchmend.rules import _device
+
+    text = "".join(pieces)
+    assert _device._to_tensor_calls(text) == [m.start() for m in _device._TO_TENSOR_CALL.finditer(text)]
+
+
+_LINE_PIECES = ["for", " for ", "for x in y:", "async for (a, b) in c:", "    ", "\t", "\n", "\\\n", "(", ")", " in ",
+                "import torch as th", "import os, torch as T", "import", "torch", " as ", "t = T.Compose(", "Compose(",
+                "x", "#", ":", "é", "in", "forx"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_LINE_PIECES), max_size=40), st.integers(0, 300), st.integers(0, 300))
+def test_patterns_tried_on_the_lines_of_a_word_match_as_finditer(pieces, a, b):
+    """``_matches_on_lines`` tries a ``^`` pattern only at the start of the lines that
+    hold its word, from the end of the last match on: the same matches (spans and
+    groups) as ``finditer`` over the text or a range of it, for each pattern it serves."""
+    from torchmend.rules import _device
+
+    text = "".join(pieces)
+    a, b = min(a, len(text)), min(b, len(text))
+    a, b = min(a, b), max(a, b)
+    for pattern, word in ((_device._FOR_TARGET, "for"), (_device._TORCH_AS, "import"), (_device._COMPOSE_NAME, "Compose(")):
+        for start, end in ((0, len(text)), (a, b)):
+            want = [(m.span(), m.groups()) for m in pattern.finditer(text, start, end)]
+            got = [(m.span(), m.groups()) for m in _device._matches_on_lines(pattern, text, word, start, end)]
+            assert got == want

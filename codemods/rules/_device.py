@@ -45,6 +45,7 @@ from typing import Iterable, NamedTuple, Optional
 
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
+from ..semantic.source import _word
 from ._main_guard import is_main_guard
 
 __all__ = [
@@ -1095,7 +1096,7 @@ def may_witness(text: str) -> bool:
         if i < 0 or not name:
             continue  # module-level code: no parameter to loop over
         word = re.compile(r"(?<!\w)%s(?!\w)" % re.escape(name))
-        for m in _FOR_TARGET.finditer(text, defs[i], ls):
+        for m in _matches_on_lines(_FOR_TARGET, text, "for", defs[i], ls):
             if word.search(m.group(1)) and not _NOT_A_LOADER.match(text, m.end()):
                 return True
     return False
@@ -1355,7 +1356,7 @@ def torch_names(text: str) -> tuple:
     """``torch`` and the names an ``import torch as X`` in the text gives it."""
     if "torch as" not in text:
         return ("torch",)
-    return ("torch", *sorted({m.group(1) for m in _TORCH_AS.finditer(text)} - {"torch"}))
+    return ("torch", *sorted({m.group(1) for m in _matches_on_lines(_TORCH_AS, text, "import")} - {"torch"}))
 
 
 @functools.lru_cache(maxsize=16)
@@ -1443,10 +1444,52 @@ def _to_tensor_heads(text: str) -> tuple:
     holds (:func:`_made_scan`): the transforms' names and the ``Compose`` names."""
     if "ToTensor" not in text and "to_tensor" not in text:
         return ()
-    return ("ToTensor", "to_tensor", *sorted({m.group(1) for m in _COMPOSE_NAME.finditer(text)}))
+    return ("ToTensor", "to_tensor", *sorted({m.group(1) for m in _matches_on_lines(_COMPOSE_NAME, text, "Compose(")}))
+
+
+def _matches_on_lines(pattern, text: str, needle: str, start: int = 0, end: Optional[int] = None) -> list:
+    """``list(pattern.finditer(text, start, end))`` for a ``re.M`` pattern that begins
+    with ``^`` and whose every match holds ``needle`` on its first line: the pattern is
+    tried only at the start of such lines (a ``^`` pattern is tried at every position of
+    the text), from the end of the last match on, as ``finditer`` goes on."""
+    end = len(text) if end is None else end
+    out = []
+    last = -1  # the last line start tried
+    i = text.find(needle, start, end)
+    while i >= 0:
+        ls = text.rfind("\n", 0, i) + 1
+        if ls >= start and ls > last and (not out or ls >= out[-1].end()):
+            last = ls
+            m = pattern.match(text, ls, end)
+            if m is not None:
+                out.append(m)
+        i = text.find(needle, i + 1, end)
+    return out
 
 
 _TO_TENSOR_CALL = re.compile(r"(?:PIL)?ToTensor\(\)\(|(?<![\w])(?:pil_)?to_tensor\(")
+
+
+def _to_tensor_calls(text: str) -> list:
+    """The starts of the matches of ``_TO_TENSOR_CALL.finditer(text)``, found by looking
+    for its two literal tails (a pattern that starts with an optional group or a
+    look-behind is tried at every position of the text): ``ToTensor()(`` (with ``PIL``
+    before it, the match starts there) and ``to_tensor(`` not after a word character
+    (``pil_`` before it, not after one either: the match starts at ``pil_``)."""
+    out = []
+    i = text.find("ToTensor()(")
+    while i >= 0:
+        out.append(i - 3 if text.startswith("PIL", i - 3) and i >= 3 else i)
+        i = text.find("ToTensor()(", i + 11)
+    i = text.find("to_tensor(")
+    while i >= 0:
+        if i >= 4 and text.startswith("pil_", i - 4) and not (i > 4 and _word(text[i - 5])):
+            out.append(i - 4)
+        elif not (i and _word(text[i - 1])):
+            out.append(i)
+        i = text.find("to_tensor(", i + 10)
+    out.sort()
+    return out
 # ``transform = transforms.Compose(`` / ``T.Compose(`` / ``Compose(`` at the start of a line
 _COMPOSE_NAME = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:[\w.]+\.)?Compose\(", re.M)
 _LIBRARY_CALLEES = ("torch.", "th.", "nn.", "F.", "np.", "numpy.", "math.", "self.register_buffer")
@@ -1499,9 +1542,9 @@ def _made_scan(text: str) -> _MadeScan:
     if "ToTensor" in text or "to_tensor" in text:
         # torchvision's to-tensor transforms (:func:`made_tensor` decides): ``ToTensor()(``,
         # ``to_tensor(``, and the names bound to a ``Compose(`` in a file that has one
-        for c in _TO_TENSOR_CALL.finditer(text):
-            ls = text.rfind("\n", 0, c.start()) + 1
-            if _MAKER_PREFIX.fullmatch(text, ls, c.start()):
+        for c in _to_tensor_calls(text):
+            ls = text.rfind("\n", 0, c) + 1
+            if _MAKER_PREFIX.fullmatch(text, ls, c):
                 starts.append(ls)
         for name in _to_tensor_heads(text)[2:]:  # (the names bound to a ``Compose(``)
             starts += _lines_calling(text, name, MADE_PREFIX, "_.")

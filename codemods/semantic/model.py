@@ -310,6 +310,9 @@ class SemanticModel:
     def _non_ascii_lines(self) -> frozenset:
         """The lines holding a non-ASCII character (only there do byte and character
         columns differ); found by one scan, as they are few."""
+        if self.text.isascii():  # (most files: no scan)
+            self._wide_lines = frozenset()
+            return self._wide_lines
         starts = self._starts()
         text, search, out = self.text, _NON_ASCII.search, set()
         m = search(text)
