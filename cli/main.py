@@ -106,7 +106,7 @@ class _Ctx:
     """One run of check / diff / apply: settings, discovery, the engine, output style."""
 
     def __init__(self, cli, *, fix, write, jobs, quiet, verbose=False, no_cache=False, cache_dir=None,
-                 changed_since=None, executor=None, output_format="concise", fix_edits=False):
+                 changed_since=None, executor=None, output_format="concise", fix_edits=False, digest=False):
         from torchmend.engine import Options
         from torchmend.output import Style, use_color
 
@@ -114,7 +114,9 @@ class _Ctx:
             _err(f"torchmend: error: unknown --output-format {output_format!r} (one of {', '.join(FORMATS)})")
             raise typer.Exit(EXIT_ERROR)
         self.settings = settings_from_cli(cli)
-        self.base = Options(fix=fix, write=write, fix_edits=fix_edits)
+        # (files are hashed for the cache, and for ``digest``: --add-noqa's check that a
+        # file is still what was analysed; a run without cache needs no hash otherwise)
+        self.base = Options(fix=fix, write=write, fix_edits=fix_edits, digest=digest or not no_cache)
         self._opts: dict = {}
         self._by_path: dict = {}  # path -> its Options
         self.jobs, self.quiet, self.verbose = jobs, quiet, verbose
@@ -550,7 +552,7 @@ def check(
     machine = output_format in ("json", "json-lines", "sarif")
     c = _Ctx(cli, fix=False, write=False, jobs=jobs, quiet=quiet, verbose=verbose, no_cache=no_cache, cache_dir=cache_dir,
              changed_since=changed_since, executor=executor, output_format=output_format,
-             fix_edits=(machine or show_fixes) and not add_noqa)
+             fix_edits=(machine or show_fixes) and not add_noqa, digest=add_noqa)
     if _is_stdin(paths):
         if add_noqa:
             _err("torchmend: error: --add-noqa writes files; it does not read standard input")

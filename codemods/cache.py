@@ -114,10 +114,11 @@ def _canon(v: Any) -> Any:
 
 def settings_key(opts: Options) -> str:
     """What a result depends on besides the file: every option except ``write`` (apply
-    and diff compute the same result) and the roots (a result that looked at the tree is
+    and diff compute the same result), ``digest`` and the roots (a result that looked at the tree is
     keyed on the tree itself; only whether there are roots at all is seen by the rules)."""
     o = _canon(opts)
     o.pop("write", None)
+    o.pop("digest", None)  # (a run with a cache always hashes)
     o["roots"] = bool(o.get("roots"))
     return hashlib.blake2b(json.dumps([tool_fingerprint(), o], sort_keys=True).encode(), digest_size=12).hexdigest()
 

@@ -47,6 +47,9 @@ class Options:
     # the text is a notebook's code cells (set by the engine for ``.ipynb`` files): the
     # rules see ``Context.notebook`` (TM301 reports what a kernel makes of workers)
     notebook: bool = False
+    # hash every file read (``FileResult.digest``: the cache's key for the content, and
+    # what ``check --add-noqa`` compares before writing); False for a run without cache
+    digest: bool = True
 
 
 @dataclass
@@ -837,7 +840,9 @@ def process_file(path: str, opts: Options, project: Project | None = None) -> Fi
         res = FileResult(path=path, error=describe(e))
     res.stage = trace.get("stage", "")
     if raw is not None and st is not None and len(raw) == st.st_size and not res.needs_project:  # not changing under our feet
-        res.digest, res.size, res.mtime_ns = content_digest(raw), st.st_size, st.st_mtime_ns
+        res.size, res.mtime_ns = st.st_size, st.st_mtime_ns
+        if opts.digest:
+            res.digest = content_digest(raw)
         res.cacheable = not res.written and (res.error is None or res.error.startswith(_CONTENT_ERRORS))
         # a rule looked at other files: the result holds only while the tree is unchanged
         res.tree_dependent = project.used

@@ -412,3 +412,25 @@ def test_a_dependency_table_that_does_not_match_is_an_invalid_cache(tmp_path, mo
     f.write_text(json.dumps(bad(json.loads(f.read_text()))))
     c = Cache(opts, directory=str(tmp_path / "cache"))
     assert c.warning is not None and "ignoring the cache" in c.warning and c.get("a.py") is None
+
+
+def test_a_run_without_cache_hashes_no_file(tmp_path, monkeypatch):
+    """Files are hashed for the cache (and for ``check --add-noqa``'s check that a file
+    is still what was analysed): ``--no-cache`` alone reads no digest, and the cache's key
+    does not depend on that option."""
+    src = tmp_path / "a.py"
+    src.write_bytes(b"import torch\nx = 1\n")
+    hashed = []
+    real = engine.content_digest
+    monkeypatch.setattr(engine, "content_digest", lambda raw: hashed.append(raw) or real(raw))
+    assert engine.process_file(str(src), Options(digest=False)).digest == ""
+    assert hashed == []
+    assert engine.process_file(str(src), Options()).digest == real(src.read_bytes())
+    assert cache_mod.settings_key(Options(digest=False)) == cache_mod.settings_key(Options())
+    monkeypatch.chdir(tmp_path)
+    made = []
+    monkeypatch.setattr(engine, "Options", lambda **kw: made.append(kw) or Options(**kw))
+    CliRunner().invoke(app, ["check", "--no-cache", "a.py"])
+    CliRunner().invoke(app, ["check", "a.py"])
+    CliRunner().invoke(app, ["check", "--no-cache", "--add-noqa", "a.py"])
+    assert [kw.get("digest") for kw in made] == [False, True, True]
