@@ -847,3 +847,15 @@ def test_patterns_tried_on_the_lines_of_a_word_match_as_finditer(pieces, a, b):
             want = [(m.span(), m.groups()) for m in pattern.finditer(text, start, end)]
             got = [(m.span(), m.groups()) for m in _device._matches_on_lines(pattern, text, word, start, end)]
             assert got == want
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(["loader", ":", " ", "\t", "Optional[", "typing.", "'", '"', "torch.utils.data.",
+                                 "DataLoader", "DataLoaders", "\n", "\r", "x", "é", "(", "]"]), max_size=30))
+def test_a_loader_annotation_is_found_on_its_line_as_in_the_text(pieces):
+    """TM101 looks for ``name: DataLoader`` annotations on the lines that hold the word:
+    the same answer as the pattern's search of the whole text."""
+    from torchmend.rules import _device
+
+    text = "".join(pieces)
+    assert _device.has_loader_annotation(text) == (_device.LOADER_ANNOTATION.search(text) is not None)

@@ -45,7 +45,7 @@ from typing import Iterable, NamedTuple, Optional
 
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
-from ..semantic.source import _word
+from ..semantic.source import _word, has_word
 from ._main_guard import is_main_guard
 
 __all__ = [
@@ -54,7 +54,7 @@ __all__ = [
     "model_state", "device_text_at", "loader_of", "loop_batch", "taken_batch", "framework_in_file",
     "file_mentions_device", "mentions_device", "visible_at", "guard_of", "non_blocking_style", "is_torch_call",
     "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
-    "made_lines_outside_classes", "param_loader", "witness_owners", "annotated_loader", "LOADER_ANNOTATION",
+    "made_lines_outside_classes", "param_loader", "witness_owners", "annotated_loader", "LOADER_ANNOTATION", "has_loader_annotation",
     "device_move", "DEVICE_KEEP_METHODS", "class_moves_arguments", "definition_span", "made_by_call", "moved_call",
     "may_witness", "device_like", "gives_an_item",
 ]
@@ -1004,6 +1004,21 @@ _LOADER_TYPES = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.Dat
 LOADER_ANNOTATION = re.compile(r"\w[ \t]*:[ \t]*(?:(?:typing\.)?Optional\[)?[\"']?(?:\w+\.)*DataLoader\b")
 
 
+def has_loader_annotation(text: str) -> bool:
+    """``LOADER_ANNOTATION.search(text) is not None``, the pattern tried on the lines that
+    hold ``DataLoader`` only (it starts with a ``\\w``: a search of the whole text tries
+    it at every position; a match holds no line break, and ends at that word)."""
+    i = text.find("DataLoader")
+    while i >= 0:
+        a = text.rfind("\n", 0, i) + 1
+        b = text.find("\n", i)
+        b = len(text) if b < 0 else b
+        if LOADER_ANNOTATION.search(text, a, b) is not None:
+            return True
+        i = text.find("DataLoader", b)
+    return False
+
+
 def annotated_loader(sem: SemanticModel, b) -> bool:
     """The parameter binding ``b`` is annotated as a torch DataLoader (``loader:
     DataLoader``, ``Optional[DataLoader]``, ``DataLoader | None``): its author says
@@ -1095,9 +1110,8 @@ def may_witness(text: str) -> bool:
         i = bisect.bisect_right(defs, ls) - 1
         if i < 0 or not name:
             continue  # module-level code: no parameter to loop over
-        word = re.compile(r"(?<!\w)%s(?!\w)" % re.escape(name))
         for m in _matches_on_lines(_FOR_TARGET, text, "for", defs[i], ls):
-            if word.search(m.group(1)) and not _NOT_A_LOADER.match(text, m.end()):
+            if has_word(m.group(1), name) and not _NOT_A_LOADER.match(text, m.end()):
                 return True
     return False
 
@@ -1352,6 +1366,7 @@ MADE_CALL = re.compile(r"torch\.(?:" + "|".join(sorted(MADE_FACTORIES)) + r")\("
 _TORCH_AS = re.compile(r"^[ \t]*import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*torch[ \t]+as[ \t]+(\w+)", re.M)
 
 
+@functools.lru_cache(maxsize=4)  # (the gate, the made-tensor scan and the check ask for the same text)
 def torch_names(text: str) -> tuple:
     """``torch`` and the names an ``import torch as X`` in the text gives it."""
     if "torch as" not in text:
@@ -1439,6 +1454,7 @@ def _lines_calling(text: str, name: str, prefix, not_after: str) -> list:
     return out
 
 
+@functools.lru_cache(maxsize=4)
 def _to_tensor_heads(text: str) -> tuple:
     """The words a statement that makes a tensor with torchvision's to-tensor transforms
     holds (:func:`_made_scan`): the transforms' names and the ``Compose`` names."""

@@ -20,7 +20,7 @@ from ._device import (
     is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensor, made_tensors,
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
-    witness_owners, LOADER_ANNOTATION, may_witness, _iterated, device_like, gives_an_item,
+    witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -1482,7 +1482,7 @@ class DeviceBatchNotMoved(Rule):
             return  # (before its loops are read: a framework's files make many loaders)
         # no loader made here, but loaders that come in as parameters may be plain ones
         # (param_loader: another loop of the class moves its batches)
-        annotated = not loader_calls and ctx.has("DataLoader") and LOADER_ANNOTATION.search(ctx.text) is not None
+        annotated = not loader_calls and ctx.has("DataLoader") and has_loader_annotation(ctx.text)
         owners = witness_owners(sem) if not loader_calls and not annotated and may_witness(ctx.text) else frozenset()
         passed = (annotated or bool(owners)) and framework_in_file(sem) is None
         if loader_calls or passed:
