@@ -198,10 +198,17 @@ def _quiet_collector() -> None:
 
 
 def _collect_between_files() -> None:
+    """A full pass between files once enough was allocated, then what survived it is
+    frozen out of every later pass as the worker's start froze what it inherited: the
+    modules imported since (LibCST, on the first file with a fix, is some 30,000 objects
+    that each pass had read again: 7 ms a pass, a sixth of a run of ``diff`` on the
+    generated tree) and the caches kept across files.  Only the objects of the files
+    still to come are read by later passes."""
     import gc
 
     if gc.get_count()[0] > WORKER_GC_BETWEEN_FILES:
         gc.collect()
+        gc.freeze()
 
 
 def _ruled_out(r: FileResult) -> bool:

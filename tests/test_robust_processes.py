@@ -434,3 +434,27 @@ def test_a_given_discovery_reports_its_errors_as_one_run_of_its_own_does(tmp_pat
     given = run(paths, Options(fix=False), jobs=1, discovery=discover(paths))
     assert given.discovery_errors == own.discovery_errors == [("missing.py", "no such file or directory")]
     assert [r.path for r in given.results] == [r.path for r in own.results] == ["a.py"]
+
+
+def test_the_pass_between_files_freezes_what_survives_it():
+    """Between files, once enough was allocated, a worker runs a full pass and freezes
+    what survived it (the modules imported since it started, LibCST among them, and the
+    caches kept across files), so that later passes read only the objects of the files
+    still to come."""
+    import gc
+
+    from torchmend import runner
+
+    threshold = gc.get_threshold()
+    before = gc.get_freeze_count()
+    gc.set_threshold(runner.WORKER_GC_BETWEEN_FILES * 10, *threshold[1:])
+    try:
+        gc.collect()
+        survivors = [[] for _ in range(runner.WORKER_GC_BETWEEN_FILES + 100)]
+        assert gc.get_count()[0] > runner.WORKER_GC_BETWEEN_FILES
+        runner._collect_between_files()
+        assert gc.get_freeze_count() >= before + len(survivors)
+        assert gc.get_count()[0] < 100
+    finally:
+        gc.set_threshold(*threshold)
+        gc.unfreeze()
