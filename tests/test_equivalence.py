@@ -859,3 +859,20 @@ def test_a_loader_annotation_is_found_on_its_line_as_in_the_text(pieces):
 
     text = "".join(pieces)
     assert _device.has_loader_annotation(text) == (_device.LOADER_ANNOTATION.search(text) is not None)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(["x", "é", " ", "\n", "\r\n", "\r", "\n\n", "#"]), max_size=40))
+def test_line_starts_are_where_the_tokenizer_starts_lines(pieces):
+    """``line_starts`` (a search of the line breaks) gives the offset of each line as the
+    tokenizer splits them: ``\\r\\n``, ``\\r`` and ``\\n`` end a line."""
+    import re
+
+    from torchmend.semantic.source import line_starts
+
+    text = "".join(pieces)
+    want, at = [], 0
+    for line in re.split(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)", text):
+        want.append(at)
+        at += len(line)
+    assert line_starts(text) == want

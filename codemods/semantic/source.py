@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-import operator
 import re
-from itertools import accumulate
 from typing import Iterator, Optional
 
 __all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "begins_statement", "callee_hits",
@@ -42,16 +40,14 @@ _DEF_NAME = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)|^class[ \t]+(\w+)", re.
 # to, four times faster than ``^`` with re.M
 _CODE_LINE_NL = re.compile(r"\n[^\s#)\]}]")
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_LF = re.compile("\n")
 
 
 def line_starts(text: str) -> list[int]:
     """The offset at which each line of ``text`` starts (``\r\n``, ``\r`` and ``\n``
     end lines, as Python's tokenizer sees them)."""
-    if "\r" not in text:
-        # C-level iterators: the start of line i is the length of the lines before it plus i
-        parts = text.split("\n")
-        return list(map(operator.add, accumulate(map(len, parts[:-1]), initial=0), range(len(parts))))
-    return [0] + [m.end() for m in _NEWLINE.finditer(text)]
+    # (a search of the newlines: a third faster than splitting the text into lines)
+    return [0] + [m.end() for m in (_LF if "\r" not in text else _NEWLINE).finditer(text)]
 
 
 _PAD_STRING = 2  # from this many lines on, padding is a string literal
