@@ -309,3 +309,24 @@ def test_instructions_picks_every_kth_gated_file_and_lays_out_a_version(tmp_path
     assert os.path.isfile(os.path.join(pkg, "torchmend", "cli", "main.py"))
     monkeypatch.setattr(instructions.shutil, "which", lambda name: None)
     assert instructions.main(["--tree", str(tree)]) == 2
+
+
+def test_ab_runs_two_versions_and_ruff_alternately_and_prints_the_ratios_last(tmp_path):
+    """bench/ab.py: each round runs both versions' ``check`` (and Ruff when installed) one
+    after the other; the ratio lines (medians of the rounds' pairs) come last."""
+    import re
+
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "m.py").write_text("import torch\nfor x, y in loader:\n    loss.backward()\n    opt.step()\n")
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "ab.py"), "--tree", str(tree), "--rev", "WORKTREE", "--rev", "WORKTREE",
+         "--rounds", "2"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert len([ln for ln in lines if ln.startswith("  round ")]) == 2
+    ratios = [ln for ln in lines if ln.startswith("ratio ")]
+    assert ratios and lines[-len(ratios):] == ratios
+    assert re.fullmatch(r"ratio WORKTREE#2 / WORKTREE#1: wall \d+\.\d{3}x, CPU \d+\.\d{3}x \(medians of the rounds' pairs\)", ratios[0])
