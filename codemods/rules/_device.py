@@ -54,7 +54,8 @@ __all__ = [
     "model_state", "device_text_at", "loader_of", "loop_batch", "taken_batch", "framework_in_file",
     "file_mentions_device", "mentions_device", "visible_at", "guard_of", "non_blocking_style", "is_torch_call",
     "type_moves", "bound_before", "made_tensors", "made_tensor", "made_line_starts", "moved_and_called",
-    "made_lines_outside_classes", "param_loader", "witness_owners", "annotated_loader", "LOADER_ANNOTATION", "has_loader_annotation",
+    "made_lines_outside_classes", "param_loader", "witness_owners", "annotated_loader", "LOADER_ANNOTATION",
+    "has_loader_annotation",
     "device_move", "DEVICE_KEEP_METHODS", "class_moves_arguments", "definition_span", "made_by_call", "moved_call",
     "may_witness", "device_like", "gives_an_item",
 ]
@@ -1506,6 +1507,8 @@ def _to_tensor_calls(text: str) -> list:
         i = text.find("to_tensor(", i + 10)
     out.sort()
     return out
+
+
 # ``transform = transforms.Compose(`` / ``T.Compose(`` / ``Compose(`` at the start of a line
 _COMPOSE_NAME = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*(?:[\w.]+\.)?Compose\(", re.M)
 _LIBRARY_CALLEES = ("torch.", "th.", "nn.", "F.", "np.", "numpy.", "math.", "self.register_buffer")
