@@ -1092,6 +1092,7 @@ _FOR_TARGET = re.compile(
     r"^[ \t]*(?:async[ \t]+)?for\b((?:[^\n:()#\\]|\\\r?\n|\((?:[^()]|\([^()]*\))*\))*?)\bin\b", re.M)
 
 
+@functools.lru_cache(maxsize=4)  # (TM101's gate and then its check ask for the same text)
 def may_witness(text: str) -> bool:
     """The text form of :func:`witness_owners`: some statement ``x = x.to(...)`` (a
     :func:`_move_lines` line) moves a name that a ``for`` written before it, in the same

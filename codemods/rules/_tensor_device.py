@@ -281,10 +281,10 @@ class Analysis:
         """``fn`` is the ``forward`` of a module class, or a step a Lightning Trainer runs
         on the device with the batch moved there (``training_step`` of a LightningModule)."""
         name = getattr(fn, "name", None)
-        if name == "forward":
-            return self.module_class(self.sem.parent(fn))
-        return name in STEP_METHODS and self.module_class(self.sem.parent(fn)) \
-            and self.lightning_class(self.sem.parent(fn))
+        if name != "forward" and name not in STEP_METHODS:
+            return False
+        cls = self.sem.parent(fn)
+        return self.module_class(cls) and (name == "forward" or self.lightning_class(cls))
 
     def module_class(self, cls) -> bool:
         """``cls`` is a class that may be an ``nn.Module`` and has a ``forward`` (its own

@@ -469,6 +469,17 @@ def _worker_objects(sem, call) -> list:
 _SPLITS = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 
 
+def _split_of(sem, o):
+    """The dataset a part of ``random_split(ds, [48, 16])`` holds (``train_set, val_set =
+    random_split(Toy(), ...)``: each part holds it), for the origin ``o`` of such a part;
+    None for any other origin."""
+    n = o.node
+    if o.kind is OriginKind.PART and isinstance(n, ast.Call) and n.args and sem.call_qualname(n) in _SPLITS:
+        a = n.args[0]
+        return a.value if isinstance(a, ast.Starred) else a
+    return None
+
+
 def _notebook_objects(sem, expr, found: list, depth: int) -> None:
     """Add to ``found`` the same-file classes, functions and lambdas the value of
     ``expr`` is, is an instance of, or holds (arguments of constructors, containers):
@@ -497,11 +508,8 @@ def _notebook_objects(sem, expr, found: list, depth: int) -> None:
             if depth < _HELD_DEPTH:
                 for a in _held_args(sem, n, t):
                     _notebook_objects(sem, a.value if isinstance(a, ast.Starred) else a, found, depth + 1)
-        elif o.kind is OriginKind.PART and isinstance(n, ast.Call) and n.args and depth < _HELD_DEPTH \
-                and sem.call_qualname(n) in _SPLITS:
-            # ``train_set, val_set = random_split(Toy(), [48, 16])``: each part holds the dataset
-            a = n.args[0]
-            _notebook_objects(sem, a.value if isinstance(a, ast.Starred) else a, found, depth + 1)
+        elif depth < _HELD_DEPTH and (split := _split_of(sem, o)) is not None:
+            _notebook_objects(sem, split, found, depth + 1)
         elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < _HELD_DEPTH:
             for e in (n.values if isinstance(n, ast.Dict) else n.elts):
                 _notebook_objects(sem, e.value if isinstance(e, ast.Starred) else e, found, depth + 1)
@@ -820,11 +828,8 @@ class Plan:
                         self._objects(a.value if isinstance(a, ast.Starred) else a, roots, depth + 1)
             elif o.kind is OriginKind.VALUE and isinstance(n, ast.Lambda):
                 roots.append((n, False))
-            elif o.kind is OriginKind.PART and isinstance(n, ast.Call) and n.args and depth < _HELD_DEPTH \
-                    and sem.call_qualname(n) in _SPLITS:
-                # ``train_set, val_set = random_split(ds, [48, 16])``: each part holds the dataset
-                a = n.args[0]
-                self._objects(a.value if isinstance(a, ast.Starred) else a, roots, depth + 1)
+            elif depth < _HELD_DEPTH and (split := _split_of(sem, o)) is not None:
+                self._objects(split, roots, depth + 1)
             elif o.kind is OriginKind.VALUE and isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict)) and depth < _HELD_DEPTH:
                 elts = n.values if isinstance(n, ast.Dict) else n.elts
                 for e in elts:
