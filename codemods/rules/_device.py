@@ -1104,7 +1104,10 @@ def may_witness(text: str) -> bool:
         return False
     defs = _def_starts(text)
     for ls in lines:
-        ends = [k for k in (text.find(".to(", ls), text.find(".cuda(", ls)) if k >= 0]
+        # (the move stands on the line: the searches stop at its end, not at the file's)
+        le = text.find("\n", ls)
+        le = len(text) if le < 0 else le
+        ends = [k for k in (text.find(".to(", ls, le), text.find(".cuda(", ls, le)) if k >= 0]
         j = k = min(ends)
         while k > ls and (text[k - 1].isalnum() or text[k - 1] == "_"):
             k -= 1
