@@ -224,8 +224,10 @@ _member = st.sampled_from(MEMBERS)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(_member, min_size=1, max_size=8), st.booleans(), st.integers(min_value=0, max_value=3))
+@given(st.lists(_member, min_size=1, max_size=8), st.booleans(), st.sampled_from([0, 1, 2, 3, 20_000]))
 def test_any_class_parses_to_the_full_parse_or_is_refused(members, tail, pad):
+    # (20,000 lines down, the class's spine and its methods are parsed at line 1 and
+    # shifted: ``parse_at``)
     text = "\n" * pad + _class(members, tail=tail)
     try:
         full = ast.parse(text).body
@@ -319,6 +321,19 @@ def test_padding_puts_the_code_on_its_line(n):
     assert (body[-1].lineno, body[-1].col_offset) == (n + 1, 0)
     assert len(body) == (2 if n >= 2 else 1)
     assert n < 2 or (isinstance(body[0], ast.Expr) and body[0].value.value == "\n" * (n - 1))
+
+
+@pytest.mark.parametrize("line", [1, 2, 3, 50, 4_000, 40_000])
+def test_code_parsed_at_a_line_is_the_code_parsed_there_in_a_file(line):
+    """``parse_at`` pads short of a long way down and shifts the line numbers past it:
+    the nodes and every position are those of the code standing on that line of a file."""
+    from torchmend.semantic.source import SHIFT_RATIO, parse_at
+
+    code = "".join(MEMBERS).replace("\n    ", "\n").lstrip() + "import a.b as c  # type: ignore\n"
+    code = "@deco(k=1)\nasync def f(x: int, *a, y=2, **kw) -> T:\n    return [z async for z in g(x)], f'{x!r:>{y}}'\n" + code
+    expected = ast.parse("\n" * (line - 1) + code).body
+    assert _dump(parse_at(code, line)) == _dump(expected)
+    assert (line - 1 > SHIFT_RATIO * len(code)) == (line == 40_000)  # (both ways are tried)
 
 
 def test_a_lazy_method_can_be_changed_like_any_node():

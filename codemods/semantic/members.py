@@ -43,9 +43,6 @@ __all__ = ["ClassDef", "FunctionDef", "lazify", "pending", "pending_class", "spi
 _MEMBER_LINE: dict = {}
 _DEDENTED: dict = {}  # per indentation: the newline before a line with code left of it
 _STRING_START = re.compile(r"[rRbBuUfF]{0,2}('''|\"\"\"|'|\")")
-# a method further down than this many lines per character of its text is parsed at
-# line 2 and its line numbers shifted (a walk of its nodes), not padded to its line
-_SHIFT_RATIO = 8
 
 
 def _as_plain(node):
@@ -89,16 +86,10 @@ class FunctionDef(ast.FunctionDef):
         seg = text[start:end]
         if not seg.endswith("\n"):
             seg += "\n"
-        # padded to its line, or (far down a file, for a short method) parsed at line 2
-        # and its line numbers shifted: the cheaper of the two
-        shift = first_line > _SHIFT_RATIO * len(seg)
         try:
-            body = parse_at("class _:\n" + seg, 1 if shift else first_line - 1)
+            body = parse_at("class _:\n" + seg, first_line - 1)
         except (SyntaxError, ValueError) as e:
             raise LazyParseError(f"method at line {first_line}: {e}") from None
-        if shift:
-            for st in body:
-                ast.increment_lineno(st, first_line - 2)
         cls = body[0] if len(body) == 1 else None
         real = cls.body[0] if isinstance(cls, ast.ClassDef) and len(cls.body) == 1 else None
         if (type(real) is not ast.FunctionDef or real.name != self.name

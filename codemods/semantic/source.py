@@ -51,6 +51,9 @@ def line_starts(text: str) -> list[int]:
 
 
 _PAD_STRING = 2  # from this many lines on, padding is a string literal
+# code further down a file than this many lines per character of its text is parsed at
+# line 1 and its line numbers shifted, not padded to its line (``parse_at``)
+SHIFT_RATIO = 8
 
 
 def pad(lines: int) -> str:
@@ -65,7 +68,14 @@ def pad(lines: int) -> str:
 
 def parse_at(code: str, line: int) -> list:
     """The statements of ``code`` parsed as if it started on ``line`` of a file (the
-    padding's own statement left out); SyntaxError/ValueError as ``ast.parse``."""
+    padding's own statement left out); SyntaxError/ValueError as ``ast.parse``.  Far down
+    a file, a short text is parsed at line 1 and its line numbers shifted (a walk of its
+    nodes): the padding's lines cost the tokenizer more than the walk then."""
+    if line - 1 > SHIFT_RATIO * len(code):
+        body = ast.parse(code).body
+        for st in body:
+            ast.increment_lineno(st, line - 1)
+        return body
     body = ast.parse(pad(line - 1) + code).body
     if line - 1 >= _PAD_STRING:
         del body[0]
