@@ -876,3 +876,39 @@ def test_line_starts_are_where_the_tokenizer_starts_lines(pieces):
         want.append(at)
         at += len(line)
     assert line_starts(text) == want
+
+
+_LINES = ["x.to(d)", "y = f(", "z = [", "w = {", "a = 1 + \\", "x.cuda()", ")", "]", "}", "2", "s = '''(", "'''",
+          "t = \"\"\"[", "\"\"\"", "# a comment (", "u = g(  # why (", "if a:", "def h(", "):", "b = 1,", "x.to(d),",
+          "x.to(d))", "pass", "q = r'\\\\'", "v = '#' + k(", "    ", "if a:\n    x.to(d)", "while b: x.cuda()",
+          "with c:\n    x = y(\n        z.to(d))\n    x.to(d)"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "    ", "\t"]), st.sampled_from(_LINES)), max_size=12),
+       st.sampled_from(["\n", "\r\n"]))
+def test_no_statement_starts_on_a_line_that_continues_the_one_above(lines, nl):
+    """``continues_a_line`` (TM101's text screen for a dropped move leaves out the
+    ``x.to(`` that stand on such lines) is never true where a statement starts, in any
+    text that parses."""
+    from torchmend.semantic.source import continues_a_line, line_starts
+
+    text = "".join(indent + line + nl for indent, line in lines)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return
+    starts = line_starts(text)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.stmt):
+            assert not continues_a_line(text, starts[n.lineno - 1] + n.col_offset), (text, n.lineno)
+
+
+def test_a_line_inside_brackets_continues_the_one_above():
+    from torchmend.semantic.source import continues_a_line
+
+    text = "out = F.conv1d(\n    hidden.to(w.dtype),\n)\nx = [\n  y.to(d)]\nf(a,  # (\n  b.to(d))\nz.to(d)\n"
+    at = {w: text.index(w) for w in ("hidden", "y.to", "b.to", "z.to")}
+    assert continues_a_line(text, at["hidden"]) and continues_a_line(text, at["y.to"])
+    assert not continues_a_line(text, at["b.to"])  # (a ``#`` above: not told)
+    assert not continues_a_line(text, at["z.to"])

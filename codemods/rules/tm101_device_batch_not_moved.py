@@ -11,7 +11,7 @@ from ..semantic.nodes import TRY, node_type
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
-from ..semantic.source import callee_hits, starts_statement
+from ..semantic.source import callee_hits, continues_a_line, starts_statement
 from ._device import (
     HOST_ATTRS, HOST_METHODS, MISMATCH_EVIDENCE, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop,
     ModelState, Move,
@@ -79,7 +79,7 @@ def _find_statement_moves(text: str) -> tuple:
                     j = k
             while j > 0 and (text[j - 1].isalnum() or text[j - 1] == "_"):
                 j -= 1
-            if j < i and not text[j].isdigit() and starts_statement(text, j):
+            if j < i and not text[j].isdigit() and starts_statement(text, j) and not continues_a_line(text, j):
                 out.add(text[j: i + len(needle)])
             i = text.find(needle, i + 1)
     return tuple(sorted(out))

@@ -28,7 +28,8 @@ import re
 from typing import Iterator, Optional
 
 __all__ = ["Callees", "Chunk", "LazyParseError", "ParsedSource", "Words", "before_a_call", "begins_statement", "callee_hits",
-           "callees", "char_col", "has_word", "line_starts", "pad", "parse_at", "reversed_text", "starts_statement", "words"]
+           "callees", "char_col", "continues_a_line", "has_word", "line_starts", "pad", "parse_at", "reversed_text",
+           "starts_statement", "words"]
 
 # a line that starts a top-level definition (matched where ``_CODE_LINE_NL`` found a line)
 _DEF_START = re.compile(r"(?:@|def\b|async[ \t]+def\b|class\b)")
@@ -394,6 +395,22 @@ def starts_statement(text: str, i: int) -> bool:
     while k > 0 and text[k - 1] in " \t":
         k -= 1
     return k == 0 or text[k - 1] in "\n\r:;"
+
+
+def continues_a_line(text: str, i: int) -> bool:
+    """Offset ``i`` (only spaces and tabs before it on its line) begins a line that goes
+    on with the line above: that line holds no ``#`` and ends with an open bracket or a
+    backslash.  Such a character at a line's end is the code's (the next line is inside
+    its brackets, or joined to it) unless a string goes on past the line break, and then
+    ``i`` is inside that string: no statement starts at ``i`` either way.  (False when it
+    cannot be told so cheaply: a ``#`` may start a comment that hides the line's end.)"""
+    k = i
+    while k > 0 and text[k - 1] in " \t":
+        k -= 1
+    if k < 2 or text[k - 1] != "\n":
+        return False
+    above = text[text.rfind("\n", 0, k - 1) + 1 : k - 1]
+    return "#" not in above and above.rstrip(" \t\r\x0c").endswith(("(", "[", "{", "\\"))
 
 
 def begins_statement(text: str, j: int) -> bool:
