@@ -1401,3 +1401,41 @@ def test_softmax_into_nll_loss_becomes_log_softmax(loss, fixed):
 def test_softmax_into_nll_loss_lookalikes_and_report_only(src, found):
     r, out = run(src)
     assert codes(r) == found and not r.changed
+
+
+_NLL_MODEL = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return {ret}
+
+
+model = Net()
+{loss_def}
+for x, y in loader:
+    out = model(x)
+    loss = {loss}
+"""
+
+
+@pytest.mark.parametrize("ret,loss_def,loss,found", [
+    # a model ending with a softmax, its output fed to NLLLoss: reported at the softmax, not fixed
+    ("F.softmax(self.fc(x), dim=1)", "crit = nn.NLLLoss()", "crit(out, y)", ["TM501"]),
+    ("F.softmax(self.fc(x), dim=1)", "", "F.nll_loss(out, y)", ["TM501"]),
+    ("self.fc(x).softmax(dim=1)", "", "F.nll_loss(model(x), y)", ["TM501"]),
+    # look-alikes: log-probabilities, the log taken at the loss, another dim, cross-entropy's own report
+    ("F.log_softmax(self.fc(x), dim=1)", "crit = nn.NLLLoss()", "crit(out, y)", []),
+    ("F.softmax(self.fc(x), dim=1)", "crit = nn.NLLLoss()", "crit(torch.log(out), y)", []),
+    ("F.softmax(self.fc(x), dim=0)", "crit = nn.NLLLoss()", "crit(out, y)", []),
+    ("self.fc(x)", "crit = nn.NLLLoss()", "crit(out, y)", []),
+])
+def test_a_model_ending_with_a_softmax_into_nll_loss_is_reported(ret, loss_def, loss, found):
+    r, _ = run(_NLL_MODEL.format(ret=ret, loss_def=loss_def, loss=loss))
+    assert codes(r) == found and not r.changed
+    if found:
+        f = r.findings[0]
+        assert "expects log-probabilities" in f.message and "`Net.forward` ends with" in f.message
+        assert f.line == 11  # the model's softmax (HEAD's 3 lines, then the class)

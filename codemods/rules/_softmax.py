@@ -1234,17 +1234,22 @@ class Analysis:
                 if isinstance(p, ast.Call) and p.func is e:
                     self._nll_site(sites, p, "var", sem.segment(e))
         out: list[Proto] = []
+        models_done: set = set()
         for site in sites:
             e, peeled = self.peel_input(site)
             if isinstance(e, ast.Name):
                 bs = sem.reaching(e)
                 if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or bs[0].value is None:
+                    out.extend(self._nll_of_model(site, models_done))
                     continue
                 e, via = bs[0].value, f" (through `{sem.segment(site.input)}`)"
             else:
                 via = ""
             s = soft(sem, e)
-            if s is None or s.log or s.input is None or not self.lands(site, s):
+            if s is None:
+                out.extend(self._nll_of_model(site, models_done))
+                continue
+            if s.log or s.input is None or not self.lands(site, s):
                 continue
             msg = (f"`{sem.segment(s.node)}` feeds `{site.label}`{via}, which expects log-probabilities: the loss of"
                    " probabilities is not the negative log-likelihood (it goes negative and training stalls);"
@@ -1257,6 +1262,29 @@ class Analysis:
 
                 fix = Fix(build, Safety.SAFE, "make it a log_softmax")
             out.append(Proto(TM501, s.node, msg, fix))
+        return out
+
+    def _nll_of_model(self, site: Site, done: set) -> list[Proto]:
+        """The models whose output reaches the NLL site ``site`` and that end with a
+        softmax (not a log_softmax) over its class dim (``return F.softmax(x, dim=1)``
+        in ``forward``, ``nn.Sequential(..., nn.Softmax(dim=1))``): report only (the
+        model's other users may want the probabilities; a log_softmax in the model is
+        the likely fix).  Once per model."""
+        sem = self.sem
+        out: list[Proto] = []
+        if self.probability_framework():
+            return out  # (skorch's classifier takes the log of the probabilities itself)
+        for m in self.input_models(site):
+            if m is None or m.soft.log or id(m.anchor) in done or not self.lands(site, m.soft):
+                continue
+            done.add(id(m.anchor))
+            where = f" (from {m.where})" if m.where else ""
+            code = f"`{m.lines[0]}`" if m.where and m.lines else f"`{sem.segment(m.soft.node)}`"
+            out.append(Proto(TM501, site.input if m.where else m.anchor, (
+                f"`{m.name}`{where} ends with {code} and its output feeds `{site.label}` (line {site.call.lineno}),"
+                " which expects log-probabilities: the loss of probabilities is not the negative log-likelihood"
+                " (it goes negative and training stalls); end the model with log_softmax (where its output is"
+                " also used as probabilities, take `.exp()` there)")))
         return out
 
     def _nll_site(self, out: list, call: ast.Call, form: str, label: str) -> None:

@@ -23,8 +23,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     computes the loss on the model's output.  A softmax (not a log_softmax) fed to
     `F.nll_loss` / an `nn.NLLLoss`, which expect log-probabilities, is reported too: in
     the call (`F.nll_loss(F.softmax(out, 1), y)`) the fix makes it `F.log_softmax` /
-    `x.log_softmax(1)` (safe: the loss the code meant); through a name or a softmax
-    module object, report only.  The loss object and
+    `x.log_softmax(1)` (safe: the loss the code meant); through a name, a softmax
+    module object or a model that ends with the softmax, report only.  The loss object and
     the model are followed through names, `self` attributes, function parameters,
     builder functions and `nn.DataParallel`; a model class imported from a sibling
     module is read there.  A softmax on the *target* side (distillation), an attention
@@ -82,6 +82,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
         "import torch.nn.functional as F\nloss = F.cross_entropy(F.softmax(model(x), dim=1), y)\n",
         "import torch\nfrom torch import nn\nnet = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\n"
         "loss = nn.CrossEntropyLoss()(net(x), y)\n",
+        "import torch\nfrom torch import nn\nnet = nn.Sequential(nn.Linear(4, 3), nn.Softmax(dim=1))\n"
+        "loss = nn.NLLLoss()(net(x), y)\n",
     )
 
     def check(self, ctx: Context):
