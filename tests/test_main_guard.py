@@ -406,6 +406,23 @@ def test_library_call_receiving_workers_is_report_only():
     silent("import darts\nloader = make_loader(num_workers=4)\n")  # a builder: nothing iterated yet
 
 
+def test_an_object_made_with_workers_and_run_at_import_time_is_report_only():
+    # fastNLP: the trainer gets the workers, its train() runs the loaders at import time
+    b = reported("from fastNLP import Trainer\ntrainer = Trainer(data, model, num_workers=2)\n"
+                 "trainer.train(load_best_model=False)\n", "library call")
+    assert "`Trainer` receives num_workers=2 at import time and `trainer.train()` (line 3) runs it" in b.message
+    assert b.line == 2
+    reported("from fastNLP import Trainer\ntrainer = Trainer(data, model, num_workers=2)\ntry:\n"
+             "    trainer.fit()\nexcept KeyboardInterrupt:\n    pass\n", "library call")
+    # not run at import time, not run, rebound, no workers: silent
+    silent("from fastNLP import Trainer\ntrainer = Trainer(data, model, num_workers=2)\n\n"
+           "if __name__ == '__main__':\n    trainer.train()\n")
+    silent("from fastNLP import Trainer\ntrainer = Trainer(data, model, num_workers=2)\nprint(trainer.summary())\n")
+    silent("from fastNLP import Trainer\ntrainer = Trainer(data, model, num_workers=2)\ntrainer = other()\n"
+           "trainer.train()\n")
+    silent("from fastNLP import Trainer\ntrainer = Trainer(data, model, num_workers=0)\ntrainer.train()\n")
+
+
 def test_notebook_context_reports_only_datasets_defined_in_the_notebook():
     # a kernel has __name__ == "__main__": no guard fix; a library Dataset is fine
     silent(HEAD + "for b in DataLoader(ds, num_workers=2):\n    pass\n", notebook=True)

@@ -22,6 +22,8 @@ from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# the methods that run what an object made with workers was made for (a trainer's loop)
+_RUNS = frozenset(("train", "fit", "run", "start", "evaluate", "test", "validate", "predict"))
 _SCOPES = (*_DEFS, ast.ClassDef, ast.Lambda)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 # values that make a worker count platform-dependent (`0 if os.name == "nt" else 4`)
@@ -528,22 +530,47 @@ class Analysis:
     def library_call(self):
         """A module-level call (not a DataLoader, not a same-file function) whose result
         is dropped and that receives num_workers > 0: it may build and iterate loaders
-        itself (Lightning, Darts, PyG...).  (call, value) or None."""
+        itself (Lightning, Darts, PyG...); or such a call that makes an object one name
+        holds, whose ``train``/``fit``/``run``/... method a later module-level statement
+        calls (fastNLP's ``trainer = Trainer(..., num_workers=2)``, then
+        ``trainer.train()``).  (call, value, the running call or None) or None."""
         sem = self.sem
+        made: dict = {}  # the module-level name -> (call, value) of an object made with workers
         for stmt in self.code:
             if isinstance(stmt, _SCOPES) or is_main_guard(stmt):
                 continue
             for n in sem.walk(stmt, scopes=False):
+                if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and len(n.targets) == 1 \
+                        and isinstance(n.targets[0], ast.Name):
+                    got = self._library_workers(n.value)
+                    if got is not None:
+                        made[n.targets[0].id] = got
+                    continue
                 if not isinstance(n, ast.Expr) or not isinstance(n.value, ast.Call):
                     continue
                 call = n.value
-                if sem.qualnames(call.func) & N.WORKER_LOADERS or sem.callee(call) is not None:
-                    continue
-                value = self._num_workers_passed(call)
-                if value is None or not self.worker_count(value)[0]:
-                    continue
-                return call, value
+                got = self._library_workers(call)
+                if got is not None:
+                    return call, got[1], None
+                f = call.func
+                if isinstance(f, ast.Attribute) and f.attr in _RUNS and isinstance(f.value, ast.Name) \
+                        and f.value.id in made:
+                    maker, value = made[f.value.id]
+                    bs = sem.reaching(f.value)
+                    if len(bs) == 1 and bs[0].kind is BindingKind.ASSIGNMENT and bs[0].value is maker:
+                        return maker, value, call
         return None
+
+    def _library_workers(self, call: ast.Call):
+        """``(call, value)``: ``call`` (of no DataLoader, of no same-file function) gets a
+        worker count above 0 as ``value``; else None."""
+        sem = self.sem
+        value = self._num_workers_passed(call)
+        if value is None or not self.worker_count(value)[0]:
+            return None
+        if sem.qualnames(call.func) & N.WORKER_LOADERS or sem.callee(call) is not None:
+            return None
+        return call, value
 
     @staticmethod
     def _num_workers_passed(call: ast.Call):

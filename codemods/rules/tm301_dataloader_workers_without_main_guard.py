@@ -90,7 +90,9 @@ class DataLoaderWithoutMainGuard(Rule):
     function (spawn cannot pickle it, guard or not), when the tail uses `global`, `exec`
     or a star import, when an import would move above a `sys.path`/`os.environ` change,
     when the file already has a guard, and when a library call (not a DataLoader)
-    receives `num_workers`.
+    receives `num_workers` (or makes an object with it that a later import-time
+    statement runs: fastNLP's `trainer = Trainer(..., num_workers=2)`, then
+    `trainer.train()`).
 
     ## In a notebook
     A kernel runs the cells with `__name__ == "__main__"`, so a guard changes nothing.
@@ -305,11 +307,12 @@ class DataLoaderWithoutMainGuard(Rule):
         got = an.library_call()
         if got is None:
             return
-        call, value = got
+        call, value, runs = got
         sem = ctx.sem
+        then = f" and `{sem.segment(runs.func)}()` (line {runs.lineno}) runs it" if runs is not None else ""
         yield ctx.finding(
             self, call,
-            f"`{sem.segment(call.func)}` receives num_workers={sem.segment(value)} at import time without "
+            f"`{sem.segment(call.func)}` receives num_workers={sem.segment(value)} at import time{then} without "
             f'`if __name__ == "__main__":`; if it starts DataLoader workers, spawn re-runs the script '
             "(not fixed: library call)",
         )
