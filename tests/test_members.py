@@ -325,8 +325,9 @@ def test_padding_puts_the_code_on_its_line(n):
 
 @pytest.mark.parametrize("line", [1, 2, 3, 50, 4_000, 40_000])
 def test_code_parsed_at_a_line_is_the_code_parsed_there_in_a_file(line):
-    """``parse_at`` pads short of a long way down and shifts the line numbers past it:
-    the nodes and every position are those of the code standing on that line of a file."""
+    """``parse_at`` pads the code down to its line, or far down a file shifts its line
+    numbers instead: either way the nodes and every position are those of the code
+    standing on that line of a file."""
     from torchmend.semantic.source import SHIFT_RATIO, parse_at
 
     code = "".join(MEMBERS).replace("\n    ", "\n").lstrip() + "import a.b as c  # type: ignore\n"

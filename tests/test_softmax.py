@@ -1426,7 +1426,7 @@ for x, y in loader:
     ("F.softmax(self.fc(x), dim=1)", "crit = nn.NLLLoss()", "crit(out, y)", ["TM501"]),
     ("F.softmax(self.fc(x), dim=1)", "", "F.nll_loss(out, y)", ["TM501"]),
     ("self.fc(x).softmax(dim=1)", "", "F.nll_loss(model(x), y)", ["TM501"]),
-    # look-alikes: log-probabilities, the log taken at the loss, another dim, cross-entropy's own report
+    # look-alikes: log-probabilities, the log taken at the loss, another dim, no softmax at all
     ("F.log_softmax(self.fc(x), dim=1)", "crit = nn.NLLLoss()", "crit(out, y)", []),
     ("F.softmax(self.fc(x), dim=1)", "crit = nn.NLLLoss()", "crit(torch.log(out), y)", []),
     ("F.softmax(self.fc(x), dim=0)", "crit = nn.NLLLoss()", "crit(out, y)", []),
