@@ -406,6 +406,20 @@ def test_library_call_receiving_workers_is_report_only():
     silent("import darts\nloader = make_loader(num_workers=4)\n")  # a builder: nothing iterated yet
 
 
+def test_a_sibling_module_that_does_not_parse_is_not_followed(tmp_path):
+    # (Python 2 code in the sibling's loader function: parsed only when it is read there)
+    filler = "".join(f"x{i} = {i}\n" for i in range(150))  # (long enough to be parsed in parts)
+    (tmp_path / "dataset.py").write_text(
+        "from torch.utils.data import DataLoader\n" + filler + "\n\ndef get(num_workers=0):\n    print 'x'\n"
+        "    return DataLoader(ds, num_workers=num_workers), None\n"
+        + "".join(f"\n\ndef f{i}():\n    return {i}\n" for i in range(80))
+    )
+    src = "import dataset\n\ntrain_loader, _ = dataset.get(num_workers=1)\nfor b in train_loader:\n    pass\n"
+    (tmp_path / "train.py").write_text(src)
+    r = process_text(str(tmp_path / "train.py"), src, Options())
+    assert r.error is None and not r.findings
+
+
 def test_an_object_made_with_workers_and_run_at_import_time_is_report_only():
     # fastNLP: the trainer gets the workers, its train() runs the loaders at import time
     b = reported("from fastNLP import Trainer\ntrainer = Trainer(data, model, num_workers=2)\n"
