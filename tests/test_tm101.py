@@ -1872,3 +1872,18 @@ def test_a_trainer_class_defined_in_a_function_is_read_with_shortcuts(tmp_path):
     path.write_text(open(os.path.join(os.path.dirname(__file__), "data", "nested_trainer.py")).read())
     shipped, _ = _compare([str(path)], modes=("check",))
     assert [f.code for r in shipped["check"].results for f in r.findings] == ["TM101"]
+
+
+def test_a_sibling_dataset_module_that_does_not_parse_is_not_followed(tmp_path):
+    # (Python 2 code in the sibling's dataset class: parsed only when it is read there)
+    filler = "".join(f"x{i} = {i}\n" for i in range(150))  # (long enough to be parsed in parts)
+    (tmp_path / "ds.py").write_text(
+        "import torch\n" + filler + "\n\nclass Windows(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
+        "        print 'x'\n        return torch.zeros(3), 0\n"
+        + "".join(f"\n\ndef f{i}():\n    return {i}\n" for i in range(80))
+    )
+    src = HEAD + ("from ds import Windows\n\ndevice = torch.device('cuda')\nmodel = nn.Linear(3, 2).to(device)\n"
+                  "loader = DataLoader(Windows())\nfor x, y in loader:\n    out = model(x)\n")
+    (tmp_path / "train.py").write_text(src)
+    r = process_text(str(tmp_path / "train.py"), src, Options())
+    assert r.error is None, r.error
