@@ -9,6 +9,7 @@ from torchmend.engine import Options, process_text
 from torchmend.rules.tm401_strict_load_after_head_change import HELPER
 from torchmend.rule import Safety
 from tests.patching import apply_patch
+from tests.siblings import unparsable_module
 
 HEAD = """\
 import torch
@@ -361,10 +362,8 @@ def test_a_neighbour_that_does_not_parse_is_not_followed(tmp_path):
     # (Python 2 code in the neighbour's saving function: parsed only when it is read there)
     from torchmend import runner
 
-    filler = "".join(f"x{i} = {i}\n" for i in range(150))  # (long enough to be parsed in parts)
-    (tmp_path / "train.py").write_text(
-        HEAD + filler + "\n\ndef save():\n    print 'x'\n    torch.save(model.state_dict(), 'classifier_resnet.pth')\n"
-        + "".join(f"\n\ndef f{i}():\n    return {i}\n" for i in range(80)))
+    (tmp_path / "train.py").write_text(unparsable_module(
+        HEAD, "def save():\n    print 'x'\n    torch.save(model.state_dict(), 'classifier_resnet.pth')\n"))
     (tmp_path / "predict.py").write_text(HEAD + "model.fc = nn.Linear(512, 3)\nmodel.load_state_dict(torch.load('classifier_resnet.pth'))\n")
     opts = Options(select=frozenset({"TM401"}), unsafe_fixes=True)
     res = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=1).results}

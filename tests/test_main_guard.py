@@ -9,6 +9,7 @@ from torchmend import runner
 from torchmend.engine import Options, process_file, process_text
 from torchmend.rule import Severity
 from tests.patching import apply_patch
+from tests.siblings import unparsable_module
 
 HEAD = """\
 import torch
@@ -408,12 +409,9 @@ def test_library_call_receiving_workers_is_report_only():
 
 def test_a_sibling_module_that_does_not_parse_is_not_followed(tmp_path):
     # (Python 2 code in the sibling's loader function: parsed only when it is read there)
-    filler = "".join(f"x{i} = {i}\n" for i in range(150))  # (long enough to be parsed in parts)
-    (tmp_path / "dataset.py").write_text(
-        "from torch.utils.data import DataLoader\n" + filler + "\n\ndef get(num_workers=0):\n    print 'x'\n"
-        "    return DataLoader(ds, num_workers=num_workers), None\n"
-        + "".join(f"\n\ndef f{i}():\n    return {i}\n" for i in range(80))
-    )
+    (tmp_path / "dataset.py").write_text(unparsable_module(
+        "from torch.utils.data import DataLoader\n",
+        "def get(num_workers=0):\n    print 'x'\n    return DataLoader(ds, num_workers=num_workers), None\n"))
     src = "import dataset\n\ntrain_loader, _ = dataset.get(num_workers=1)\nfor b in train_loader:\n    pass\n"
     (tmp_path / "train.py").write_text(src)
     r = process_text(str(tmp_path / "train.py"), src, Options())

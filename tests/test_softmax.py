@@ -7,6 +7,7 @@ import pytest
 
 from torchmend.engine import Options, process_text
 from tests.patching import apply_patch
+from tests.siblings import unparsable_module
 
 HEAD = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
 
@@ -1443,11 +1444,8 @@ def test_a_model_ending_with_a_softmax_into_nll_loss_is_reported(ret, loss_def, 
 
 def test_a_sibling_module_that_does_not_parse_is_not_followed(tmp_path):
     # (Python 2 code in the sibling's class: parsed only when the model is read there)
-    filler = "".join(f"x{i} = {i}\n" for i in range(150))  # (long enough to be parsed in parts)
-    (tmp_path / "models.py").write_text(
-        HEAD + filler + "\n\nclass Net(nn.Module):\n    def forward(self, x):\n        print 'x'\n"
-        "        return F.softmax(self.fc(x), 1)\n" + "".join(f"\n\ndef f{i}():\n    return {i}\n" for i in range(80))
-    )
+    (tmp_path / "models.py").write_text(unparsable_module(
+        HEAD, "class Net(nn.Module):\n    def forward(self, x):\n        print 'x'\n        return F.softmax(self.fc(x), 1)\n"))
     src = HEAD + "from models import Net\nnet = Net()\nloss = F.cross_entropy(net(x), y)\n"
     path = str(tmp_path / "train.py")
     (tmp_path / "train.py").write_text(src)

@@ -13,6 +13,7 @@ from torchmend.project import Project
 from torchmend.rules import _device as D
 from torchmend.semantic import SemanticModel
 from tests.patching import apply_patch
+from tests.siblings import unparsable_module
 
 HEAD = """\
 import torch
@@ -1876,12 +1877,9 @@ def test_a_trainer_class_defined_in_a_function_is_read_with_shortcuts(tmp_path):
 
 def test_a_sibling_dataset_module_that_does_not_parse_is_not_followed(tmp_path):
     # (Python 2 code in the sibling's dataset class: parsed only when it is read there)
-    filler = "".join(f"x{i} = {i}\n" for i in range(150))  # (long enough to be parsed in parts)
-    (tmp_path / "ds.py").write_text(
-        "import torch\n" + filler + "\n\nclass Windows(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
-        "        print 'x'\n        return torch.zeros(3), 0\n"
-        + "".join(f"\n\ndef f{i}():\n    return {i}\n" for i in range(80))
-    )
+    (tmp_path / "ds.py").write_text(unparsable_module(
+        "import torch\n", "class Windows(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
+        "        print 'x'\n        return torch.zeros(3), 0\n"))
     src = HEAD + ("from ds import Windows\n\ndevice = torch.device('cuda')\nmodel = nn.Linear(3, 2).to(device)\n"
                   "loader = DataLoader(Windows())\nfor x, y in loader:\n    out = model(x)\n")
     (tmp_path / "train.py").write_text(src)
