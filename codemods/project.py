@@ -512,20 +512,20 @@ class Project:
         return None
 
     def model_for(self, path: str):
-        """The semantic model of another file (None when it cannot be read or parsed)."""
+        """The semantic model of another file (None when it cannot be read or parsed).
+        Parsed whole, not part by part on demand: a part that does not parse (Python 2
+        code) would raise later, inside the rule that reads it, as an error of the file
+        being checked; a module that does not parse cannot be imported either."""
         self.deps.add(path)
         got = self._models.get(path, False)
         if got is not False:
             return got
-        from .semantic import LazyParseError, SemanticModel
+        from .semantic import SemanticModel
         from .sourcefile import read_source
 
         try:
             src = read_source(path, 4 * 1024 * 1024)
-            try:
-                got = SemanticModel(src.text, path, self)
-            except LazyParseError:
-                got = SemanticModel(src.text, path, self, lazy=False)
+            got = SemanticModel(src.text, path, self, lazy=False)
         except Exception:  # unreadable, generated, invalid: the rule sees nothing there
             got = None
         self._models[path] = got

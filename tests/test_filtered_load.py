@@ -359,7 +359,7 @@ def test_a_neighbour_that_saves_the_checkpoint(tmp_path):
 
 
 def test_a_neighbour_that_does_not_parse_is_not_followed(tmp_path):
-    # (Python 2 code in the neighbour's saving function: parsed only when it is read there)
+    # (Python 2 code in the neighbour's saving function: a part a lazy parse reaches only when it is read)
     from torchmend import runner
 
     (tmp_path / "train.py").write_text(unparsable_module(

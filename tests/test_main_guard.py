@@ -408,7 +408,7 @@ def test_library_call_receiving_workers_is_report_only():
 
 
 def test_a_sibling_module_that_does_not_parse_is_not_followed(tmp_path):
-    # (Python 2 code in the sibling's loader function: parsed only when it is read there)
+    # (Python 2 code in the sibling's loader function: a part a lazy parse reaches only when it is read)
     (tmp_path / "dataset.py").write_text(unparsable_module(
         "from torch.utils.data import DataLoader\n",
         "def get(num_workers=0):\n    print 'x'\n    return DataLoader(ds, num_workers=num_workers), None\n"))

@@ -1443,7 +1443,7 @@ def test_a_model_ending_with_a_softmax_into_nll_loss_is_reported(ret, loss_def, 
 
 
 def test_a_sibling_module_that_does_not_parse_is_not_followed(tmp_path):
-    # (Python 2 code in the sibling's class: parsed only when the model is read there)
+    # (Python 2 code in the sibling's class: a part a lazy parse reaches only when the model is read)
     (tmp_path / "models.py").write_text(unparsable_module(
         HEAD, "class Net(nn.Module):\n    def forward(self, x):\n        print 'x'\n        return F.softmax(self.fc(x), 1)\n"))
     src = HEAD + "from models import Net\nnet = Net()\nloss = F.cross_entropy(net(x), y)\n"

@@ -1876,7 +1876,7 @@ def test_a_trainer_class_defined_in_a_function_is_read_with_shortcuts(tmp_path):
 
 
 def test_a_sibling_dataset_module_that_does_not_parse_is_not_followed(tmp_path):
-    # (Python 2 code in the sibling's dataset class: parsed only when it is read there)
+    # (Python 2 code in the sibling's dataset class: a part a lazy parse reaches only when it is read)
     (tmp_path / "ds.py").write_text(unparsable_module(
         "import torch\n", "class Windows(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n"
         "        print 'x'\n        return torch.zeros(3), 0\n"))

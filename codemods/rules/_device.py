@@ -43,7 +43,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple, Optional
 
-from ..semantic import UNKNOWN_ARG, BindingKind, LazyParseError, OriginKind, SemanticModel
+from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import _word, has_word
 from ._main_guard import is_main_guard
@@ -1916,10 +1916,7 @@ def _foreign_mentions_device(sem: SemanticModel, func) -> bool:
     keeps its tensors on the GPU).  Read through the project; False when the module is
     no file of the tree (an installed package: torchvision's datasets, say)."""
     other, bs = sem.sibling_definitions(func)
-    try:  # (what is read of that module is parsed now: a part of it may not parse)
-        return any(b.kind in (BindingKind.CLASS, BindingKind.FUNCTION) and mentions_device(other, b.node) for b in bs)
-    except LazyParseError:
-        return False  # (not followed)
+    return any(b.kind in (BindingKind.CLASS, BindingKind.FUNCTION) and mentions_device(other, b.node) for b in bs)
 
 
 # ----------------------------------------------------------------------------- frameworks

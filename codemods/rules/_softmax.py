@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from ..rule import Fix, Safety, Severity
-from ..semantic import UNKNOWN_ARG, BindingKind, LazyParseError, OriginKind, SemanticModel
+from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import callee_hits
 
@@ -1636,10 +1636,10 @@ class Analysis:
         other, bs = self.sem.sibling_definitions(call.func)
         if len(bs) != 1 or bs[0].kind not in (BindingKind.CLASS, BindingKind.FUNCTION):
             return None
-        try:  # (what is read of that module is parsed now: a part of it may not parse)
-            m = class_model(other, bs[0].node) if bs[0].kind is BindingKind.CLASS else _built_model(other, bs[0].node)
-        except LazyParseError:
-            return None  # (not followed)
+        if bs[0].kind is BindingKind.CLASS:
+            m = class_model(other, bs[0].node)
+        else:
+            m = _built_model(other, bs[0].node)
         if m is None:
             return None
         return Model(m.key, m.name, Soft(m.soft.node, m.soft.log, None, None), m.anchor, None,

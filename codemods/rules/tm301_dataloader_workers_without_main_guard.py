@@ -7,7 +7,7 @@ import re
 from typing import Optional
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
-from ..semantic import UNKNOWN_ARG, BindingKind, LazyParseError, OriginKind
+from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind
 from ..semantic import names as N
 from ._device import move_of
 from ._main_guard import _DEFS, DATASET_BASES, IMPORT_STATE, WORKER_ARGS, Analysis, Loader, is_main_guard
@@ -362,11 +362,8 @@ class DataLoaderWithoutMainGuard(Rule):
             if (sem.qualname(call.func) or "").startswith("torchvision."):
                 continue
             other, bs = sem.sibling_definitions(call.func)
-            try:  # (what is read of that module is parsed now: a part of it may not parse)
-                if len(bs) == 1 and bs[0].kind is BindingKind.FUNCTION and "DataLoader(" in other.segment(bs[0].node):
-                    return call, workers, other.path
-            except LazyParseError:
-                continue  # (not followed)
+            if len(bs) == 1 and bs[0].kind is BindingKind.FUNCTION and "DataLoader(" in other.segment(bs[0].node):
+                return call, workers, other.path
         return None
 
     def _advice(self, ctx, ld: Loader):

@@ -8,7 +8,7 @@ import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._filtered_load import CLASS_KWARGS, HEADS, SAVES, TV_DEFAULT_CLASSES, TV_OTHER_HEADS, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
-from ..semantic import LazyParseError, OriginKind
+from ..semantic import OriginKind
 
 HELPER = "load_matching_state_dict"
 # an assignment to a head attribute may stand here (``m.fc = ``, ``m.classifier[6] = ``,
@@ -295,25 +295,15 @@ class StrictLoadAfterHeadChange(Rule):
             m = project.model_for(other)
             if m is None or not any(n in m.text for n in names) or "save" not in m.text:
                 continue
-            try:  # (what is read of that file is parsed now: a part of it may not parse)
-                if self._saves_changed(m, names):
-                    return True
-            except LazyParseError:
-                continue  # (not followed)
-        return False
-
-    def _saves_changed(self, m, names) -> bool:
-        """Another file ``m`` saves, to a file named one of ``names``, a state dict not
-        only of models built with their original head."""
-        ov, oh = Values(m), Heads(m)
-        for save in m.find(ast.Call, containing=("save",)):
-            if m.qualnames(save.func) & SAVES:
-                where = save.args[1] if len(save.args) > 1 else m.keyword(save, "f")
-                if where is None or not ov.basenames(where) & names:
-                    continue
-                obj = save.args[0] if save.args else m.keyword(save, "obj")
-                if not self._unmodified_state(m, oh, obj, None, save):
-                    return True
+            ov, oh = Values(m), Heads(m)
+            for save in m.find(ast.Call, containing=("save",)):
+                if m.qualnames(save.func) & SAVES:
+                    where = save.args[1] if len(save.args) > 1 else m.keyword(save, "f")
+                    if where is None or not ov.basenames(where) & names:
+                        continue
+                    obj = save.args[0] if save.args else m.keyword(save, "obj")
+                    if not self._unmodified_state(m, oh, obj, None, save):
+                        return True
         return False
 
     @staticmethod
