@@ -236,6 +236,87 @@ def test_timeout_ends_the_run_and_its_daemon(test_rules, tmp_path):  # noqa: F81
     assert _procs_with(mark) == []
 
 
+# a detached daemon that is slow to die (a large heap to free when killed), named so that
+# it can be found even while it exits (/proc/PID/comm stays readable until it is reaped);
+# the script goes on once the daemon is ready, then sleeps past the timeout
+SLOW_DAEMON = """
+import ctypes, os, sys, time
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        heap = b"x" * (768 << 20)
+        ctypes.CDLL(None).prctl(15, NAME.encode(), 0, 0, 0)  # PR_SET_NAME
+        os.write(w, b"1")
+        time.sleep(600)
+    os._exit(0)
+os.read(r, 1)
+print("daemon ready", flush=True)
+time.sleep(600)
+"""
+
+
+def _named(name: str) -> list[int]:
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/comm") as f:
+                    if f.read().strip() == name:
+                        out.append(int(d))
+            except OSError:
+                pass
+    return out
+
+
+@pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "subreaper"])
+def test_a_run_stopped_at_its_timeout_returns_once_its_processes_are_reaped(tmp_path, namespaces):
+    """Not merely killed: a daemon that takes a while to exit is not listed any more, not
+    even as exiting, when the run returns (a PID namespace's init, reaped only once the
+    kernel has ended every process of its namespace, is waited for)."""
+    if namespaces:
+        _need_namespaces()
+    name = "tm" + uuid.uuid4().hex[:13]
+    p = tmp_path / "train.py"
+    p.write_text(f"NAME = {name!r}\n" + SLOW_DAEMON)
+    out = harness.run_script(str(p), timeout=6, namespaces=namespaces)
+    assert out.timed_out and "daemon ready" in out.stdout, (out.stdout, out.stderr)
+    assert (out.isolation.namespaces if namespaces else not out.isolation.namespaces), out.isolation
+    assert _named(name) == []
+
+
+
+@pytest.mark.parametrize("namespaces", [True, False], ids=["namespaces", "subreaper"])
+def test_a_run_whose_supervisor_is_killed_returns_once_its_processes_are_reaped(tmp_path, namespaces):
+    """The supervisor of a run killed from outside (kill -9): the processes it leaves come
+    to the worker, which reaps them before it reports the run, not after."""
+    if namespaces:
+        _need_namespaces()
+    import threading
+
+    name = "tm" + uuid.uuid4().hex[:13]
+    p = tmp_path / "train.py"
+    p.write_text(f"NAME = {name!r}\n" + SLOW_DAEMON)
+    worker = harness.shared_worker().proc.pid
+
+    def kill_supervisor():
+        end = time.monotonic() + 60
+        while not _named(name) and time.monotonic() < end:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the script has printed
+        for tid in os.listdir(f"/proc/{worker}/task"):
+            with open(f"/proc/{worker}/task/{tid}/children") as f:
+                for pid in f.read().split():
+                    os.kill(int(pid), signal.SIGKILL)
+
+    t = threading.Thread(target=kill_supervisor)
+    t.start()
+    out = harness.run_script(str(p), timeout=60, namespaces=namespaces)
+    t.join()
+    assert out.seconds < 30 and not out.ok, (out.stdout, out.stderr)
+    assert _named(name) == []
+
+
 def _fake_child(monkeypatch, dies_after: float):
     """A child of this process, as kill_all_children sees it, that is reaped only
     ``dies_after`` seconds after the first try (a PID namespace's init: the kernel ends

@@ -101,6 +101,7 @@ def _serve(parent: int, root: str, warm: bool) -> None:
                         closing = True
                 if closing:
                     break
+            finished = []
             for rid, (pid, fd, deadline) in list(running.items()):
                 try:
                     done, status = os.waitpid(pid, os.WNOHANG)
@@ -110,10 +111,13 @@ def _serve(parent: int, root: str, warm: bool) -> None:
                     if fd is not None:
                         os.close(fd)
                     del running[rid]
-                    send({"id": rid, "done": os.waitstatus_to_exitcode(status)})
+                    finished.append({"id": rid, "done": os.waitstatus_to_exitcode(status)})
                 elif deadline is not None and time.monotonic() > deadline:
                     _signal(pid, signal.SIGKILL)  # the supervisor did not finish its cleanup
+            # what a supervisor killed before its cleanup left came to us: gone before it is reported
             _sweep({pid for pid, _fd, _d in running.values()})
+            for msg in finished:
+                send(msg)
     finally:
         # the end (the client closed, went away, or this is its death signal): a second
         # signal (the death signal after the client's pipe closed) must not cut this short,
@@ -215,7 +219,8 @@ def _supervise(req: dict, warm: bool, worker: int) -> None:
                 _killpg(child)  # the script's session (its group id outlives it while members remain)
             if state["alive"]:
                 _signal(child, signal.SIGKILL)  # in a namespace: its init; the kernel kills the rest
-        sandbox.kill_all_children()
+        # the init is waited for by its pid: its /proc, mounted over ours, lists no children of ours
+        sandbox.kill_all_children(known=(child,) if child is not None else ())
 
     def on_term(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -525,17 +525,28 @@ def children() -> list[int]:
     return out
 
 
-def kill_all_children(seconds: float = KILL_WAIT_SECONDS) -> None:
+def kill_all_children(seconds: float = KILL_WAIT_SECONDS, known: Iterable[int] = ()) -> None:
     """SIGKILL every descendant re-parented to this subreaper and reap it, until none is
     left (a killed process's own children come to us next round) or ``seconds`` have
     passed.  A PID namespace's init is reaped only once the kernel has ended every
     process of its namespace: waiting for it is what makes "every process killed at the
-    end" hold when ``verify`` returns; on a loaded machine that takes more than a second."""
+    end" hold when ``verify`` returns; on a loaded machine that takes more than a second.
+
+    ``known``: children of this process that :func:`children` may not list: a PID
+    namespace's init mounts that namespace's /proc over the one this process reads, where
+    it has no ``/proc/self``."""
     import time
 
     end = time.monotonic() + seconds
+    pending = set(known)
     while True:
-        kids = children()
+        for pid in list(pending):  # still a child of ours, not reaped yet?
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    pending.discard(pid)
+            except ChildProcessError:
+                pending.discard(pid)
+        kids = set(children()) | pending
         if not kids:
             break
         for pid in kids:
@@ -548,9 +559,11 @@ def kill_all_children(seconds: float = KILL_WAIT_SECONDS) -> None:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
+                pending.clear()
                 break
             if pid == 0:
                 break
+            pending.discard(pid)
             reaped = True
         if time.monotonic() >= end:
             break
