@@ -260,3 +260,52 @@ def test_callee_and_class_through_an_alias():
     assert sem.callee(by_func["Other"]) is None and sem.callee(by_func["Twice"]) is None
     assert sem.callee(by_func["Self"]) is None
     assert sem.class_def(by_func["E2"].func) is cls and sem.class_def(by_func["r"].func) is None
+
+
+_REGISTRY = """\
+class A:
+    pass
+
+
+def b():
+    pass
+
+
+models = {"a": A, "b": b, "c": len}
+{use}
+m = models[name](1)
+"""
+
+
+@pytest.mark.parametrize("use,known", [
+    ("", True),
+    # reads leave it as it is
+    ("choices = sorted(models)\nfor k in models:\n    pass\nok = name in models\nx = models.get('a')\n", True),
+    # changed, handed on, bound again: not known
+    ("models['d'] = print", False),
+    ("models.update(d=print)", False),
+    ("del models['a']", False),
+    ("register(models)", False),
+    ("alias = models", False),
+    ("models = {}", False),
+    ("def f():\n    global models\n    models = {}", False),
+])
+def test_callees_of_a_registry_dict(use, known):
+    """``models[name](...)`` (the registries of real training scripts): the same-file
+    definitions of a dict literal's values, None for a value that is none; nothing when
+    the dict may be changed anywhere in the file."""
+    sem = model(_REGISTRY.replace("{use}", use))
+    call = next(c for c in calls(sem, "(") if sem.segment(c.func) == "models[name]")
+    got = sem.callees(call)
+    if known:
+        assert [getattr(c, "name", None) for c in got] == ["A", "b", None]
+        assert sem.dict_values(call.func) is not None
+    else:
+        assert got == [] and sem.dict_values(call.func) is None
+
+
+def test_callees_of_a_plain_call_and_of_a_dict_with_a_spread():
+    sem = model("class A:\n    pass\n\n\nbase = {'a': A}\nmodels = {**base, 'b': A}\nm = models[k]()\nA()\nunknown()\n")
+    by_func = {sem.segment(c.func): c for c in calls(sem, "(")}
+    assert [c.name for c in sem.callees(by_func["A"])] == ["A"]
+    assert sem.callees(by_func["models[k]"]) == [] and sem.callees(by_func["unknown"]) == []

@@ -1451,3 +1451,64 @@ def test_a_sibling_module_that_does_not_parse_is_not_followed(tmp_path):
     (tmp_path / "train.py").write_text(src)
     r = process_text(path, src, Options())
     assert r.error is None and codes(r) == []
+
+
+_REGISTRY_MODEL = """
+class GIN(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return {gin}
+
+
+class MLP(nn.Module):
+    def __init__(self, args):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return {mlp}
+
+
+gnn_models = {{
+    'gin': GIN,
+    'mlp': MLP,
+}}
+{extra}
+
+def train(model, loader, optimizer):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+def main(args, loader):
+    model = gnn_models[args.model](args)
+    train(model, loader, torch.optim.Adam(model.parameters()))
+"""
+
+
+@pytest.mark.parametrize("gin,mlp,extra,found,fixed", [
+    # every model the registry gives ends with log_softmax: the loss becomes nll_loss (said
+    # once, naming both)
+    ("F.log_softmax(self.fc(x), dim=-1)", "F.log_softmax(self.fc(x), dim=1)", "", ["TM502"], True),
+    # one of them returns logits: reported, not fixed (the loss receives other values too)
+    ("F.log_softmax(self.fc(x), dim=-1)", "self.fc(x)", "", ["TM502"], False),
+    # a softmax model among them
+    ("F.softmax(self.fc(x), dim=-1)", "self.fc(x)", "", ["TM501"], False),
+    # look-alikes: logits only; a registry changed elsewhere is not followed
+    ("self.fc(x)", "self.fc(x)", "", [], False),
+    ("F.log_softmax(self.fc(x), dim=-1)", "self.fc(x)", "gnn_models['other'] = nn.Linear", [], False),
+])
+def test_a_model_from_a_registry_dict(gin, mlp, extra, found, fixed):
+    """``gnn_models[args.model](args)`` (safreita1/malnet-graph gnn.py): the models a
+    dict literal of classes gives are followed into their forward."""
+    r, out = run(_REGISTRY_MODEL.format(gin=gin, mlp=mlp, extra=extra))
+    assert bugs(r) == found and r.changed == fixed, [f.message for f in r.findings]
+    if fixed:
+        assert "loss = F.nll_loss(model(x), y)" in out
+        assert "`GIN.forward`" in r.findings[0].message and "it also receives those of `MLP.forward`" in r.findings[0].message

@@ -1315,13 +1315,23 @@ class Analysis:
                     foreign.append((site, m))
                 else:
                     by_model.setdefault(m, []).append(site)
+        said: dict = {}  # the node of an NLLLoss finding -> (its Proto, the other models it receives)
         for model, msites in by_model.items():
             if model in crossed:
                 continue
             if model.soft.log:
-                out.extend(self.nll_findings(model, msites, by_model))
+                for p in self.nll_findings(model, msites, by_model):
+                    first = said.get(p.node)
+                    if first is None:
+                        said[p.node] = (p, [])
+                        out.append(p)
+                    else:  # the same loss receives another model's log-probabilities: said once
+                        first[1].append(model.name)
             else:
                 out.extend(self.model_findings(model, msites))
+        for p, others in said.values():
+            if others:
+                p.message += " (it also receives those of " + ", ".join(f"`{n}`" for n in others) + ")"
         seen = set()
         for site, m in foreign:
             if site.call not in seen and m not in crossed:
@@ -1579,9 +1589,12 @@ class Analysis:
                 cls = sem.self_class_of_param(o.binding)
                 out.append(self.class_model(cls) if cls is not None else None)
             elif o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
-                c = sem.callee(o.node)
-                if isinstance(c, ast.ClassDef):
-                    out.append(self.class_model(c))
+                cs = sem.callees(o.node)
+                if cs and all(isinstance(c, ast.ClassDef) for c in cs):
+                    # (a class, or each class a registry ``models[name](...)`` may give)
+                    out.extend(self.class_model(c) for c in cs)
+                elif cs:
+                    out.extend(None for _ in cs)
                 elif any(N.is_sequential(q) for q in sem.qualnames(o.node.func)):
                     out.append(self.seq_model(o.node))
                 else:

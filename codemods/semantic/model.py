@@ -758,6 +758,64 @@ class SemanticModel:
                 return self.method(cls, f.attr)
         return None
 
+    def callees(self, call: ast.Call) -> list:
+        """The same-file functions and classes ``call`` may run: its :meth:`callee`, or
+        for ``registry[key](...)`` the definitions of a dict literal's values
+        (:meth:`dict_values`); an entry that is no same-file definition gives None.
+        [] when nothing is known."""
+        c = self.callee(call)
+        if c is not None:
+            return [c]
+        if isinstance(call.func, ast.Subscript):
+            vals = self.dict_values(call.func)
+            if vals:
+                return [self._defined(v, (BindingKind.FUNCTION, BindingKind.CLASS)) if isinstance(v, ast.Name) else None
+                        for v in vals]
+        return []
+
+    # the reads of a dict that leave it as it is: ``d.get(k)``, ``d.keys()``, ...
+    _DICT_READS = frozenset({"get", "keys", "values", "items", "copy", "__getitem__", "__contains__"})
+    # builtins that read a dict they are handed and keep no hold of it
+    _DICT_READERS = frozenset({"builtins." + n for n in ("list", "sorted", "tuple", "set", "len", "print", "str",
+                                                           "repr", "iter", "enumerate", "frozenset")})
+
+    def dict_values(self, sub: ast.Subscript) -> Optional[list]:
+        """The values ``d[key]`` may read: ``d`` a name bound once, to a dict literal
+        with no ``**`` entry, that no code of the file changes or hands on (its every
+        other use reads it: ``d[k]``, ``d.get(k)``, ``d.keys()``, ``k in d``, a loop
+        over it, ``sorted(d)``); None otherwise."""
+        d = sub.value
+        if not isinstance(d, ast.Name) or not isinstance(sub.ctx, ast.Load):
+            return None
+        bs = self.resolve(d)
+        if len(bs) != 1:
+            return None
+        b = bs[0]
+        if (b.kind is not BindingKind.ASSIGNMENT or not isinstance(b.value, ast.Dict)
+                or any(k is None for k in b.value.keys) or b.scope.star_imports
+                or b.name in b.scope.globals or b.name in b.scope.nonlocals):
+            return None
+        for r in self.references(b):
+            p = self.parent(r)
+            if isinstance(p, ast.Subscript) and p.value is r:
+                if not isinstance(p.ctx, ast.Load):
+                    return None
+            elif isinstance(p, ast.Attribute) and p.value is r:
+                gp = self.parent(p)
+                if p.attr not in self._DICT_READS or not (isinstance(gp, ast.Call) and gp.func is p):
+                    return None
+            elif isinstance(p, ast.Compare):
+                if not any(c is r for c in p.comparators) or not all(isinstance(o, (ast.In, ast.NotIn)) for o in p.ops):
+                    return None
+            elif isinstance(p, (ast.For, ast.AsyncFor, ast.comprehension)) and p.iter is r:
+                pass
+            elif isinstance(p, ast.Call) and any(a is r for a in p.args) and not p.keywords and (
+                    self.qualname(p.func) in self._DICT_READERS):
+                pass
+            else:
+                return None  # stored into, deleted from, handed on, bound again by another name
+        return list(b.value.values)
+
     def method(self, cls: ast.ClassDef, name: str, _depth: int = 0):
         """Method ``name`` of ``cls`` or of a same-file base class."""
         info = self.class_info(cls)
