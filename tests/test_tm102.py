@@ -1231,3 +1231,49 @@ def test_a_factory_in_an_except_branch_is_left_alone():
                                "                value = value * torch.ones(n)",
                                "if value.dim() == 0:\n                value = value * torch.ones(n)"))
     assert codes(f) == ["TM102"], [x.message for x in f]
+
+
+_KL_PRIOR = """
+{imp}
+
+
+class VAE(nn.Module):
+    def __init__(self, num_tokens=16):
+        super().__init__()
+        self.num_tokens = num_tokens
+        self.encoder = nn.Conv2d(3, num_tokens, 1)
+
+    def forward(self, img, return_loss=False):
+        num_tokens = self.num_tokens
+        logits = self.encoder(img)
+        if not return_loss:
+            return logits
+        logits = {call}(logits, 'b n h w -> b (h w) n')
+        qy = torch.nn.functional.softmax(logits, dim=-1)
+        log_qy = torch.log(qy + 1e-20)
+        g = torch.log(torch.Tensor([1. / num_tokens]))
+        return (qy * (log_qy - g)).sum()
+
+
+if __name__ == '__main__':
+    vae = VAE().cuda()
+    for _ in range(2):
+        images = torch.randn(4, 3, 8, 8).cuda()
+        loss = vae(images, return_loss=True)
+"""
+
+
+@pytest.mark.parametrize("imp,call,found", [
+    # DALLE-pytorch's KL prior (lucidrains/DALLE-pytorch #41): the logits go through einops,
+    # which keeps the device, nine steps from the device tensor
+    ("from einops import rearrange", "rearrange", 1),
+    ("import einops", "einops.rearrange", 1),
+    ("from einops import repeat as rearrange", "rearrange", 1),
+    # look-alike: a function of unknown code may return anything
+    ("from mylib import rearrange", "rearrange", 0),
+])
+def test_a_tensor_rearranged_by_einops_keeps_its_device(imp, call, found):
+    got, _, _ = run(_KL_PRIOR.format(imp=imp, call=call))
+    assert len(got) == found, [f.message for f in got]
+    if found:
+        assert "`torch.Tensor(...)` in `forward`" in got[0].message and "meets `log_qy`" in got[0].message

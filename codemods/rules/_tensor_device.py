@@ -122,6 +122,7 @@ SAME_DEVICE_FUNCS = frozenset(
         "fmod", "remainder", "clamp", "clip", "cosine_similarity", "kron", "tensordot", "bilinear",
         "masked_select", "hypot", "index_add", "index_copy", "index_fill", "bucketize", "searchsorted",
     )]
+    + ["einops.einsum"]
     + [_F + n for n in (
         "linear", "bilinear", "embedding", "embedding_bag", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
         "conv_transpose2d", "conv_transpose3d", "layer_norm", "group_norm", "batch_norm", "instance_norm",
@@ -162,6 +163,8 @@ PRESERVING_FUNCS = frozenset(
         "logsigmoid", "mish", "softsign", "celu", "selu", "relu6", "hardswish", "hardsigmoid", "threshold",
         "gumbel_softmax", "softmin", "tanhshrink", "softshrink", "hardshrink",
     )]
+    # einops' rearrangements of a tensor (or of a list of tensors they stack)
+    + ["einops." + n for n in ("rearrange", "repeat", "reduce")]
 ) | SAME_DEVICE_FUNCS
 # reductions: a lone tensor argument and no dimension -> 0-d
 REDUCTION_FUNCS = frozenset(_T + n for n in (
@@ -210,7 +213,7 @@ class Analysis:
     tensors."""
 
     MAX_STEPS = 600
-    MAX_DEPTH = 7
+    MAX_DEPTH = 10
 
     def __init__(self, sem: SemanticModel, path: str = ""):
         self.sem = sem
