@@ -1378,6 +1378,16 @@ _STEP = "    loss = criterion(model(x), y)\n    loss.backward()\n    optimizer.s
     ("    clear()\n" + _STEP, "        train_step(model, x, y, optimizer)", "def clear():\n    optimizer.zero_grad()\n", False),
     (_STEP.replace("    optimizer.step()", "    if y.sum() > 0:\n        optimizer.step()"), "        train_step(model, x, y, optimizer)", "", False),
     (_STEP, "        pass\ntrain_step(model, x, y, optimizer)", "", False),  # called once, after the loop
+    # a scheduler stepped with the optimizer; a block commented out that mentions ``.grad``;
+    # the batch's own methods in the loop (none of them can clear)
+    (_STEP.replace("    return", "    scheduler.step()\n    return"), "        train_step(model, x, y, optimizer)",
+     "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)", True),
+    ("    # for p in model.parameters():\n    #     p.grad = None\n" + _STEP, "        train_step(model, x, y, optimizer)", "", True),
+    (_STEP, "        x = x.to('cpu').float()\n        train_step(model, x, y.long(), optimizer)", "", True),
+    # look-alikes: a real ``.grad`` after a ``#`` on a line of code; a second optimizer's step
+    ("    x.grad = None  # #\n" + _STEP, "        train_step(model, x, y, optimizer)", "", False),
+    (_STEP.replace("    return", "    other.step()\n    return"), "        train_step(model, x, y, optimizer)",
+     "other = torch.optim.SGD(model.parameters(), lr=0.1)", False),
 ])
 def test_a_training_step_helper_called_in_a_loop(body, call, extra, reported):
     src = STEP_HELPER.format(body=body, call=call, extra=extra)
@@ -1385,7 +1395,7 @@ def test_a_training_step_helper_called_in_a_loop(body, call, extra, reported):
     got = [f for f in r.findings if f.code == "TM201"]
     assert bool(got) == reported, [f.message for f in r.findings]
     if reported:
-        assert "def train_step(model, x, y, optimizer):\n    optimizer.zero_grad()\n    loss = " in out
+        assert "def train_step(model, x, y, optimizer):\n    optimizer.zero_grad()\n" in out
 
 
 # (opendp/smartnoise-sdk PATECTGAN, issue 280: the student's optimizer never cleared, the
@@ -1414,3 +1424,56 @@ def test_an_element_of_a_list_of_other_optimizers_does_not_clear_ours():
     # the teachers' optimizers step the student's parameters: cleared once per epoch, misplaced
     r, _ = run(TEACHERS.replace("teachers[i].parameters()", "student.parameters()"))
     assert codes(r) == ["TM202"]
+
+
+RECIPE = """\
+class Recipe:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=2e-5)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda step: 1.0)
+
+    def forward_backward(self, batch, do_backward=True):
+        loss = self.model(batch).sum()
+        if do_backward:
+            loss.backward()
+        return loss
+
+    def train_step(self, batch):
+        loss = self.forward_backward(batch)
+        self.optimizer.step()
+        self.scheduler.step()
+        return loss
+
+    def train(self, loader):
+        self.optimizer.zero_grad()
+        for batch in loader:
+            for k, v in batch.items():
+                batch[k] = v.to("cuda")
+            self.train_step(batch)
+"""
+
+
+@pytest.mark.parametrize("change,reported", [
+    ("", True),
+    # look-alikes: the helper clears, the helper steps too, the backward comes after the step,
+    # the loop hands the recipe to unknown code
+    ("        if do_backward:\n", "        self.optimizer.zero_grad()\n        if do_backward:\n"),
+    ("        return loss\n\n    def train_step", "        self.optimizer.step()\n        return loss\n\n    def train_step"),
+    ("        loss = self.forward_backward(batch)\n        self.optimizer.step()\n",
+     "        self.optimizer.step()\n        loss = self.forward_backward(batch)\n"),
+    ("            self.train_step(batch)\n", "            self.train_step(batch)\n            hooks.after_step(self)\n"),
+])
+def test_a_training_step_whose_backward_runs_in_a_helper(change, reported):
+    """(meta-pytorch/torchforge apps/sft/main.py before PR #71: ``train_step`` steps every
+    iteration after ``forward_backward`` runs backward(); zero_grad only before the loop)"""
+    if isinstance(reported, str):
+        src, reported = RECIPE.replace(change, reported), False
+        assert src != RECIPE
+    else:
+        src = RECIPE
+    r, out = run(src)
+    got = [f for f in r.findings if f.code == "TM201"]
+    assert bool(got) == reported, [f.message for f in r.findings]
+    if reported:
+        assert "    def train_step(self, batch):\n        self.optimizer.zero_grad()\n        loss = self.forward_backward" in out

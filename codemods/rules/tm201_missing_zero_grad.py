@@ -12,13 +12,33 @@ from ._zero_grad import (
 
 
 def _clears_by_text(text: str) -> bool:
-    """``text`` may clear gradients: a ``zero_grad`` or a ``.grad`` stands in it."""
-    return "zero_grad" in text or ".grad" in text
+    """``text`` may clear gradients: a ``zero_grad`` or a ``.grad`` stands in it, other
+    than on a line that is a comment (``#     self.gradient_accumulation_steps,`` of a
+    block commented out)."""
+    for word in ("zero_grad", ".grad"):
+        i = text.find(word)
+        while i >= 0:
+            line = text[text.rfind("\n", 0, i) + 1 : i]
+            if not line.lstrip().startswith("#"):
+                return True
+            i = text.find(word, i + 1)
+    return False
+
+
+# methods of containers, tensors and strings that leave any gradient as it is, whatever
+# their receiver (``batch.items()``, ``x.to(device)``)
+_KEEPS_GRADS = frozenset({
+    "items", "keys", "values", "get", "pop", "append", "extend", "copy", "to", "cuda", "cpu", "size", "dim",
+    "float", "long", "int", "half", "double", "bool", "item", "tolist", "numpy", "detach", "view", "reshape",
+    "format", "join", "split", "strip",
+})
 
 
 def _handed(call: ast.Call) -> tuple:
-    """What ``call`` is given: its arguments, keyword values and receiver."""
-    recv = (call.func.value,) if isinstance(call.func, ast.Attribute) else ()
+    """What ``call`` is given: its arguments, keyword values and receiver (not the receiver
+    of a method that keeps gradients as they are, :data:`_KEEPS_GRADS`)."""
+    f = call.func
+    recv = (f.value,) if isinstance(f, ast.Attribute) and f.attr not in _KEEPS_GRADS else ()
     return (*call.args, *(k.value for k in call.keywords), *recv)
 
 
@@ -136,12 +156,20 @@ class MissingZeroGrad(Rule):
         ``zero_grad``, no ``.grad``, no unknown call given the optimizer or its model):
         each call adds its gradients to all the earlier ones."""
         sem = ctx.sem
-        for fn in sem.find(ast.FunctionDef, ast.AsyncFunctionDef, containing=("backward",)):
+        with_backward = sem.find(ast.FunctionDef, ast.AsyncFunctionDef, containing=("backward",))
+        backward_helpers = self._backward_helpers(sem, with_backward)
+        for fn in self._with_callers(sem, with_backward, backward_helpers):
             if _clears_by_text(sem.segment(fn)) or framework_skip(sem, fn.body[0]):
                 continue
             own = [c for c in sem.walk(fn, scopes=False) if isinstance(c, ast.Call) and innermost_loop(sem, c) is None]
             backs = [c for c in own if sem.method_name(c) == "backward"]
-            steps = [c for c in own if sem.method_name(c) == "step" and not c.args and not c.keywords]
+            steps = [c for c in own if sem.method_name(c) == "step" and not c.args and not c.keywords
+                     and binding(sem, sem.receiver(c)).kind != "sched"]  # (a scheduler steps too)
+            if not backs and steps:
+                # ``loss = self.forward_backward(batch); self.optimizer.step()``: a same-file
+                # helper that runs backward() (and neither steps nor clears) called first
+                backs = [c for c in own if sem.callee(c) in backward_helpers
+                         and (c.lineno, c.col_offset) < (steps[0].lineno, steps[0].col_offset)]
             if not backs or len(steps) != 1 or any(sem.statement_of(c) not in fn.body for c in (*backs, *steps)):
                 continue  # (straight-line statements of the function itself)
             step = steps[0]
@@ -168,6 +196,35 @@ class MissingZeroGrad(Rule):
                 return view.insert_before(view.statement(first), new_zero(view, text))
 
             yield ctx.finding(self, step, msg, Fix(build, safety=Safety.SAFE, message=f"insert `{rtext}.zero_grad()`"))
+
+    @staticmethod
+    def _backward_helpers(sem, fns) -> set:
+        """Of ``fns``, those that call ``backward()`` and neither step nor clear the gradients
+        (``def forward_backward(self, batch): ...; loss.backward(); return loss``)."""
+        out = set()
+        for fn in fns:
+            if _clears_by_text(sem.segment(fn)):
+                continue
+            calls = [c for c in sem.walk(fn, scopes=False) if isinstance(c, ast.Call)]
+            names = {sem.method_name(c) for c in calls}
+            if "backward" in names and "step" not in names:
+                out.add(fn)
+        return out
+
+    @staticmethod
+    def _with_callers(sem, fns: list, helpers: set) -> list:
+        """``fns``, then the functions that call one of ``helpers`` (and are not in ``fns``)."""
+        out = list(fns)
+        if helpers:
+            seen = set(out)
+            names = {h.name for h in helpers}
+            for call in sem.find_named((ast.Call,), names):
+                if sem.callee(call) in helpers:
+                    fn = sem.enclosing_function(call)
+                    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn not in seen:
+                        seen.add(fn)
+                        out.append(fn)
+        return out
 
     @staticmethod
     def _calling_loop(sem, fn):
