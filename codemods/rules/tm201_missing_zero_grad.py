@@ -48,7 +48,8 @@ class MissingZeroGrad(Rule):
     `scaler.step(optimizer)`) while nothing clears the gradients.  Also a training step
     written as a function or method of its own (`def train_step(model, x, y,
     optimizer): ...; loss.backward(); optimizer.step()`, straight-line, one step of a
-    torch.optim optimizer) that a loop calls every iteration, when nothing in it or in
+    torch.optim optimizer besides any scheduler's; its `backward()` may run in a
+    same-file helper it calls before the step) that a loop calls every iteration, when nothing in it or in
     that loop clears the gradients (no `zero_grad`, no `.grad`, no unknown call given the
     optimizer or the model, no same-file callee that clears them); its fix puts
     `optimizer.zero_grad()` first in the function.

@@ -16,7 +16,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     through a name; the one element of a returned tuple that is the softmax, unpacked
     by the caller; a torchvision classifier whose `fc`/`classifier` was replaced by a
     Sequential ending with the softmax; a transpose/permute of the output that brings
-    the softmax's dim to the class dim).  A model handed to code of another file
+    the softmax's dim to the class dim; a model made from a registry dict of same-file
+    classes, `models[args.model](args)`, that no code changes).  A model handed to code of another file
     together with a cross-entropy loss (skorch's `NeuralNetClassifier(Net,
     criterion=nn.CrossEntropyLoss)`, ignite's `create_supervised_trainer(model, opt,
     criterion)`, a `Trainer(model=..., loss_fn=...)`) is reported too: such code
