@@ -1512,3 +1512,52 @@ def test_a_model_from_a_registry_dict(gin, mlp, extra, found, fixed):
     if fixed:
         assert "loss = F.nll_loss(model(x), y)" in out
         assert "`GIN.forward`" in r.findings[0].message and "it also receives those of `MLP.forward`" in r.findings[0].message
+
+
+_WRAPPED = """
+class FocalLoss(nn.Module):
+    def __init__(self, gamma=2.0):
+        super().__init__()
+        self.gamma = gamma
+
+    def forward(self, inputs, targets):
+        ce_loss = F.cross_entropy({ce_input}, targets, reduction="none")
+        pt = torch.exp(-ce_loss)
+        return ((1 - pt) ** self.gamma * ce_loss).mean()
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return {ret}
+
+
+model = Net()
+criterion = FocalLoss()
+for x, y in loader:
+    loss = {loss}
+"""
+
+
+@pytest.mark.parametrize("ce_input,ret,loss,found,message", [
+    # a focal loss (a same-file module whose forward hands its input to F.cross_entropy)
+    ("inputs", "F.softmax(self.fc(x), dim=1)", "criterion(model(x), y)", ["TM501"], "which expects logits"),
+    ("inputs.float()", "F.log_softmax(self.fc(x), dim=1)", "criterion(model(x), y)", ["TM502"], "log_softmax again"),
+    ("inputs", "self.fc(x)", "criterion(F.softmax(model(x), dim=1), y)", ["TM501"], "which expects logits"),
+    ("inputs", "F.softmax(self.fc(x), dim=1)", "criterion(targets=y, inputs=model(x))", ["TM501"], "which expects logits"),
+    # look-alikes: logits; the wrapper reshapes or transposes its input first, or mixes it
+    ("inputs", "self.fc(x)", "criterion(model(x), y)", [], ""),
+    ("inputs.transpose(1, 2)", "F.softmax(self.fc(x), dim=1)", "criterion(model(x), y)", [], ""),
+    ("inputs.view(-1, 3)", "F.softmax(self.fc(x), dim=1)", "criterion(model(x), y)", [], ""),
+    ("inputs * self.gamma", "F.softmax(self.fc(x), dim=1)", "criterion(model(x), y)", [], ""),
+])
+def test_a_loss_module_that_applies_cross_entropy(ce_input, ret, loss, found, message):
+    """``class FocalLoss(nn.Module)`` calling ``F.cross_entropy(inputs, ...)``: its calls are
+    cross-entropy sites for their input argument; report only."""
+    r, _ = run(_WRAPPED.format(ce_input=ce_input, ret=ret, loss=loss))
+    assert bugs(r) == found and not r.changed, [f.message for f in r.findings]
+    if found:
+        assert message in r.findings[0].message and r.findings[0].fix is None

@@ -122,7 +122,9 @@ class Soft:
 @dataclass(eq=False)
 class Site:
     """A cross-entropy call: ``F.cross_entropy(x, y)`` (``fn``), ``nn.CrossEntropyLoss()(x,
-    y)`` (``inline``) or ``crit(x, y)`` with ``crit`` a CrossEntropyLoss object (``var``)."""
+    y)`` (``inline``), ``crit(x, y)`` with ``crit`` a CrossEntropyLoss object (``var``), or
+    ``crit(x, y)`` with ``crit`` an instance of a same-file loss module whose ``forward``
+    hands ``x`` as it is to one of those (``wrap``, report only)."""
 
     call: ast.Call
     input: ast.expr
@@ -1125,8 +1127,58 @@ class Analysis:
                     got, complete = self.loss_ctors(e)
                     if got:
                         self._add_site(out, p, "var", got, label, complete)
+        out.extend(self._wrapper_sites(list(out)))
         out.sort(key=lambda s: (s.call.lineno, s.call.col_offset))
         return out
+
+    def _wrapper_sites(self, sites: list[Site]) -> list[Site]:
+        """A same-file loss module whose ``forward`` hands one of its parameters, as it is,
+        to a cross-entropy (``class FocalLoss(nn.Module): def forward(self, inputs,
+        targets): ce = F.cross_entropy(inputs, targets, reduction="none"); ...``): each
+        call of an instance of it is a site too, its input the argument for that
+        parameter (form ``wrap``: report only, what else the wrapper does with its input
+        is not read)."""
+        sem = self.sem
+        out: list[Site] = []
+        done = set()
+        for s in sites:
+            fn = sem.enclosing_function(s.call)
+            if not isinstance(fn, ast.FunctionDef) or fn.name != "forward" or fn in done:
+                continue
+            cls = sem.parent(fn)
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+            origins = sem.sources(s.input, self._peel_passthrough)
+            if not origins or any(o.kind is not OriginKind.PARAMETER or o.binding is None
+                                  or o.binding.scope.node is not fn for o in origins):
+                continue
+            names = {o.binding.name for o in origins}
+            name = names.pop() if len(names) == 1 else None
+            if name not in params or params.index(name) == 0:
+                continue  # (``self``, ``*args``, a keyword-only parameter: not followed)
+            done.add(fn)
+            k = params.index(name) - 1  # its position in a call of the instance
+            for ctor in sem.find_named((ast.Call,), (cls.name,)):
+                if sem.callee(ctor) is not cls:
+                    continue
+                for e in sem.value_uses(ctor, through=self._loss_through).uses:
+                    call = sem.parent(e)
+                    if not (isinstance(call, ast.Call) and call.func is e) or call in self._sites_by_call:
+                        continue
+                    if any(isinstance(a, ast.Starred) for a in call.args[: k + 1]):
+                        continue
+                    inp = call.args[k] if k < len(call.args) else sem.keyword(call, name)
+                    if inp is None:
+                        continue
+                    site = Site(call, inp, "wrap", [], sem.segment(e))
+                    self._sites_by_call[call] = site
+                    out.append(site)
+        return out
+
+    def _peel_passthrough(self, call: ast.Call):
+        """``x.detach()``, ``x.float()``, ``x.to(...)``: the same values, the same shape."""
+        return self.sem.receiver(call) if self.sem.method_name(call) in PASSTHROUGH else None
 
     def _ce_words(self) -> tuple[str, ...]:
         """The spellings a cross-entropy callee may have here: its own names, and names
@@ -1299,6 +1351,8 @@ class Analysis:
         for site in sites:
             p = self.direct(site)
             if p is not None:
+                if site.form == "wrap":
+                    p.fix = None  # (a loss module of this file: what it does besides is not read)
                 out.append(p)
                 taken.add(site.call)
         by_model: dict = {}
@@ -1319,6 +1373,11 @@ class Analysis:
         for model, msites in by_model.items():
             if model in crossed:
                 continue
+            wrapped = [t for t in msites if t.form == "wrap"]
+            msites = [t for t in msites if t.form != "wrap"]
+            if wrapped and not msites:
+                out.append(self.wrapped_finding(model, wrapped[0]))
+                continue
             if model.soft.log:
                 for p in self.nll_findings(model, msites, by_model):
                     first = said.get(p.node)
@@ -1336,8 +1395,21 @@ class Analysis:
         for site, m in foreign:
             if site.call not in seen and m not in crossed:
                 seen.add(site.call)
-                out.append(self.foreign_finding(site, m))
+                p = self.foreign_finding(site, m)
+                p.fix = None if site.form == "wrap" else p.fix
+                out.append(p)
         return out
+
+    def wrapped_finding(self, model: Model, site: Site) -> Proto:
+        """``model``'s (log-)softmax fed only to same-file loss modules that apply a
+        cross-entropy to it: report only."""
+        soft_code = self.sem.segment(model.soft.node)
+        what = "applies log_softmax again: redundant" if model.soft.log else "expects logits"
+        return Proto(TM502 if model.soft.log else TM501, model.anchor, (
+            f"`{model.name}` ends with `{soft_code}` and its output feeds `{site.label}` (line {site.call.lineno}),"
+            f" a loss module whose `forward` hands it to a cross-entropy, which {what}; remove the"
+            f" {'log_softmax' if model.soft.log else 'softmax'} by hand (what else the loss module does with its"
+            " input is not read)"))
 
     # ----------------------------------------------------------------- handed to a trainer
     def handed(self, reported: set) -> list[Proto]:

@@ -17,7 +17,10 @@ class SoftmaxBeforeCrossEntropy(Rule):
     by the caller; a torchvision classifier whose `fc`/`classifier` was replaced by a
     Sequential ending with the softmax; a transpose/permute of the output that brings
     the softmax's dim to the class dim; a model made from a registry dict of same-file
-    classes, `models[args.model](args)`, that no code changes).  A model handed to code of another file
+    classes, `models[args.model](args)`, that no code changes).  The calls of a same-file
+    loss module whose `forward` hands one of its parameters as it is to a cross-entropy
+    (`class FocalLoss(nn.Module)` calling `F.cross_entropy(inputs, targets,
+    reduction="none")`) are cross-entropy calls too (report only).  A model handed to code of another file
     together with a cross-entropy loss (skorch's `NeuralNetClassifier(Net,
     criterion=nn.CrossEntropyLoss)`, ignite's `create_supervised_trainer(model, opt,
     criterion)`, a `Trainer(model=..., loss_fn=...)`) is reported too: such code
