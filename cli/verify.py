@@ -70,7 +70,8 @@ def verify(
 
     Device fixes run on a simulated GPU (cuda mapped to PyTorch's meta device, device
     mixing checked) or, with --real-device, on real CUDA; zero_grad and softmax fixes run
-    with detectors; main_guard fixes with the "spawn" start method.  Each run stops after
+    with detectors; main_guard fixes with the "spawn" start method (without CUDA, the cuda
+    such runs name is the CPU: a script written for a GPU computes).  Each run stops after
     --max-steps optimizer steps.  Evidence per fix: what the original showed, and how the
     fixed version ran.
 

@@ -150,3 +150,52 @@ def test_hidden_pitfall_is_run_with_the_other_fixes(test_rules):
     assert re.search(r"TM991 verified.*\n    before: RuntimeError: Expected all tensors", out), out
     assert re.search(r"TM992 verified.*\n    before \(other fixes applied\): TM201 at device_and_zero_grad_bug\.py:14", out), out
     assert "2/2 fixes verified" in err
+
+
+# a training script written for a GPU (``.cuda()`` with no test of the machine), a
+# step-helper that never clears (meta-pytorch/torchforge apps/sft/main.py before PR #71:
+# zero_grad() only before the loop)
+GPU_RECIPE = """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class Recipe:
+    def __init__(self):
+        self.model = nn.Linear(4, 1).cuda()
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def forward_backward(self, x, y):
+        loss = nn.functional.mse_loss(self.model(x), y)
+        loss.backward()
+        return loss
+
+    def train_step(self, x, y):
+        self.forward_backward(x, y)
+        self.optimizer.step()
+
+    def train(self):
+        self.optimizer.zero_grad()
+        for step in range(3):
+            x = torch.randn(16, 4, device="cuda")
+            self.train_step(x, torch.zeros(16, 1).to("cuda"))
+
+
+Recipe().train()
+"""
+
+
+def test_real_rules_zero_grad_in_a_script_written_for_a_gpu(tmp_path):
+    """On a machine without CUDA the zero_grad runs compute on the CPU (cuda named by the
+    script is the CPU); the zero_grad() before the loop shows as the detector's TM202."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a machine with CUDA runs the script on it")
+    p = tmp_path / "recipe.py"
+    p.write_text(GPU_RECIPE)
+    code, out, err = _verify(str(p))
+    assert code == 0, out + err
+    assert "TM201" in out and "before: TM202" in out and "1/1 fixes verified" in out + err

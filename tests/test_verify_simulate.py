@@ -115,3 +115,39 @@ def test_check_same_device_message():
 )
 def test_classify_ce_input(x, code):
     assert detectors.classify_ce_input(x) == code
+
+
+# ----------------------------------------------------------------- cuda on the CPU
+@pytest.mark.parametrize("move", [
+    lambda t: t.cuda(), lambda t: t.cuda(0), lambda t: t.to("cuda"), lambda t: t.to("cuda:0"),
+    lambda t: t.to(torch.device("cuda")), lambda t: t.to(0), lambda t: t.to(device="cuda", dtype=torch.float64),
+])
+def test_cuda_on_cpu_moves_stay_on_the_cpu_with_their_values(move):
+    from torchmend.verify.simulate import CudaOnCpuMode
+
+    x = torch.randn(3)
+    with CudaOnCpuMode():
+        y = move(x)
+    assert y.device.type == "cpu" and torch.equal(y.double(), x.double())
+
+
+def test_cuda_on_cpu_runs_a_gpu_training_step_with_values():
+    """A script written for a GPU (``model.cuda()``, ``device="cuda"`` factories) trains on
+    the CPU: the values the zero_grad and softmax detectors read are real."""
+    from torchmend.verify.simulate import CudaOnCpuMode
+
+    torch.manual_seed(0)
+    with CudaOnCpuMode():
+        model = nn.Linear(4, 1).cuda()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x = torch.randn(8, 4, device="cuda")
+        y = torch.zeros(8, 1).to("cuda")
+        losses = []
+        for _ in range(3):
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+    assert all(p.device.type == "cpu" for p in model.parameters())
+    assert losses[2] < losses[0] and model.weight.grad is not None and model.weight.grad.abs().sum() > 0

@@ -110,7 +110,9 @@ class MissingZeroGrad(Rule):
     severity = Severity.BUG
     needles = ("backward",)
     requires_all = ("step",)
-    verify = Verify("zero_grad", ("TM201",))
+    # (a zero_grad() that runs only before the loop shows as the detector's TM202: a step
+    # with gradients left over although zero_grad() was called)
+    verify = Verify("zero_grad", ("TM201", "TM202"))
     corpus_minimum = (10, 8)
     valid = (
         "for x, y in loader:\n    opt.zero_grad()\n    criterion(model(x), y).backward()\n    opt.step()\n",

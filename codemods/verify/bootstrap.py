@@ -96,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         from . import simulate
 
         simulate.install()
+    elif not ns.real_device:
+        import torch
+
+        if not torch.cuda.is_available():  # a script written for a GPU computes on the CPU
+            from . import simulate
+
+            simulate.install_cpu()
     det.install_steps(ns.max_steps)
 
     import runpy

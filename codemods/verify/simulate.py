@@ -28,6 +28,13 @@
   take value-dependent decisions that matter.  ``torch.save`` writes zeros in place of meta
   tensors (in dicts, lists and tuples, e.g. state dicts).
 
+``install_cpu()`` is the other simulation, for the runs that need values, not devices (the
+zero_grad and softmax detectors, main_guard's spawn, a fixed copy run on the CPU) on a
+machine without CUDA: every cuda device a script names is the CPU (``.cuda()``,
+``.to("cuda")``, ``device="cuda"``, ``torch.load(map_location="cuda")``, a checkpoint
+saved on a GPU), the CUDA housekeeping calls are harmless, and ``torch.cuda.is_available()``
+keeps telling the truth; nothing about devices is checked.
+
 ``nn.Module.to()`` keeps the identity of its parameters (``torch.__future__``'s
 swap-on-conversion is switched on inside ``Module._apply`` only; ``load_state_dict`` keeps
 copying into the parameters) so an optimizer built before ``model.to(device)`` sees the
@@ -179,6 +186,22 @@ class FakeCudaMode(TorchFunctionMode):
 
 
 _installed: list = []
+CPU = torch.device("cpu")
+
+
+class CudaOnCpuMode(TorchFunctionMode):
+    """See ``install_cpu`` in the module docstring."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is _TB.cuda:
+            return args[0]
+        if func is _TB.to:
+            args = tuple(CPU if (_is_cuda(a) or (isinstance(a, int) and not isinstance(a, bool))) else a for a in args)
+        for k in _DEVICE_KW:
+            if k in kwargs and _is_cuda(kwargs[k]):
+                kwargs[k] = CPU
+        return func(*args, **kwargs)
 
 
 class FakeStream:
@@ -330,5 +353,28 @@ def install() -> None:
 
     torch.save = save
     mode = FakeCudaMode()
+    mode.__enter__()
+    _installed.append(mode)
+
+
+def install_cpu() -> None:
+    """Enter :class:`CudaOnCpuMode` for the rest of the process (see the module docstring)."""
+    if _installed:
+        return
+    import torch.cuda as tc
+
+    for k in ("set_device", "synchronize", "empty_cache", "manual_seed", "manual_seed_all", "seed", "seed_all",
+              "ipc_collect", "reset_peak_memory_stats", "reset_max_memory_allocated"):
+        setattr(tc, k, _const(None))
+    torch.Tensor.pin_memory = lambda self, *a, **k: self
+    _orig_load = torch.load
+
+    def load(f, map_location=None, *a, **k):
+        if map_location is None or _is_cuda(map_location):
+            map_location = "cpu"  # (a checkpoint saved on a GPU too)
+        return _orig_load(f, map_location, *a, **k)
+
+    torch.load = load
+    mode = CudaOnCpuMode()
     mode.__enter__()
     _installed.append(mode)
