@@ -23,6 +23,8 @@ RUNS = [
     ("device_accelerator.py", "device", None),
     ("device_dataparallel.py", "device", None),  # DataParallel scatters the CPU batch itself  # torch.accelerator idiom, pin_memory thread  # AMP, pin_memory, clip_grad_norm_, save/load, eval ...
     ("zero_grad_missing.py", "zero_grad", "TM201"),
+    ("zero_grad_missing_clipped.py", "zero_grad", "TM201"),  # clipped in place between backward and step
+    ("zero_grad_clipped_fixed.py", "zero_grad", None),
     ("zero_grad_per_epoch.py", "zero_grad", "TM202"),
     ("zero_grad_between.py", "zero_grad", "TM202"),
     ("zero_grad_end_of_epoch.py", "zero_grad", "TM202"),  # cleared only after the first leak

@@ -226,6 +226,17 @@ class ZeroGradDetector:
     def _same(g, snap) -> bool:
         return g is not None and g is snap[0] and g._version == snap[1]
 
+    @staticmethod
+    def _kept(g, snap) -> bool:
+        """The gradient a backward() left (``snap``) is still there: the same tensor,
+        unchanged or scaled in place (``clip_grad_norm_`` between backward() and step()),
+        not zeroed.  (Without values, the meta device's, any change counts as a clearing.)"""
+        if g is None or g is not snap[0]:
+            return False
+        if g._version == snap[1]:
+            return True
+        return not g.is_meta and not g.is_sparse and bool(g.any())
+
     def _pre_hook_for(self, p):
         pid = id(p)
 
@@ -241,7 +252,7 @@ class ZeroGradDetector:
                     self.dirty[pid] = self.backward_loc  # stale gradient + new one
                 else:
                     self.cleared.add(id(self.owner.get(pid)))
-            elif pid in self.dirty and not self._same(p.grad, self.dirty_snap.get(pid, (None, -1))):
+            elif pid in self.dirty and not self._kept(p.grad, self.dirty_snap.get(pid, (None, -1))):
                 self.clean(pid)  # cleared since the leak
                 self.cleared.add(id(self.owner.get(pid)))
             self.accumulated.add(pid)
@@ -290,7 +301,7 @@ class ZeroGradDetector:
         ps = self._opt_params(opt)
         for p in ps:
             pid = id(p)
-            if pid in self.dirty and self._same(p.grad, self.dirty_snap.get(pid, (None, -1))):
+            if pid in self.dirty and self._kept(p.grad, self.dirty_snap.get(pid, (None, -1))):
                 loc = self.dirty.pop(pid)
                 if (id(opt), loc) not in {(id(o), lc) for o, lc in self.leaks}:
                     self.leaks.append((opt, loc))  # its code is decided at the end of the run
