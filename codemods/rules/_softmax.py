@@ -1149,6 +1149,11 @@ class Analysis:
             if not isinstance(cls, ast.ClassDef):
                 continue
             params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+            e = s.input
+            while isinstance(e, ast.Call) and self._peel_passthrough(e) is not None:
+                e = self._peel_passthrough(e)
+            if not (isinstance(e, ast.Name) and e.id in params[1:]):
+                continue  # (a head's ``logits.view(-1, n)``: not its input as it is, not followed)
             origins = sem.sources(s.input, self._peel_passthrough)
             if not origins or any(o.kind is not OriginKind.PARAMETER or o.binding is None
                                   or o.binding.scope.node is not fn for o in origins):

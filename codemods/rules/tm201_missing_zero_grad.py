@@ -160,14 +160,23 @@ class MissingZeroGrad(Rule):
         each call adds its gradients to all the earlier ones."""
         sem = ctx.sem
         with_backward = sem.find(ast.FunctionDef, ast.AsyncFunctionDef, containing=("backward",))
-        backward_helpers = self._backward_helpers(sem, with_backward)
+        calls_of: dict = {}  # a function's own calls, walked once
+
+        def calls(fn) -> list:
+            got = calls_of.get(fn)
+            if got is None:
+                got = calls_of[fn] = [c for c in sem.walk(fn, scopes=False) if isinstance(c, ast.Call)]
+            return got
+
+        backward_helpers = self._backward_helpers(sem, with_backward, calls)
         for fn in self._with_callers(sem, with_backward, backward_helpers):
             if _clears_by_text(sem.segment(fn)) or framework_skip(sem, fn.body[0]):
                 continue
-            own = [c for c in sem.walk(fn, scopes=False) if isinstance(c, ast.Call) and innermost_loop(sem, c) is None]
+            own = [c for c in calls(fn) if innermost_loop(sem, c) is None]
             backs = [c for c in own if sem.method_name(c) == "backward"]
-            steps = [c for c in own if sem.method_name(c) == "step" and not c.args and not c.keywords
-                     and binding(sem, sem.receiver(c)).kind != "sched"]  # (a scheduler steps too)
+            steps = [c for c in own if sem.method_name(c) == "step" and not c.args and not c.keywords]
+            if len(steps) > 1:  # (a scheduler steps too)
+                steps = [c for c in steps if binding(sem, sem.receiver(c)).kind != "sched"]
             if not backs and steps:
                 # ``loss = self.forward_backward(batch); self.optimizer.step()``: a same-file
                 # helper that runs backward() (and neither steps nor clears) called first
@@ -201,15 +210,15 @@ class MissingZeroGrad(Rule):
             yield ctx.finding(self, step, msg, Fix(build, safety=Safety.SAFE, message=f"insert `{rtext}.zero_grad()`"))
 
     @staticmethod
-    def _backward_helpers(sem, fns) -> set:
+    def _backward_helpers(sem, fns, calls) -> set:
         """Of ``fns``, those that call ``backward()`` and neither step nor clear the gradients
-        (``def forward_backward(self, batch): ...; loss.backward(); return loss``)."""
+        (``def forward_backward(self, batch): ...; loss.backward(); return loss``);
+        ``calls(fn)``: a function's own calls."""
         out = set()
         for fn in fns:
             if _clears_by_text(sem.segment(fn)):
                 continue
-            calls = [c for c in sem.walk(fn, scopes=False) if isinstance(c, ast.Call)]
-            names = {sem.method_name(c) for c in calls}
+            names = {sem.method_name(c) for c in calls(fn)}
             if "backward" in names and "step" not in names:
                 out.add(fn)
         return out
