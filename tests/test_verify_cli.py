@@ -199,3 +199,33 @@ def test_real_rules_zero_grad_in_a_script_written_for_a_gpu(tmp_path):
     code, out, err = _verify(str(p))
     assert code == 0, out + err
     assert "TM201" in out and "before: TM202" in out and "1/1 fixes verified" in out + err
+
+
+GPU_UNGUARDED = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+model = nn.Linear(4, 1).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(32, 4), torch.randn(32, 1)), batch_size=8, num_workers=2)
+for x, y in loader:
+    opt.zero_grad()
+    loss = nn.functional.mse_loss(model(x.cuda()), y.cuda())
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_real_rules_main_guard_in_a_script_written_for_a_gpu(tmp_path):
+    """The processes the spawn run starts (the script run again) take cuda for the CPU too:
+    they reach the bootstrapping error, not 'Torch not compiled with CUDA'."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a machine with CUDA runs the script on it")
+    p = tmp_path / "train.py"
+    p.write_text(GPU_UNGUARDED)
+    code, out, err = _verify(str(p))
+    assert code == 0, out + err
+    assert "TM301 verified" in out and "bootstrapping phase" in out

@@ -60,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.path.insert(0, sdir)
 
+    # on a machine without CUDA, the cuda a script names is the CPU in the runs that need
+    # values, not devices (simulate.install_cpu)
+    import torch
+
+    cpu_cuda = "device" not in modes and not ns.real_device and not torch.cuda.is_available()
     if "spawn" in modes:
         import multiprocessing
 
@@ -68,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             # forked from a server that imported torch once (a DataLoader worker then costs
             # a fork, not a fresh `import torch`); Python 3.14's default on Linux
             multiprocessing.set_start_method("forkserver", force=True)
-            multiprocessing.set_forkserver_preload(["torch", "torch.utils.data"])
+            multiprocessing.set_forkserver_preload(
+                ["torch", "torch.utils.data"] + ([f"{__package__}.cpu_children"] if cpu_cuda else []))
         else:
             multiprocessing.set_start_method("spawn", force=True)
         # a DataLoader notices a dead worker (the unguarded script's child raises at once)
@@ -96,13 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import simulate
 
         simulate.install()
-    elif not ns.real_device:
-        import torch
+    elif cpu_cuda:  # a script written for a GPU computes on the CPU
+        from . import simulate
 
-        if not torch.cuda.is_available():  # a script written for a GPU computes on the CPU
-            from . import simulate
-
-            simulate.install_cpu()
+        simulate.install_cpu()
     det.install_steps(ns.max_steps)
 
     import runpy
