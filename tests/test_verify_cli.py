@@ -187,17 +187,23 @@ Recipe().train()
 """
 
 
-def test_real_rules_zero_grad_in_a_script_written_for_a_gpu(tmp_path):
-    """On a machine without CUDA the zero_grad runs compute on the CPU (cuda named by the
-    script is the CPU); the zero_grad() before the loop shows as the detector's TM202."""
+def _verify_gpu_script(tmp_path, text: str):
+    """``verify`` of a script written for a GPU, on a machine without CUDA (else skipped)."""
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("a machine with CUDA runs the script on it")
-    p = tmp_path / "recipe.py"
-    p.write_text(GPU_RECIPE)
+    p = tmp_path / "train.py"
+    p.write_text(text)
     code, out, err = _verify(str(p))
     assert code == 0, out + err
+    return out, err
+
+
+def test_real_rules_zero_grad_in_a_script_written_for_a_gpu(tmp_path):
+    """On a machine without CUDA the zero_grad runs compute on the CPU (cuda named by the
+    script is the CPU); the zero_grad() before the loop shows as the detector's TM202."""
+    out, err = _verify_gpu_script(tmp_path, GPU_RECIPE)
     assert "TM201" in out and "before: TM202" in out and "1/1 fixes verified" in out + err
 
 
@@ -220,12 +226,5 @@ for x, y in loader:
 def test_real_rules_main_guard_in_a_script_written_for_a_gpu(tmp_path):
     """The processes the spawn run starts (the script run again) take cuda for the CPU too:
     they reach the bootstrapping error, not 'Torch not compiled with CUDA'."""
-    import torch
-
-    if torch.cuda.is_available():
-        pytest.skip("a machine with CUDA runs the script on it")
-    p = tmp_path / "train.py"
-    p.write_text(GPU_UNGUARDED)
-    code, out, err = _verify(str(p))
-    assert code == 0, out + err
+    out, _ = _verify_gpu_script(tmp_path, GPU_UNGUARDED)
     assert "TM301 verified" in out and "bootstrapping phase" in out
