@@ -1150,8 +1150,8 @@ class Analysis:
                 continue
             params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
             e = s.input
-            while isinstance(e, ast.Call) and self._peel_passthrough(e) is not None:
-                e = self._peel_passthrough(e)
+            while isinstance(e, ast.Call) and (inner := self._peel_passthrough(e)) is not None:
+                e = inner
             if not (isinstance(e, ast.Name) and e.id in params[1:]):
                 continue  # (a head's ``logits.view(-1, n)``: not its input as it is, not followed)
             origins = sem.sources(s.input, self._peel_passthrough)
@@ -1400,9 +1400,7 @@ class Analysis:
         for site, m in foreign:
             if site.call not in seen and m not in crossed:
                 seen.add(site.call)
-                p = self.foreign_finding(site, m)
-                p.fix = None if site.form == "wrap" else p.fix
-                out.append(p)
+                out.append(self.foreign_finding(site, m))  # (report only, whatever the site)
         return out
 
     def wrapped_finding(self, model: Model, site: Site) -> Proto:

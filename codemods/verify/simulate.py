@@ -78,6 +78,17 @@ def _map_device(d):
     return META if _is_cuda(d) else d
 
 
+def _names_cuda(a) -> bool:
+    """A ``Tensor.to`` argument that names the cuda device: ``"cuda"``, a cuda
+    ``torch.device``, a device index (``t.to(0)``)."""
+    return _is_cuda(a) or (isinstance(a, int) and not isinstance(a, bool))
+
+
+# the CUDA housekeeping calls both simulations make harmless no-ops
+_NO_OPS = ("set_device", "synchronize", "empty_cache", "manual_seed", "manual_seed_all", "seed", "seed_all",
+           "ipc_collect", "reset_peak_memory_stats", "reset_max_memory_allocated")
+
+
 def _standin_scalar(t: torch.Tensor):
     if t.dtype == torch.bool:
         return False
@@ -154,7 +165,7 @@ class FakeCudaMode(TorchFunctionMode):
             if meta0 and _wants_cpu(args, kwargs):
                 dtype = next((a for a in list(args[1:]) + [kwargs.get("dtype")] if isinstance(a, torch.dtype)), None)
                 return _cpu_standin(t0, dtype)
-            args = tuple(META if (_is_cuda(a) or (isinstance(a, int) and not isinstance(a, bool))) else a for a in args)
+            args = tuple(META if _names_cuda(a) else a for a in args)
             if "device" in kwargs:
                 kwargs["device"] = _map_device(kwargs["device"])
             return func(*args, **kwargs)
@@ -197,7 +208,7 @@ class CudaOnCpuMode(TorchFunctionMode):
         if func is _TB.cuda:
             return args[0]
         if func is _TB.to:
-            args = tuple(CPU if (_is_cuda(a) or (isinstance(a, int) and not isinstance(a, bool))) else a for a in args)
+            args = tuple(CPU if _names_cuda(a) else a for a in args)
         for k in _DEVICE_KW:
             if k in kwargs and _is_cuda(kwargs[k]):
                 kwargs[k] = CPU
@@ -269,9 +280,6 @@ def install() -> None:
         "is_available": _const(True),
         "device_count": _const(1),
         "current_device": _const(0),
-        "set_device": _const(None),
-        "synchronize": _const(None),
-        "empty_cache": _const(None),
         "is_initialized": _const(True),
         "init": _const(None),
         "get_device_name": _const("torchmend simulated GPU (meta device)"),
@@ -281,11 +289,6 @@ def install() -> None:
         "max_memory_allocated": _const(0),
         "memory_reserved": _const(0),
         "max_memory_reserved": _const(0),
-        "reset_peak_memory_stats": _const(None),
-        "manual_seed": _const(None),
-        "manual_seed_all": _const(None),
-        "seed": _const(None),
-        "seed_all": _const(None),
     }
     from types import SimpleNamespace
 
@@ -296,12 +299,11 @@ def install() -> None:
     patches.update(
         get_device_properties=_const(props),
         mem_get_info=_const((80 * 2**30, 80 * 2**30)),
-        reset_max_memory_allocated=_const(None),
         current_stream=_const(FakeStream()),
         default_stream=_const(FakeStream()),
         is_current_stream_capturing=_const(False),
-        ipc_collect=_const(None),
     )
+    patches.update((k, _const(None)) for k in _NO_OPS)
     for k, v in patches.items():
         setattr(tc, k, v)
     acc = getattr(torch, "accelerator", None)  # torch >= 2.6: the device-generic API
@@ -363,8 +365,7 @@ def install_cpu() -> None:
         return
     import torch.cuda as tc
 
-    for k in ("set_device", "synchronize", "empty_cache", "manual_seed", "manual_seed_all", "seed", "seed_all",
-              "ipc_collect", "reset_peak_memory_stats", "reset_max_memory_allocated"):
+    for k in _NO_OPS:
         setattr(tc, k, _const(None))
     torch.Tensor.pin_memory = lambda self, *a, **k: self
     _orig_load = torch.load
