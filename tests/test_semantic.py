@@ -309,3 +309,66 @@ def test_callees_of_a_plain_call_and_of_a_dict_with_a_spread():
     by_func = {sem.segment(c.func): c for c in calls(sem, "(")}
     assert [c.name for c in sem.callees(by_func["A"])] == ["A"]
     assert sem.callees(by_func["models[k]"]) == [] and sem.callees(by_func["unknown"]) == []
+
+
+NAMESPACE = """\
+import argparse
+import types
+import torch
+
+def train(args):
+    return args.device
+
+{make}
+{before}
+args.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+{after}
+train(args)
+"""
+
+
+def _device_read(sem):
+    return next(a for a in sem.find(ast.Attribute, containing=("args.device",))
+                if isinstance(a.ctx, ast.Load) and sem.enclosing_function(a) is not None)
+
+
+@pytest.mark.parametrize("make", [
+    "args = argparse.ArgumentParser().parse_args()",
+    "args, unparsed = parser.parse_known_args()",
+    "args = types.SimpleNamespace(lr=0.1)",
+])
+@pytest.mark.parametrize("before, after, values", [
+    ("", "", ["torch.device"]),
+    ("print(args.lr)", "", ["torch.device"]),  # another attribute read first
+    ("", "if args.cpu:\n    args.device = 'cpu'", ["torch.device", "'cpu'"]),  # every store counts
+    ("", "args.device = args.device.index", ["torch.device", "args.device.index"]),  # (origins follow it)
+    ("", "setattr(args, 'device', 'cpu')", None),
+    ("", "opts = args\nopts.device = 'cpu'", None),  # an alias: a store on it may be on this object
+    ("setup(args)", "", None),  # read before the store: it may see another value
+    ("other = argparse.Namespace()\nother.device = 'cpu'", "", ["torch.device"]),  # another object
+])
+def test_namespace_attribute_values(make, before, after, values):
+    # ``args.device = torch.device(...)`` after ``args = parser.parse_args()``, read in
+    # ``train(args)``: the values the file stores, when nothing else can have set it
+    sem = model(NAMESPACE.format(make=make, before=before, after=after))
+    got = sem.namespace_values(_device_read(sem))
+    if values is None:
+        assert got is None
+    else:
+        assert got is not None and sorted(ast.unparse(v).split("(")[0] for v in got) == sorted(values)
+    assert (sem.attribute_values(_device_read(sem)) is None) == (values is None)
+
+
+@pytest.mark.parametrize("src", [
+    # an object of unknown kind: a method of its class may set the attribute
+    "def train(args):\n    return args.device\nargs = load_config()\nargs.device = 'cuda'\ntrain(args)\n",
+    # the store under a condition: before it the attribute holds what the parser gave
+    "import argparse\ndef train(args):\n    return args.device\nargs = argparse.ArgumentParser().parse_args()\n"
+    "if ok:\n    args.device = 'cuda'\ntrain(args)\n",
+    # a caller of unknown arguments
+    "import argparse\ndef train(args):\n    return args.device\nargs = argparse.ArgumentParser().parse_args()\n"
+    "args.device = 'cuda'\ntrain(args)\ntrain(*rest)\n",
+])
+def test_namespace_attribute_values_unknown(src):
+    sem = model(src)
+    assert sem.namespace_values(_device_read(sem)) is None

@@ -522,3 +522,52 @@ def test_an_unconditional_cuda_copied_from_another_function_is_unsafe():
     """)
     assert len(found) == 1 and _safety(found[0]) == "unsafe"
     assert "model = Net()\n" in out
+
+
+ARGS_DEVICE = """\
+import argparse
+
+import torch
+import torch.nn as nn
+
+
+def train(FLAGS):
+    device = FLAGS.cuda
+    net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU())
+    for x in batches:
+        x = x.to(device)
+        out = net(x)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cuda", type=bool, default=False)
+    FLAGS, unparsed = parser.parse_known_args()
+    FLAGS.cuda = {value}
+    train(FLAGS)
+"""
+
+
+def test_a_device_the_script_stores_on_its_argument_namespace():
+    # iArunava/ENet-Real-Time-Semantic-Segmentation #5: ``FLAGS.cuda = torch.device(...)``
+    # after parsing, ``device = FLAGS.cuda`` in ``train(FLAGS)``; the batches are moved there,
+    # the model never is
+    found, out = run("", head=ARGS_DEVICE.format(value='torch.device("cuda:0" if torch.cuda.is_available() and FLAGS.cuda else "cpu")'))
+    assert [f.line for f in found] == [9]
+    assert "net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU()).to(device)" in out
+
+
+@pytest.mark.parametrize("value", [
+    'torch.device("cpu")',  # the CPU: nothing to move
+    "pick_device(FLAGS)",  # a value nothing says is a device
+])
+def test_a_namespace_attribute_that_is_no_known_device(value):
+    found, _ = run("", head=ARGS_DEVICE.format(value=value))
+    assert found == []
+
+
+def test_a_namespace_handed_to_other_code_before_its_device_is_set():
+    src = ARGS_DEVICE.format(value='torch.device("cuda")').replace(
+        "    FLAGS.cuda =", "    configure(FLAGS)\n    FLAGS.cuda =")
+    found, _ = run("", head=src)
+    assert found == []

@@ -514,7 +514,9 @@ class ModelNotMoved(Rule):
     their returns, and `model.eval()`/`torch.compile(model)`; its calls are `model(x)` and
     `model.forward(x)`.  A moved tensor is followed through names and methods that keep
     it where it is; the device must be one that is not the CPU on every way (`.cuda()`,
-    a known device value, or `torch.device(...)`).
+    a known device value, or `torch.device(...)`; also an attribute the script sets on its
+    argument namespace before anything uses it: `args.device = torch.device(...)` right
+    after `args = parser.parse_args()`, read as `args.device` or in `train(args)`).
 
     Not reported: a model moved anywhere (`.to`, `.cuda`, `.apply`, `to_empty`, a method
     of its class that moves it), passed to code of another file (`accelerator.prepare`,

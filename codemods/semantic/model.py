@@ -1255,10 +1255,12 @@ class SemanticModel:
 
     def attribute_values(self, expr: ast.Attribute) -> Optional[list]:
         """Values assigned to ``obj.attr`` when ``obj`` is an instance of a same-file class
-        (``self.x = v`` in any method, or a class-level ``x = v``); None when unknown."""
+        (``self.x = v`` in any method, or a class-level ``x = v``), or a namespace whose
+        attribute the file sets before the namespace is used (:meth:`namespace_values`);
+        None when unknown."""
         cls = self.instance_class(expr.value)
         if cls is None:
-            return None
+            return self.namespace_values(expr)
         vals = []
         for c in self._mro(cls):
             info = self.class_info(c)
@@ -1270,6 +1272,106 @@ class SemanticModel:
             if "*" in attrs:
                 return None
         return vals or None
+
+    def namespace_values(self, expr: ast.Attribute) -> Optional[list]:
+        """Values of ``ns.attr`` when ``ns`` holds one namespace object the file makes
+        (``args = parser.parse_args()``, ``FLAGS, _ = parser.parse_known_args()``, a
+        ``SimpleNamespace``/``EasyDict``; followed through the parameters of same-file
+        functions: ``train(args)``) and a statement of the block that makes it sets the
+        attribute (``args.device = torch.device(...)``) before the object is read
+        anywhere (other than to read another attribute): every value then comes from the
+        file's stores of that attribute on that object, which are those values.  None
+        when unknown: a store on an object that may be this one, an attribute set by
+        ``setattr``/``__dict__``/``vars(...).update``, a read of the object before the
+        store."""
+        b = self._namespace_binding(expr.value, 0)
+        if b is None:
+            return None
+        text, attr = self.text, expr.attr
+        if "setattr" in text or "__dict__" in text or ("vars(" in text and ".update(" in text):
+            return None
+        stores = []
+        for st in self.find(ast.Assign, ast.AnnAssign, ast.AugAssign, containing=("." + attr,)):
+            targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+            for t in targets:
+                for n in ([t] if isinstance(t, ast.Attribute) else
+                          [e for e in ast.walk(t) if isinstance(e, ast.Attribute)] if isinstance(t, (ast.Tuple, ast.List)) else []):
+                    if n.attr != attr or not isinstance(n.ctx, ast.Store):
+                        continue
+                    if not isinstance(n.value, ast.Name) or self.instance_class(n.value) is not None:
+                        continue  # (``self.device = ...``: an object of a same-file class)
+                    ob = self._namespace_binding(n.value, 0)
+                    if ob is None and not self._other_object(n.value):
+                        return None  # may be this object
+                    if ob is b:
+                        if n is not t or not isinstance(st, (ast.Assign, ast.AnnAssign)) or st.value is None:
+                            return None  # (unpacked, ``+=``: its value not told)
+                        stores.append(st)
+        made = b.stmt
+        first = next((st for st in stores if self.parent(st) is self.parent(made) and st.lineno > made.end_lineno
+                      and self._same_block(made, st)), None)
+        if first is None:
+            return None
+        after = (first.end_lineno, first.end_col_offset)
+        spans = [((st.lineno, st.col_offset), (st.end_lineno, st.end_col_offset)) for st in stores]
+        for r in self.reads_of(b):
+            at = (r.lineno, r.col_offset)
+            if at > after or any(a <= at < z for a, z in spans):
+                continue  # (after the first store; or in a store: its receiver, or what it computes the value from)
+            p = self.parent(r)
+            if isinstance(p, ast.Attribute) and p.value is r and p.attr != attr:
+                pp = self.parent(p)
+                if not (isinstance(pp, ast.Call) and pp.func is p) and not isinstance(p.ctx, ast.Del):
+                    continue  # (``args.seed``: another attribute read, not a method call)
+            return None
+        return [st.value for st in stores]
+
+    # namespaces: what they hold is what the code sets (no method of theirs sets an attribute)
+    _NAMESPACE_CALLS = frozenset({"argparse.Namespace", "types.SimpleNamespace", "easydict.EasyDict"})
+
+    def _namespace_binding(self, e, depth: int) -> Optional[Binding]:
+        """The one binding that makes the namespace ``e`` holds (through parameters whose
+        every call site passes it)."""
+        if not isinstance(e, ast.Name) or depth > 3:
+            return None
+        bs = self.reaching(e)
+        if len(bs) != 1:
+            return None
+        b = bs[0]
+        if b.kind is BindingKind.ASSIGNMENT:
+            v = b.value
+            if v is None and b.unpack is not None and b.unpack[1] == (0,):
+                v = b.unpack[0]
+                if not (isinstance(v, ast.Call) and self.method_name(v) == "parse_known_args"):
+                    return None
+            elif not (isinstance(v, ast.Call) and (self.method_name(v) == "parse_args"
+                                                   or self.call_qualname(v) in self._NAMESPACE_CALLS)):
+                return None
+            return b if isinstance(b.stmt, ast.Assign) else None
+        if b.kind is BindingKind.PARAMETER and isinstance(b.scope.node, _DEFS) and self.self_class_of_param(b) is None:
+            pv = self.param_values(b.scope.node, b.name)
+            if not pv.complete or not pv.values:
+                return None
+            got = {self._namespace_binding(v, depth + 1) for v, _, _ in pv.values}
+            return got.pop() if len(got) == 1 else None
+        return None
+
+    def _other_object(self, e: ast.Name) -> bool:
+        """``e`` holds an object made here that is no namespace of :meth:`namespace_values`
+        (a call's value, a literal): a store on it is not a store on one."""
+        bs = self.reaching(e)
+        return bool(bs) and all(
+            b.kind is BindingKind.ASSIGNMENT and b.value is not None and self._namespace_binding(e, 0) is None
+            and not isinstance(b.value, (ast.Name, ast.Attribute, ast.Subscript)) for b in bs)
+
+    def _same_block(self, a: ast.stmt, b: ast.stmt) -> bool:
+        """``a`` and ``b`` stand in one statement list (the module's, or one field of
+        their shared parent)."""
+        p = self.parent(a)
+        if p is self.module:
+            return True
+        return any(isinstance(blk, list) and any(x is a for x in blk) and any(x is b for x in blk)
+                   for blk in (getattr(p, f, None) for f in ("body", "orelse", "finalbody")))
 
     def _self_attrs_named(self, info: ClassInfo, name: str) -> dict:
         """``info.attrs`` restricted to ``name`` (and ``"*"``), from the methods whose text
