@@ -1277,3 +1277,102 @@ def test_a_tensor_rearranged_by_einops_keeps_its_device(imp, call, found):
     assert len(got) == found, [f.message for f in got]
     if found:
         assert "`torch.Tensor(...)` in `forward`" in got[0].message and "meets `log_qy`" in got[0].message
+
+
+@pytest.mark.parametrize("wrap", ["Variable({})", "Variable({}, requires_grad=False)", "{}"])
+def test_a_hidden_state_made_by_a_helper_in_an_autograd_variable(wrap):
+    # Seanny123/da-rnn: ``init_hidden`` returns ``Variable(torch.zeros(...))`` on the CPU
+    # to the encoder's forward, which concatenates it with its input
+    made = wrap.format("torch.zeros(1, x.size(0), hidden_size)")
+    found, out, _ = run(f"""
+        from torch.autograd import Variable
+
+
+        def init_hidden(x, hidden_size: int):
+            return {made}
+
+
+        class Encoder(nn.Module):
+            def __init__(self, n: int, hidden_size: int):
+                super().__init__()
+                self.n, self.hidden_size = n, hidden_size
+                self.attn = nn.Linear(2 * hidden_size + n, 1)
+
+            def forward(self, input_data):
+                hidden = init_hidden(input_data, self.hidden_size)
+                x = torch.cat((hidden.repeat(self.n, 1, 1).permute(1, 0, 2), input_data.permute(0, 2, 1)), dim=2)
+                return self.attn(x)
+
+
+        encoder = Encoder(3, 8).to(device)
+        """)
+    assert [f.line for f in found] == [11]
+    assert "torch.zeros(1, x.size(0), hidden_size, device=x.device)" in out
+
+
+def test_an_autograd_variable_of_a_moved_tensor_is_on_the_device():
+    found, _, _ = run("""
+        from torch.autograd import Variable
+
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                h = Variable(torch.zeros(x.size(0), 4).to(x.device))
+                return self.fc(x + h)
+
+
+        encoder = Encoder().to(device)
+        """)
+    assert found == []
+
+
+@pytest.mark.parametrize("helper", [
+    # hunkim/PyTorchZeroToAll: a helper that moves what it wraps where CUDA is
+    "def cuda_variable(t):\n    if torch.cuda.is_available():\n        return Variable(t.cuda())\n    return Variable(t)\n",
+    "def cuda_variable(t):\n    if torch.cuda.is_available():\n        return t.cuda()\n    else:\n        return t\n",
+    "USE_CUDA = torch.cuda.is_available()\n\n\ndef cuda_variable(t):\n    if not USE_CUDA:\n        return t\n    return t.cuda()\n",
+])
+def test_a_cpu_tensor_only_where_cuda_is_not_available(helper):
+    found, _, _ = run(f"""
+        from torch.autograd import Variable
+
+
+        {textwrap.indent(helper, "        ").lstrip()}
+
+        class Attn(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, h):
+                scores = cuda_variable(torch.zeros(h.size(0), 4))
+                return self.fc(h) + scores
+
+
+        attn = Attn().to(device)
+        """)
+    assert found == []
+
+
+def test_a_cpu_branch_that_is_not_about_cuda_is_followed():
+    found, _, _ = run("""
+        class Attn(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, h):
+                if self.training:
+                    scores = torch.ones(h.size(0), 4, device=h.device)
+                else:
+                    scores = torch.zeros(h.size(0), 4)
+                return self.fc(h) + scores
+
+
+        attn = Attn().to(device)
+        """)
+    assert [f.line for f in found] == [16]

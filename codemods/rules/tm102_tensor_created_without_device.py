@@ -49,6 +49,10 @@ class TensorCreatedWithoutDevice(Rule):
     and submodules, never plain tensor attributes, and a layer built inside `forward`
     keeps fresh weights on the CPU (which are not trained either).
 
+    The tensor is also followed through the old `Variable(t)` wrapper; not where CUDA is
+    not available (the `else` of `if torch.cuda.is_available():`, the code after `if
+    torch.cuda.is_available(): return t.cuda()`), where every tensor is on the CPU.
+
     Not reported, because they are legal on a GPU: a CPU tensor used as an index
     (`x[torch.arange(n)]`, `x[mask] = 0`), copied into a device tensor, moved
     (`.to(x)`, `.to(x.device)`, `.cuda()`, `.type_as(x)`, also when only under
