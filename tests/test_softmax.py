@@ -1561,3 +1561,42 @@ def test_a_loss_module_that_applies_cross_entropy(ce_input, ret, loss, found, me
     assert bugs(r) == found and not r.changed, [f.message for f in r.findings]
     if found:
         assert message in r.findings[0].message and r.findings[0].fix is None
+
+
+@pytest.mark.parametrize("probs, logits", [
+    ("torch.exp(F.log_softmax(model(x), dim=1))", "model(x)"),
+    ("F.log_softmax(model(x), dim=1).exp()", "model(x)"),
+    ("torch.exp(model(x).log_softmax(1))", "model(x)"),
+    ("torch.exp(nn.LogSoftmax(dim=1)(model(x)))", "model(x)"),
+])
+def test_the_exponential_of_a_log_softmax_is_a_softmax(probs, logits):
+    # bowang-lab/Transformer-GCN-QA #32: ``torch.exp(self.log_softmax(masked_max))`` fed
+    # to nn.CrossEntropyLoss
+    r, out = run(f"""
+        model = nn.Linear(4, 3)
+        criterion = nn.CrossEntropyLoss()
+        for x, y in loader:
+            probs = {probs}
+            loss = criterion(probs, y)
+            loss.backward()
+        """)
+    assert bugs(r) == ["TM501"]
+    assert f"loss = criterion({logits}, y)" in out and "probs" not in out
+
+
+@pytest.mark.parametrize("value", [
+    "torch.exp(F.softmax(model(x), dim=1))",  # not a log-softmax: exp of probabilities
+    "torch.exp(model(x))",
+    "F.log_softmax(model(x), dim=1).exp().log()",
+    "torch.exp(F.log_softmax(model(x), dim=1), out=buf)",
+])
+def test_an_exponential_of_anything_else_is_no_softmax(value):
+    r, out = run(f"""
+        model = nn.Linear(4, 3)
+        criterion = nn.CrossEntropyLoss()
+        for x, y in loader:
+            v = {value}
+            loss = criterion(v, y)
+            loss.backward()
+        """)
+    assert "TM501" not in bugs(r), [f.message for f in r.findings]

@@ -452,6 +452,11 @@ def soft(sem: SemanticModel, node) -> Optional[Soft]:
         if inp is None:
             return None
         return Soft(node, any(N.is_log_softmax(x) for x in q), inp, dim)
+    # ``torch.exp(F.log_softmax(z, 1))``, ``z.log_softmax(1).exp()``: the probabilities
+    if "torch.exp" in q or (not q and isinstance(func, ast.Attribute) and func.attr == "exp"):
+        inner = func.value if not q else node.args[0] if len(node.args) == 1 and not node.keywords else None
+        s = soft(sem, inner) if q or (not node.args and not node.keywords) else None
+        return Soft(node, False, s.input, s.dim) if s is not None and s.log and s.input is not None else None
     if isinstance(func, ast.Attribute) and func.attr in ("softmax", "log_softmax") and not q and is_tensor_receiver(
         sem, func.value
     ):

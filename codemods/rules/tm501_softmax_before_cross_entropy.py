@@ -8,7 +8,7 @@ from ._softmax import TM501, protos_for
 
 class SoftmaxBeforeCrossEntropy(Rule):
     """## What it does
-    Finds a softmax whose output is the *input* (first argument) of
+    Finds a softmax (also written `torch.exp(F.log_softmax(x, 1))`) whose output is the *input* (first argument) of
     `nn.CrossEntropyLoss` / `F.cross_entropy`: applied inline, through a variable, or as
     the last step of a model (`nn.Sequential(..., nn.Softmax(dim=1))`, `return
     F.softmax(x, dim=1)` or `return self.softmax(x)` in `forward`, `self.softmax` a
