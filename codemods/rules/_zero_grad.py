@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional
 
-from ..semantic import OriginKind, SemanticModel
+from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import reversed_text
 
@@ -435,7 +435,7 @@ class Analysis:
                     out.append(n)
             elif isinstance(n, ast.Delete) and any(touches_grad(t) for t in n.targets):
                 out.append(n)
-        return out
+        return [n for n in out if not never_runs(sem, n)]
 
     def may_clear(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str], body: Optional[list] = None) -> Optional[str]:
         """Why ``st``'s gradients may be cleared inside the loop body (or ``body``, the
@@ -627,6 +627,46 @@ class Analysis:
                                 continue
                         return True
         return False
+
+
+def never_runs(sem: SemanticModel, node) -> bool:
+    """``node`` stands in the body of an ``if`` (of its own function) that no call of the
+    file enters: its test, or a conjunct of it, is ``p is not None`` (or ``p``) for a
+    parameter ``p`` that every call site leaves ``None`` (``train_ch3(..., params=None,
+    optimizer=opt)`` with ``if params is not None: for p in params: p.grad.zero_()``)."""
+    child = node
+    for a in sem.ancestors(node):
+        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)):
+            return False
+        if isinstance(a, ast.If) and any(child is x for x in a.body) and _false_test(sem, a.test):
+            return True
+        child = a
+    return False
+
+
+def _false_test(sem: SemanticModel, test) -> bool:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_false_test(sem, v) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot):
+        c = test.comparators[0]
+        return isinstance(c, ast.Constant) and c.value is None and _always_none(sem, test.left)
+    return _always_none(sem, test)
+
+
+def _always_none(sem: SemanticModel, e) -> bool:
+    """``e`` is a parameter of its function that is ``None`` at every call site (its
+    default included), all of them known."""
+    if not isinstance(e, ast.Name):
+        return False
+    bs = sem.reaching(e)
+    if len(bs) != 1 or bs[0].kind is not BindingKind.PARAMETER:
+        return False
+    fn = bs[0].scope.node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    pv = sem.param_values(fn, bs[0].name)
+    return pv.complete and bool(pv.values) and all(
+        isinstance(v, ast.Constant) and v.value is None for v, _, _ in pv.values)
 
 
 def always_backward(sem: SemanticModel, stmt, names: tuple = ("backward",)) -> bool:

@@ -100,7 +100,10 @@ class MissingZeroGrad(Rule):
     `model.zero_grad`) written without `()` in the loop's block, before the backward or
     after the step, is a no-op: the fix adds the `()` where it stands (between the
     backward and the step, a call would clear what the step needs: the usual insertion
-    at the top of the loop instead).
+    at the top of the loop instead).  Gradients cleared by hand only in the body of an
+    `if params is not None:` (or `if params:`) where every call of the function in the
+    file leaves `params` None (d2l's `train_ch3(..., params=None, optimizer=opt)`) are
+    never cleared.
     """
 
     code = "TM201"
