@@ -1477,3 +1477,82 @@ def test_a_training_step_whose_backward_runs_in_a_helper(change, reported):
     assert bool(got) == reported, [f.message for f in r.findings]
     if reported:
         assert "    def train_step(self, batch):\n        self.optimizer.zero_grad()\n        loss = self.forward_backward" in out
+
+
+D2L_TRAIN = """
+def train_ch3(net, train_iter, loss, num_epochs, params=None, lr=None, optimizer=None):
+    for epoch in range(num_epochs):
+        for X, y in train_iter:
+            l = loss(net(X), y).sum()
+            # clear the gradients
+            if {test}:
+                for param in params:
+                    param.grad.data.zero_()
+            l.backward()
+            if optimizer is not None:
+                optimizer.step()
+            else:
+                sgd(params, lr)
+
+
+net = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+train_ch3(net, train_iter, nn.CrossEntropyLoss(), 5, {params}, 0.3, optimizer)
+"""
+
+
+@pytest.mark.parametrize("test", ["params is not None and params[0].grad is not None", "params is not None", "params"])
+def test_gradients_cleared_only_on_a_branch_no_call_takes(test):
+    # Miraclelucy/dive_into_deep_learning #6: d2l's train_ch3 clears the gradients by hand
+    # only when ``params`` is given; called with an optimizer and ``params=None``, nothing
+    # clears them
+    r, out = run(D2L_TRAIN.format(test=test, params="None"))
+    assert codes(r) == ["TM201"]
+    assert "        for X, y in train_iter:\n            optimizer.zero_grad()\n" in out
+
+
+@pytest.mark.parametrize("params", ["list(net.parameters())", "params_of(net)"])
+def test_gradients_cleared_on_a_branch_some_call_may_take(params):
+    r, _ = run(D2L_TRAIN.format(test="params is not None", params=params))
+    assert codes(r) == []
+
+
+def test_a_parameter_of_a_function_with_unknown_callers_may_be_anything():
+    r, _ = run(D2L_TRAIN.format(test="params is not None", params="None") + "train_ch3(net, it, l, 1, *rest)\n")
+    assert codes(r) == []
+
+
+@pytest.mark.parametrize("ctx", ['torch.autocast("cuda")', "torch.cuda.amp.autocast()", "profiler.record_function('fwd')"])
+def test_zero_grad_after_a_with_block_that_runs_backward(ctx):
+    # lucidrains/byol-pytorch trainer: ``with self.accelerator.autocast(): loss = ...;
+    # self.accelerator.backward(loss)`` then ``zero_grad()`` right before ``step()``
+    r, out = run(f"""
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            with {ctx}:
+                loss = ((model(x) - y) ** 2).mean()
+                loss.backward()
+            opt.zero_grad()
+            opt.step()
+        """)
+    assert codes(r) == ["TM202"]
+    assert f"    opt.zero_grad()\n    with {ctx}:" in out
+
+
+@pytest.mark.parametrize("inner", [
+    "if ok:\n                    loss.backward()",  # the backward may not run
+    "loss.backward()\n                opt.step()",  # a step inside: the zero_grad clears the next ones
+])
+def test_a_with_block_whose_backward_may_not_feed_the_step(inner):
+    r, _ = run(f"""
+        model = nn.Linear(3, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in loader:
+            with torch.autocast("cuda"):
+                loss = ((model(x) - y) ** 2).mean()
+                {inner}
+            opt.zero_grad()
+            opt.step()
+        """)
+    assert "TM202" not in codes(r) or "not moved automatically" in r.findings[0].message

@@ -16,7 +16,8 @@ class MisplacedZeroGrad(Rule):
     """## What it does
     Finds `optimizer.zero_grad()` calls in the wrong place: once per epoch in an outer
     loop while the inner loop steps every batch; between `loss.backward()` and
-    `optimizer.step()` in the same block (also when the step is the first thing the
+    `optimizer.step()` in the same block (the backward also inside a `with` block before
+    it, `with torch.autocast("cuda"): loss = ...; loss.backward()`; also when the step is the first thing the
     body of a later `if` does: `if (i + 1) % k == 0: optimizer.step()`, reported only); on every micro-batch of a gradient accumulation
     window (`zero_grad()` before each backward while the step runs under
     `if (i + 1) % k == 0:`, in a loop or in a Lightning `training_step` with manual
@@ -325,6 +326,9 @@ class MisplacedZeroGrad(Rule):
             first = None
             for s in reversed(block[:i]):
                 calls = [n for n in sem.walk(s) if isinstance(n, ast.Call)]
+                if isinstance(s, (ast.With, ast.AsyncWith)) and _backward_block(sem, s, calls):
+                    first = s  # ``with torch.autocast(...): loss = ...; loss.backward()``: it always runs
+                    continue
                 if isinstance(s, _COMPOUND):
                     if any(sem.method_name(n) in ("backward", "step", "zero_grad") for n in calls):
                         break
@@ -381,6 +385,24 @@ class MisplacedZeroGrad(Rule):
             if b.kind in ("opt", "param") and models is not None and any(related(zr, m) for m in models):
                 return sem.segment(c).strip(), opt
         return None
+
+
+def _backward_block(sem, block, calls) -> bool:
+    """The ``with`` statement ``block`` runs a backward() whatever happens in it (only
+    ``with`` statements around the call inside it), and no step() or zero_grad()."""
+    if any(sem.method_name(c) in ("step", "zero_grad") for c in calls):
+        return False
+    found = False
+    for c in calls:
+        if sem.method_name(c) != "backward":
+            continue
+        for a in sem.ancestors(c):
+            if a is block:
+                break
+            if isinstance(a, ast.stmt) and not isinstance(a, (ast.With, ast.AsyncWith, ast.Expr, ast.Assign)):
+                return False
+        found = True
+    return found
 
 
 def _may_refill(sem, calls) -> bool:
