@@ -972,6 +972,7 @@ class Analysis:
     def follow(self, start, fn) -> list[Meet]:
         """The meets of the CPU tensor ``start`` evaluates to (``fn``: its function)."""
         meets: list[Meet] = []
+        cuda_tests = "is_available" in self.sem.text  # (what ``_cpu_only`` looks for)
         todo = deque([(start, (), fn, None)])
         seen = set()
         steps = 0
@@ -982,7 +983,7 @@ class Analysis:
                 continue
             seen.add(key)
             steps += 1
-            if self._cpu_only(node):
+            if cuda_tests and self._cpu_only(node):
                 continue  # (where CUDA is not available every tensor is on the CPU)
             for item in self._step(node, stack, base, via, meets):
                 todo.append(item)

@@ -1284,10 +1284,12 @@ class SemanticModel:
         when unknown: a store on an object that may be this one, an attribute set by
         ``setattr``/``__dict__``/``vars(...).update``, a read of the object before the
         store."""
+        text, attr = self.text, expr.attr
+        if "parse_" not in text and "Namespace" not in text and "EasyDict" not in text:
+            return None  # (no namespace is made here: most files)
         b = self._namespace_binding(expr.value, 0)
         if b is None:
             return None
-        text, attr = self.text, expr.attr
         if "setattr" in text or "__dict__" in text or ("vars(" in text and ".update(" in text):
             return None
         stores = []
