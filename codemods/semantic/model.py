@@ -1359,11 +1359,12 @@ class SemanticModel:
         return None
 
     def _other_object(self, e: ast.Name) -> bool:
-        """``e`` holds an object made here that is no namespace of :meth:`namespace_values`
-        (a call's value, a literal): a store on it is not a store on one."""
+        """``e`` (no namespace of :meth:`namespace_values`: asked after
+        ``_namespace_binding``) holds an object made here, a call's value or a literal,
+        not one handed on from elsewhere: a store on it is not a store on one."""
         bs = self.reaching(e)
         return bool(bs) and all(
-            b.kind is BindingKind.ASSIGNMENT and b.value is not None and self._namespace_binding(e, 0) is None
+            b.kind is BindingKind.ASSIGNMENT and b.value is not None
             and not isinstance(b.value, (ast.Name, ast.Attribute, ast.Subscript)) for b in bs)
 
     def _same_block(self, a: ast.stmt, b: ast.stmt) -> bool:
