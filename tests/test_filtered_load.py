@@ -847,3 +847,47 @@ def test_builder_that_changes_its_kwargs_is_not_read():
         "    model = Net(**kwargs)\n", "    n = kwargs.pop(\"num_classes\", 1000)\n    model = Net(**kwargs)\n")
     r, out = run(src)
     assert r.findings == []
+
+
+# (WZMIAOMIAO/deep-learning-for-image-processing and its many copies: predict, export and
+# analysis scripts build ``resnet34(num_classes=5)`` and load ``./resNet34.pth``, the model
+# their train.py fine-tuned and saved; ``FasterRCNN(num_classes=91)`` loads the COCO
+# checkpoint, whose head has 91 classes)
+INFER = """\
+import torch
+from model import resnet34
+
+def main():
+    model = resnet34(num_classes=5)
+    model.load_state_dict(torch.load({path}, map_location="cpu"))
+    model.eval()
+{train}"""
+
+
+@pytest.mark.parametrize("path, train, reported", [
+    ('"./resNet34.pth"', "", False),  # an inference script: its own fine-tuned model
+    ('"./resNet34.pth"', "    loss.backward()\n", True),  # a training script: the architecture's weights
+    ('"./resnet34-333f7ec4.pth"', "", True),  # torchvision's download
+    ('"./resnet34_imagenet.pth"', "", True),
+    ('"./pretrained/resnet34.pth"', "", True),
+])
+def test_an_inference_script_loading_a_file_named_after_the_architecture(path, train, reported):
+    r, _ = run(INFER.format(path=path, train=train), unsafe_fixes=True)
+    assert len(r.findings) == (1 if reported else 0), [f.message for f in r.findings]
+
+
+def test_a_load_in_a_plain_class_is_an_inference_script_too():
+    src = ("import torch\nfrom model import resnet34\n\nclass Service:\n    def load(self):\n"
+           "        model = resnet34(num_classes=6)\n        model.load_state_dict(torch.load('resNet34.pth'))\n"
+           "        return model\n")
+    silent(src)
+
+
+@pytest.mark.parametrize("count, reported", [(91, False), (81, False), (3, True)])
+def test_a_class_count_of_the_dataset_the_checkpoint_names(count, reported):
+    src = ("import torch\nfrom network_files import FasterRCNN\n\ndef create_model(backbone):\n"
+           f"    model = FasterRCNN(backbone=backbone, num_classes={count})\n"
+           "    weights = torch.load('./backbone/fasterrcnn_resnet50_fpn_coco.pth', map_location='cpu')\n"
+           "    model.load_state_dict(weights, strict=False)\n    return model\n\nloss.backward()\n")
+    r, _ = run(src, unsafe_fixes=True)
+    assert len(r.findings) == (1 if reported else 0), [f.message for f in r.findings]

@@ -1885,3 +1885,24 @@ def test_a_sibling_dataset_module_that_does_not_parse_is_not_followed(tmp_path):
     (tmp_path / "train.py").write_text(src)
     r = process_text(str(tmp_path / "train.py"), src, Options())
     assert r.error is None, r.error
+
+
+# (hunkim/PyTorchZeroToAll 11_3_hello_rnn_gpu.py before "solved the cuda error":
+# ``inputs = Variable(torch.Tensor(rows))`` then ``inputs.cuda()`` under ``if
+# torch.cuda.is_available():``; the upstream fix stores the result)
+@pytest.mark.parametrize("made, fixed", [
+    ("Variable(torch.Tensor(rows))", True),
+    ("torch.autograd.Variable(torch.LongTensor(rows))", True),
+    ("torch.from_numpy(np.array(rows)).float()", True),
+    ("Variable(make(rows))", False),  # nothing shows a tensor
+])
+def test_a_dropped_move_of_a_tensor_made_on_the_host(made, fixed):
+    head = HEAD + "import numpy as np\nfrom torch.autograd import Variable\n"
+    f, out, src = run(f"rows = [[1.0, 0.0], [0.0, 1.0]]\ninputs = {made}\nif torch.cuda.is_available():\n"
+                      "    inputs.cuda()\n", head=head)
+    got = [x for x in f if "does nothing" in x.message]
+    if fixed:
+        assert len(got) == 1 and got[0].fix is not None, [x.message for x in f]
+        assert "    inputs = inputs.cuda()\n" in out
+    else:
+        assert all(x.fix is None for x in got) and out == src

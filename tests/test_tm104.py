@@ -571,3 +571,93 @@ def test_a_namespace_handed_to_other_code_before_its_device_is_set():
         "    FLAGS.cuda =", "    configure(FLAGS)\n    FLAGS.cuda =")
     found, _ = run("", head=src)
     assert found == []
+
+
+# (graviraja/pytorch-sample-codes conditional_vae.py: ``model.decoder(z)`` after training
+# runs a submodule the class builds in ``__init__``; it moves nothing)
+def test_a_call_of_a_submodule_the_class_builds_does_not_hide_the_model():
+    head = HEAD + (
+        "\n\nclass VAE(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.encoder = nn.Linear(4, 2)\n        self.decoder = nn.Linear(2, 4)\n\n"
+        "    def forward(self, x):\n        return self.decoder(self.encoder(x))\n"
+    )
+    body = """
+    model = VAE()
+    for x, y in loader:
+        x = x.to(device)
+        out = model(x)
+    z = torch.randn(1, 2).to(device)
+    sample = model.decoder(z)
+    """
+    f, out = run(body, unsafe=True, head=head)
+    assert len(f) == 1 and "model = VAE().to(device)\n" in out
+    # a name the class defines as a method, or that no method sets, may be anything
+    for other in ("    def decoder(self, z):\n        return self.to('cuda')(z)\n", ""):
+        h = head.replace("        self.decoder = nn.Linear(2, 4)\n", "") + (
+            "\n    " + other.replace("\n    ", "\n        ").lstrip() if other else "")
+        f, out = run(body, unsafe=True, head=h)
+        assert f == [], (other, [x.message for x in f])
+
+
+# (kyegomez/LiqudNet train.py: ``model = VisionLiquidNet(...)`` imported from the
+# repository's package, its parameters given to Adam, never moved; the batch is)
+IMPORTED = """\
+import torch
+import torch.nn as nn
+from liquidnet.vision_liquidnet import VisionLiquidNet
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = VisionLiquidNet({args})
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+for images, labels in loader:
+    images = images.to(device)
+    outputs = model(images)
+"""
+
+
+@pytest.mark.parametrize("args, optimized, reported", [
+    ("num_units=64, num_classes=10", True, True),
+    ("num_units=64, num_classes=10", False, False),  # nothing shows it is a module with parameters
+    ("64, device=device", True, False),  # told where to go
+    ("64, args.gpu", True, False),
+    ("**cfg", True, False),
+])
+def test_a_model_class_of_a_module_not_read_here(args, optimized, reported):
+    src = IMPORTED.format(args=args)
+    if not optimized:
+        src = src.replace("optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)\n", "")
+    res = process_text("t.py", src, Options(unsafe_fixes=True))
+    f = [x for x in res.findings if x.code == "TM104"]
+    assert len(f) == (1 if reported else 0), [x.message for x in f]
+    if reported:
+        assert f[0].fix.safety.value == "unsafe" and "unless it places itself" in f[0].message
+        assert "model = VisionLiquidNet(num_units=64, num_classes=10).to(device)\n" in apply_patch(
+            src.encode(), res.diff).decode()
+        assert not [x for x in process_text("t.py", src, Options()).findings if x.fix is not None and x.code == "TM104"
+                    and x.fix.safety.value == "safe"]
+
+
+@pytest.mark.parametrize("cls, reported", [
+    ("class VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 2)\n", True),
+    # it places itself, or has no parameters, or is no class of that module
+    ("class VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n        super().__init__()\n"
+     "        self.fc = nn.Linear(4, 2)\n        self.to('cuda' if torch.cuda.is_available() else 'cpu')\n", False),
+    ("class VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n        super().__init__()\n", False),
+    ("def VisionLiquidNet(**kw):\n    return build(**kw)\n", False),
+])
+def test_a_model_class_of_a_module_of_the_project(tmp_path, cls, reported):
+    from torchmend.engine import process_file
+
+    pkg = tmp_path / "liquidnet"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "vision_liquidnet.py").write_text("import torch\nimport torch.nn as nn\n\n\n" + cls)
+    script = tmp_path / "train.py"
+    script.write_text(IMPORTED.format(args="num_units=64, num_classes=10"))
+    res = process_file(str(script), Options(unsafe_fixes=True))
+    f = [x for x in res.findings if x.code == "TM104"]
+    assert len(f) == (1 if reported else 0), [x.message for x in f]
+    if reported:
+        assert "a module class of `liquidnet.vision_liquidnet`" in f[0].message
+        assert _safety(f[0]) == "safe"

@@ -39,6 +39,18 @@ _FOREIGN = re.compile(
 # a download known to hold its architecture's pretrained weights (the original head, or
 # none: a backbone's)
 _ORIGINAL_HEAD = re.compile(r"pre-?train|imagenet|download\.pytorch\.org", re.I)
+# a checkpoint that was downloaded (or says it holds pretrained weights)
+_DOWNLOADED = re.compile(
+    r"pre-?train|imagenet|backbone|download\.pytorch\.org|model_zoo|modelzoo|/hub/|huggingface\.co"
+    r"|-[0-9a-f]{8}\.(?:pth|pt)\b",
+    re.I,
+)
+# datasets a checkpoint's name may give, and their class counts (with and without a
+# background class)
+_DATASET_CLASSES = (
+    ("coco", (80, 81, 91)), ("voc", (20, 21)), ("imagenet", (1000, 1001)), ("cityscapes", (19, 34)),
+    ("ade20k", (150, 151)), ("cifar100", (100,)), ("cifar10", (10,)), ("mnist", (10,)),
+)
 _OWN = re.compile(r"fine-?tun|fine_tun|best|epoch|resume|last|finetun|checkpoint_\d|ckpt_\d", re.I)
 # methods that read a dict without changing it
 _READ_ONLY = ("keys", "items", "values", "get", "copy", "__contains__")
@@ -403,6 +415,31 @@ class Values:
         text = " ".join(self.texts(path))
         return bool(_FOREIGN.search(text)) and not _OWN.search(text)
 
+    def names_a_download(self, src: Source) -> bool:
+        """Stronger than :meth:`foreign` for a file: the checkpoint comes from a
+        download (a hub, a zoo, the Hugging Face hub) or its path names pretraining,
+        ImageNet, a model zoo or a hub, or ends like torchvision's downloads
+        (``resnet18-f37072fd.pth``).  A name that only mentions an architecture or a
+        backbone (``resNet34.pth``) is how people name their own fine-tuned models too."""
+        if src.kind in ("hub", "zoo") or src.filtered:
+            return True
+        if src.path is None:
+            return False
+        if isinstance(src.path, ast.Call) and self.sem.qualnames(src.path.func) & HUB_FILES:
+            return True
+        for o in self.sem.origins(src.path):
+            if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and self.sem.qualnames(o.node.func) & (HUB_FILES | N.HUB_LOADERS):
+                return True
+        return _DOWNLOADED.search(" ".join(self.texts(src.path))) is not None
+
+    def fits_dataset(self, src: Source, count: Optional[int]) -> bool:
+        """The checkpoint's path names a dataset (COCO, VOC, ImageNet, ...) and
+        ``count`` is a class count of that dataset: the head was sized for it."""
+        if count is None or src.path is None:
+            return False
+        text = " ".join(self.texts(src.path)).lower()
+        return any(word in text and count in counts for word, counts in _DATASET_CLASSES)
+
     def named_own(self, path) -> bool:
         """The path is held in a variable or attribute named like the file's own run
         (``args.resume``, ``best_model_path``, ``finetuned_ckpt``): used only to stay
@@ -529,6 +566,8 @@ class HeadChange:
     # the head was sized by a literal class count given to its constructor (not replaced
     # after it was built, nor sized by a parameter whose default the checkpoint fits)
     sized: bool = False
+    # that literal class count (an int), when there is one
+    count: Optional[int] = None
 
 
 # modules that hold no parameters, assigned as a head: the head is removed
@@ -842,7 +881,8 @@ def _sized_head(node, what: str, origins, default, value) -> Optional[HeadChange
     removed = _count_change(origins, default)
     if removed is None:
         return None
-    return HeadChange(node, what, False, removed, sized=isinstance(value, ast.Constant))
+    count = value.value if isinstance(value, ast.Constant) and type(value.value) is int else None
+    return HeadChange(node, what, False, removed, sized=isinstance(value, ast.Constant), count=count)
 
 
 def _count_change(origins, default) -> Optional[bool]:

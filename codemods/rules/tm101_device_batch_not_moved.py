@@ -1329,7 +1329,8 @@ class DeviceBatchNotMoved(Rule):
     `.cpu()`, `.tolist()`, `.item()`, `len()`) is right on the CPU: it is not reported,
     and when it sits in a batch that would be moved whole the finding is report-only.
     Also finds `t.to(device)` on a tensor whose result is dropped: `Tensor.to` is not
-    in-place (a tensor of the code's own making, a batch element, an item a loop
+    in-place (a tensor of the code's own making, `Variable(torch.Tensor(rows))` and
+    `torch.from_numpy(a).float()` too, a batch element, an item a loop
     unpacks from a loader passed in, `for x, y in loader: x.to(device)` (an unsafe fix:
     what the loader yields is not seen; storing the result is right for an object whose
     `.to` works in place too), a name under `if
@@ -1854,6 +1855,8 @@ class DeviceBatchNotMoved(Rule):
         if len(bs) != 1 or bs[0].kind is not BindingKind.ASSIGNMENT or not isinstance(bs[0].value, ast.Call):
             return None
         v = bs[0].value
+        if made_tensor(sem, v) is not None:
+            return "tensor"  # made on the host: ``Variable(torch.Tensor(rows))``, ``torch.from_numpy(a).float()``
         q = sem.call_qualname(v)
         if q and q.startswith("torch.") and q.count(".") == 1:
             fname = q.split(".")[1]

@@ -61,6 +61,18 @@ _NOT_PLAIN = re.compile(
     r"Module|Model|Layer|Block|Net\b|nn\.|Attention|MLP|Encoder|Decoder|Embedding|Generation|Config|Head|Norm|Conv"
     r"|Transformer|PreTrained|Pretrained"
 )
+# ``from M import Name`` at the start of a line: the modules whose classes may be a
+# user's models built on the CPU (not torch's, a framework's that places its modules, or
+# a library's with no modules)
+_FROM_IMPORT = re.compile(r"^[ \t]*from[ \t]+([A-Za-z_][\w.]*)[ \t]+import[ \t]+\(?([^)\n#;]*)", re.M)
+_NOT_USER_MODELS = frozenset({
+    "torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning", "accelerate", "deepspeed",
+    "numpy", "sklearn", "scipy", "pandas", "tensorflow", "keras", "jax", "flax", "ignite", "fastai",
+})
+_CAMEL = re.compile(r"_?[A-Z]\w*[a-z]\w*")
+# what shows that an object of an imported class is a module with parameters: they go to
+# an optimizer (or are counted), or a state dict is loaded into it
+_PARAMETERS = re.compile(r"\.(?:parameters|named_parameters|load_state_dict)\(")
 _LAYOUT: list = [None, None]  # the text last asked about and its answer
 _CANDIDATES: list = [None, (frozenset(), frozenset())]
 
@@ -127,6 +139,7 @@ def _candidates(text: str) -> tuple:
     if "torchvision.models" in text:  # (what the pattern holds: a search, not a try at every line)
         for m in _ZOO_IMPORT.finditer(text):
             zoo.update(w.split()[0] for w in m.group(1).split(",") if w.split())
+    imported = None  # the class-like names imported from a module of the user's (read when needed)
     # the parts of the text to read: outside the classes that may be modules
     spans, pos = [], 0
     for a, z, kind in zip(starts, ends, kinds):
@@ -144,7 +157,10 @@ def _candidates(text: str) -> tuple:
         first = _ASSIGNED_FIRST.match(text, 0, z) if a == 0 else None
         for m in ([first] if first is not None else []) + found:
             me, prefix, name = m.groups()
-            if name in classes or name in zoo or name == "create_model" or prefix.endswith("models."):
+            if not prefix and name not in classes and _CAMEL.fullmatch(name) and imported is None:
+                imported = _imported_classes(text) if _PARAMETERS.search(text) else frozenset()
+            if name in classes or name in zoo or name == "create_model" or prefix.endswith("models.") \
+                    or (not prefix and imported is not None and name in imported):
                 if not me:
                     plain.add(name)
                 elif _context(text, m.start() + (text[m.start()] == "\n")) == "plain":
@@ -154,6 +170,23 @@ def _candidates(text: str) -> tuple:
     got = _CANDIDATES[1] = (frozenset(plain), frozenset(attr))
     _CANDIDATES[0] = text
     return got
+
+
+def _imported_classes(text: str) -> frozenset:
+    """The class-like names (``CamelCase``) ``text`` imports with ``from M import ...``
+    from an absolute module ``M`` of no library in :data:`_NOT_USER_MODELS` (asked only
+    of a text that reads a module's parameters or loads a state dict: :data:`_PARAMETERS`)."""
+    out = set()
+    if "import" not in text:
+        return frozenset()
+    for m in _FROM_IMPORT.finditer(text):
+        if m.group(1).split(".")[0] in _NOT_USER_MODELS:
+            continue
+        for w in m.group(2).split(","):
+            p = w.split()
+            if p and _CAMEL.fullmatch(p[-1]):
+                out.add(p[-1])
+    return frozenset(out)
 
 
 def _ctor_keep(plain: frozenset, attr: frozenset):
@@ -314,7 +347,60 @@ def _model_of(sem: SemanticModel, call: ast.Call, cache: dict) -> Optional[str]:
         return None
     if _zoo(sem, call):
         return f"a `{q}` model"
-    return None
+    return _imported_model(sem, call, q)
+
+
+# what :func:`_imported_model` says of a class whose module this run cannot read
+_UNSEEN = "a class of a module not read here"
+
+
+def _imported_model(sem: SemanticModel, call: ast.Call, q: Optional[str]) -> Optional[str]:
+    """``Name(...)`` of a class imported from a module of the user's (``from M import
+    Name``, :func:`_imported_classes`), no argument of which names a device: when the
+    project holds ``M``, what it is there (a module class with layers that own
+    parameters, placing nothing itself); else :data:`_UNSEEN` (the caller asks for more
+    evidence)."""
+    f = call.func
+    if not isinstance(f, ast.Name) or not q or "." not in q or not _CAMEL.fullmatch(f.id):
+        return None
+    mod, _, name = q.rpartition(".")
+    if mod.split(".")[0] in _NOT_USER_MODELS or mod.startswith("."):
+        return None
+    args = [*call.args, *(k.value for k in call.keywords)]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None  # (``Net(**cfg)``: the configuration may name a device)
+    for a in args:
+        for n in ast.walk(a):
+            word = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else \
+                n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else ""
+            if re.search(r"device|cuda|gpu|rank", word, re.I):
+                return None  # the class is told where to go
+    project = sem.project
+    path = project.module_file(mod, sem.path) if project is not None and sem.path else None
+    if path is None:
+        return _UNSEEN
+    other = project.model_for(path)
+    cls = None if other is None else next(
+        (s for s in other.find(ast.ClassDef, containing=(name,)) if s.name == name and other.parent(s) is other.module),
+        None)
+    if cls is None or not is_module_class(other, cls) or not _class_weighted(other, cls) or _places_itself(other, cls):
+        return None
+    return f"a module class of `{mod}` with layers that own parameters"
+
+
+def _optimized(sem: SemanticModel, ctor: ast.Call) -> bool:
+    """The parameters of what ``ctor`` builds go to a ``torch.optim`` optimizer
+    (``optim.Adam(model.parameters())``): it is a module with parameters."""
+    for e in sem.value_uses(ctor, through=_through(sem)).uses:
+        p = sem.parent(e)
+        if not (isinstance(p, ast.Attribute) and p.value is e and p.attr in ("parameters", "named_parameters")):
+            continue
+        for a in sem.ancestors(p):
+            if isinstance(a, ast.stmt):
+                break
+            if isinstance(a, ast.Call) and (sem.call_qualname(a) or "").startswith("torch.optim."):
+                return True
+    return False
 
 
 def _through(sem: SemanticModel):
@@ -377,6 +463,8 @@ def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]
                     m = sem.method(cls, p.attr)
                     if any(isinstance(n, ast.Attribute) and n.attr in _MOVERS for n in ast.walk(m)):
                         return None
+                elif cls is not None and _submodule(sem, cls, p.attr):
+                    calls.append(sem.parent(top))  # ``model.decoder(z)``: a part of the model runs
                 else:
                     return None  # a library method: it may move the module
             continue
@@ -389,6 +477,37 @@ def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]
             continue
         return None
     return calls, stores
+
+
+def _submodule(sem: SemanticModel, cls: ast.ClassDef, attr: str) -> bool:
+    """``attr`` of the same-file module class ``cls`` is a layer its methods build
+    (``self.decoder = Decoder(...)``, every store a call of a module class of the file or
+    of a ``torch.nn`` layer), and no class of its lineage defines it otherwise: calling
+    it runs part of the model and moves nothing.  Every base of the lineage is a class
+    of the file or ``torch.nn.Module`` (a library base may define a method that moves)."""
+    lineage = _lineage(sem, cls)
+    for c in lineage:
+        info = sem.class_info(c)
+        if attr in info.methods or attr in info.class_attrs:
+            return False
+        for b in c.bases:
+            if sem.class_def(b) is None and sem.qualname(b) not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                return False
+    stores = [st for c in lineage for st in sem.class_info(c).attrs.get(attr, ())]
+    if not stores:
+        return False
+    for _, value, _ in stores:
+        if not isinstance(value, ast.Call):
+            return False
+        target = sem.callee(value)
+        if isinstance(target, ast.ClassDef):
+            if not is_module_class(sem, target):
+                return False
+            continue
+        q = sem.call_qualname(value)
+        if target is not None or not q or not (N.is_module_class(q) or N.is_sequential(q)):
+            return False
+    return True
 
 
 def _plain_value(sem: SemanticModel, v) -> bool:
@@ -508,11 +627,16 @@ class ModelNotMoved(Rule):
     there (`x.to(device)`, `x.cuda()`, the output of another moved model) goes into it:
     the reverse of TM101.  The model is a same-file `nn.Module` class whose `__init__`
     builds layers that own parameters, a `torch.nn` layer with parameters, an
-    `nn.Sequential` of them, or a torchvision / timm builder, built without `device=`
-    and bound by an assignment (`model = Net(...)`, `self.model = Net(...)`).  It is
-    followed through names, `self` attributes, parameters of same-file functions and
-    their returns, and `model.eval()`/`torch.compile(model)`; its calls are `model(x)` and
-    `model.forward(x)`.  A moved tensor is followed through names and methods that keep
+    `nn.Sequential` of them, a torchvision / timm builder, or a class imported from a
+    module of the user's (`from models.net import Net`: when the project holds that
+    module, a module class there as above that places nothing itself; when it does not,
+    a class whose parameters go to a `torch.optim` optimizer in this file), built
+    without `device=` (nor an argument naming a device, a GPU or a rank, nor
+    `**kwargs`) and bound by an assignment (`model = Net(...)`, `self.model =
+    Net(...)`).  It is followed through names, `self` attributes, parameters of
+    same-file functions and their returns, and `model.eval()`/`torch.compile(model)`;
+    its calls are `model(x)`, `model.forward(x)` and the calls of the layers its class
+    builds (`model.decoder(z)`).  A moved tensor is followed through names and methods that keep
     it where it is; the device must be one that is not the CPU on every way (`.cuda()`,
     a known device value, or `torch.device(...)`; also an attribute the script sets on its
     argument namespace before anything uses it: `args.device = torch.device(...)` right
@@ -556,8 +680,10 @@ class ModelNotMoved(Rule):
     bound there.  `Module.to` moves the parameters in place, so an optimizer built
     from `model.parameters()` before the move keeps working.  It is safe when every
     call of the model gets a tensor moved the same way, unsafe otherwise (some call may
-    give it CPU tensors on purpose), and unsafe for an unconditional `.cuda()` copied
-    from another function (that function may run only where CUDA is).  A model changed
+    give it CPU tensors on purpose), unsafe for an unconditional `.cuda()` copied
+    from another function (that function may run only where CUDA is), and unsafe for a
+    class of a module this run does not read (a class that places itself in `__init__`
+    is not seen there; moving it again would be harmless).  A model changed
     after it is built (`model.fc = nn.Linear(...)`, `model.classifier[6] = ...`: the new
     head would stay on the CPU) is reported only.  Report only when the device cannot
     be named where the model is built, or the tensors are moved in more than one way.
@@ -633,6 +759,13 @@ class ModelNotMoved(Rule):
         what = _model_of(sem, ctor, ctx.cache)
         if what is None:
             return None
+        unseen = what is _UNSEEN
+        if unseen:
+            if not _optimized(sem, ctor):
+                return None
+            # (its module is not read here: a class that places itself in ``__init__`` is not seen)
+            what = (f"a module whose parameters go to an optimizer; `{sem.segment(ctor.func)}` comes from a module"
+                    " not read here: unless it places itself")
         target = sem.callee(ctor)
         got = _model_calls(sem, ctor, target if isinstance(target, ast.ClassDef) else None)
         if got is None or not got[0]:
@@ -665,7 +798,7 @@ class ModelNotMoved(Rule):
         if isinstance(plan, str):
             return ctx.finding(self, ctor, f"{msg}; move the model where it is built ({plan})")
         text, guard = plan
-        safety = Safety.SAFE if all(m is not None for m in moves) else Safety.UNSAFE
+        safety = Safety.SAFE if all(m is not None for m in moves) and not unseen else Safety.UNSAFE
         if text == "cuda()" and not guard and any(sem.scope_of(m.call) is not sem.scope_of(ctor) for _, m in known):
             safety = Safety.UNSAFE  # (an unconditional ``.cuda()`` in code that may run only where CUDA is)
         if not guard:

@@ -9,6 +9,7 @@ import re
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._filtered_load import CLASS_KWARGS, HEADS, SAVES, TV_DEFAULT_CLASSES, TV_OTHER_HEADS, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
 from ..semantic import OriginKind
+from ._device import is_module_class
 
 HELPER = "load_matching_state_dict"
 # an assignment to a head attribute may stand here (``m.fc = ``, ``m.classifier[6] = ``,
@@ -217,6 +218,15 @@ class StrictLoadAfterHeadChange(Rule):
             # backbone checkpoints such code loads (DINO, MAE, MoCo) do not
             return None
         foreign = vals.foreign(src)
+        if vals.fits_dataset(src, head.count):
+            return None  # ``FasterRCNN(num_classes=91)`` loading ``..._coco.pth``: sized for that checkpoint
+        if foreign and not head.local and not ctx.has("backward") and not _in_module_class(sem, call) \
+                and not vals.names_a_download(src):
+            # a script that trains nothing builds the model with its class count and loads
+            # a file named after the architecture (``resnet34(num_classes=5)``,
+            # ``./resNet34.pth``): an inference or export script loading the model its
+            # training script fine-tuned and saved under that name, head and all
+            return None
         if head.sized and src.kind == "hub" and not ctx.has("backward") and not vals.original_head(src):
             # a model definition that builds its class count for a download of its own
             # (FID's Inception: 1008 classes and the port's weights), in code that trains
@@ -476,6 +486,13 @@ def _count_origins(sem, nc) -> tuple:
             complete = False
         out.append(o)
     return out, complete
+
+
+def _in_module_class(sem, node) -> bool:
+    """``node`` is in a method of a module class (its own load of pretrained weights)."""
+    fn = sem.enclosing_function(node)
+    cls = sem.enclosing(fn, ast.ClassDef) if fn is not None else None
+    return cls is not None and is_module_class(sem, cls)
 
 
 def _in_class(sem, node) -> bool:
