@@ -1600,3 +1600,46 @@ def test_an_exponential_of_anything_else_is_no_softmax(value):
             loss.backward()
         """)
     assert "TM501" not in bugs(r), [f.message for f in r.findings]
+
+
+# (vinhkhuc/PyTorch-Mini-Tutorials 5_convolutional_net.py: ``self.fc = torch.nn.Sequential()``
+# then ``self.fc.add_module("softmax", torch.nn.Softmax())`` last in ``__init__``, and
+# ``forward`` returns ``self.fc.forward(x)`` into ``torch.nn.CrossEntropyLoss``)
+ATTR_SEQ = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Sequential()
+        self.fc.add_module("fc1", nn.Linear(8, 3))
+{more}
+
+    def forward(self, x):
+        return self.fc.forward(x)
+
+model = Net()
+criterion = nn.CrossEntropyLoss()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    opt.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize("more, found, fixed", [
+    ('        self.fc.add_module("softmax", nn.Softmax(dim=1))', True, True),
+    ('        self.fc.add_module("softmax", nn.Softmax(dim=1))  # probabilities', True, False),  # (the comment)
+    ('        self.fc.add_module("softmax", nn.Softmax(dim=1))\n        self.out = nn.Identity()', True, True),
+    # another module after it, the sequence changed elsewhere, the attribute stored twice
+    ('        self.fc.add_module("softmax", nn.Softmax(dim=1))\n        self.fc.add_module("fc2", nn.Linear(3, 3))',
+     False, False),
+    ('        self.fc.add_module("softmax", nn.Softmax(dim=1))\n\n    def more(self):\n        self.fc.append(nn.ReLU())',
+     False, False),
+    ('        self.fc.add_module("softmax", nn.Softmax(dim=1))\n\n    def swap(self):\n        self.fc = nn.Identity()',
+     False, False),
+])
+def test_a_sequential_attribute_built_with_add_module(more, found, fixed):
+    r, out = run(ATTR_SEQ.format(more=more), unsafe=True)
+    assert bugs(r) == (["TM501"] if found else []), [f.message for f in r.findings]
+    assert ('add_module("softmax"' not in out) == fixed

@@ -558,16 +558,19 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
 
 
 def _head_seq(sem, cls, v) -> Optional[Model]:
-    """``self.net(h)`` where ``self.net = nn.Sequential(..., nn.Softmax(1))``, the one
-    read of that attribute: the Sequential's model."""
-    if (
-        isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name)
-        and sem.self_class(v.func.value) is cls
-    ):
-        attr = v.func.attr
+    """``self.net(h)`` (or ``self.net.forward(h)``) where ``self.net =
+    nn.Sequential(..., nn.Softmax(1))``, the one read of that attribute (besides the
+    ``self.net.add_module(...)`` statements that build it): the Sequential's model."""
+    f = v.func if isinstance(v, ast.Call) else None
+    if isinstance(f, ast.Attribute) and f.attr == "forward" and isinstance(f.value, ast.Attribute):
+        f = f.value
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and sem.self_class(f.value) is cls:
+        attr = f.attr
         vals = sem.class_info(cls).attrs.get(attr) or []
-        if len(vals) == 1 and vals[0][1] is not None and _self_attr_reads(sem, cls, attr) == 1:
+        if len(vals) == 1 and vals[0][1] is not None:
             seq = seq_model(sem, vals[0][1])
+            if seq is not None and _self_attr_reads(sem, cls, attr) != 1 + len(seq.built_by):
+                seq = None
             if seq is not None:
                 seq.name = f"{cls.name}.{attr}"
                 seq.key, seq.cls = cls, cls
@@ -704,17 +707,23 @@ def _removable_last(sem: SemanticModel, call: ast.Call, stmt: ast.stmt, module) 
     """The Sequential built by ``call`` whose last module ``module`` is added by the
     statement ``stmt`` alone (``seq.add_module("sm", nn.Softmax(1))``,
     ``layers.append(nn.Softmax(1))``): the fix removes that statement, and the statement
-    after it gets the removed line's trailing comment."""
+    after it gets the removed line's trailing comment (the last statement of its block
+    is removed only when it has no comment: else report only)."""
     k = module_kind(sem, module)
     nxt = next_statement(sem, stmt)
-    if k is None or nxt is None:
+    if k is None:
         return None
     log, dim = k
 
     def removal(view, stmt=stmt, nxt=nxt):
+        if nxt is None:  # (the block keeps the statement that built the Sequential)
+            return {view.statement(stmt): _cst().RemoveFromParent()}
         return remove_statement(view, stmt, nxt)
 
-    edits = (nxt.lineno,) if trailing_comment(sem, stmt) else ()
+    if nxt is None and has_comment_lines(sem, stmt):
+        removal = None  # the last statement of its block: its comments would have nowhere to go (report only)
+
+    edits = (nxt.lineno,) if nxt is not None and trailing_comment(sem, stmt) else ()
     return Model(call, "nn.Sequential", Soft(module, log, None, dim), module, removal, lines=edits)
 
 
@@ -794,6 +803,8 @@ def _added_modules(sem: SemanticModel, call: ast.Call) -> Optional[list]:
     changed otherwise, an addition is not a statement of the block that builds it, or
     the name is bound again).  Only a name bound once, in the block of its additions."""
     p = sem.parent(call)
+    if isinstance(p, ast.Assign) and p.value is call and len(p.targets) == 1 and isinstance(p.targets[0], ast.Attribute):
+        return _added_to_attribute(sem, p)
     if not (isinstance(p, ast.Assign) and p.value is call and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name)):
         return []  # not kept in a name: nothing can add to it by name
     b = sem.target_binding(p.targets[0])
@@ -830,6 +841,44 @@ def _added_modules(sem: SemanticModel, call: ast.Call) -> Optional[list]:
         if any(at[id(st)] < at[id(p)] for st, _ in out):
             return None
         out.sort(key=lambda t: at[id(t[0])])
+    return out
+
+
+def _added_to_attribute(sem: SemanticModel, assign: ast.Assign) -> Optional[list]:
+    """:func:`_added_modules` of ``self.fc = nn.Sequential()`` in a method of a class,
+    followed by ``self.fc.add_module(name, module)`` statements of the same block: the
+    class stores that attribute only there, and changes it nowhere else (every
+    ``self.fc.<mutator>`` of the class is one of those statements)."""
+    t = assign.targets[0]
+    if not (isinstance(t.value, ast.Name) and sem.self_class(t.value) is not None):
+        return []  # (an attribute of something else: nothing known adds to it)
+    cls = sem.self_class(t.value)
+    stores = sem.class_info(cls).attrs.get(t.attr, ())
+    if len(stores) != 1 or stores[0][0] is not assign:
+        return None
+    block = sem.block_of(assign)
+    if block is None:
+        return None
+    at = {id(s): i for i, s in enumerate(block)}
+    out = []
+    for node in ast.walk(cls):
+        if not (isinstance(node, ast.Attribute) and node.attr == t.attr and isinstance(node.value, ast.Name)
+                and sem.self_class(node.value) is cls) or node is t:
+            continue
+        a = sem.parent(node)
+        if isinstance(a, ast.Subscript) and a.value is node and not isinstance(a.ctx, ast.Load):
+            return None
+        if not (isinstance(a, ast.Attribute) and a.value is node and a.attr in _MUTATORS):
+            continue
+        c = sem.parent(a)
+        stmt = sem.parent(c)
+        if a.attr not in ("add_module", "register_module") or not (
+            isinstance(c, ast.Call) and c.func is a and len(c.args) == 2 and not c.keywords
+            and isinstance(stmt, ast.Expr) and stmt.value is c and id(stmt) in at and at[id(stmt)] > at[id(assign)]
+        ):
+            return None
+        out.append((stmt, c))
+    out.sort(key=lambda t: at[id(t[0])])
     return out
 
 
@@ -2059,6 +2108,8 @@ class Analysis:
         if unknown:
             why = unknown[0].why
             return [Proto(TM501, model.anchor, msg + f"; other uses of the model are not visible here ({why}): remove the softmax by hand")]
+        if model.removal is None:
+            return [Proto(TM501, model.anchor, msg + "; remove the softmax by hand")]
         probs = []
         for u in uses:
             if u.kind == "prob" and all(u.node is not x.node for x in probs):
