@@ -1556,3 +1556,62 @@ def test_a_with_block_whose_backward_may_not_feed_the_step(inner):
             opt.step()
         """)
     assert "TM202" not in codes(r) or "not moved automatically" in r.findings[0].message
+
+
+# (Adversarial-Deep-Learning/code-soup ch5 gan.py before 7aa48e7: ``GAN.step(self, data)``
+# steps the discriminator's and the generator's optimizers, clears only the generator's)
+GAN_STEP = """
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Linear(4, 8)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+
+
+class Discriminator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.main = nn.Linear(8, 1)
+        self.optimizer = torch.optim.Adam(self.parameters(), lr=1e-3)
+
+
+class GAN:
+    def __init__(self, device):
+        self.generator = Generator().to(device)
+        self.discriminator = Discriminator().to(device)
+        self.criterion = nn.BCEWithLogitsLoss()
+
+    def step(self, real):
+        \"\"\"One batch.\"\"\"
+{d_clear}        err_real = self.criterion(self.discriminator(real), torch.ones(len(real), 1))
+        err_real.backward()
+        fake = self.generator(torch.randn(len(real), 4))
+        err_fake = self.criterion(self.discriminator(fake.detach()), torch.zeros(len(real), 1))
+        err_fake.backward()
+        self.discriminator.optimizer.step()
+        self.generator.zero_grad()
+        err_g = self.criterion(self.discriminator(fake), torch.ones(len(real), 1))
+        err_g.backward()
+        self.generator.optimizer.step()
+        return err_real + err_fake, err_g
+{more}"""
+
+
+@pytest.mark.parametrize("d_clear, more, reported", [
+    ("", "", True),
+    ("        self.discriminator.zero_grad()\n", "", False),
+    ("        self.discriminator.optimizer.zero_grad()\n", "", False),
+    ("        for p in self.discriminator.parameters():\n            p.grad = None\n", "", False),
+    # called by a loop of this file that clears, or handing the optimizer to unknown code
+    ("", "\n\ngan = GAN('cpu')\nfor batch in loader:\n    gan.discriminator.optimizer.zero_grad()\n    gan.step(batch)\n", False),
+    ("        clip(self.discriminator)\n", "", False),
+])
+def test_a_step_function_that_clears_one_optimizer_but_not_the_other(d_clear, more, reported):
+    r, out = run(GAN_STEP.format(d_clear=d_clear, more=more), unsafe=True)
+    got = [f for f in r.findings if f.code == "TM201"]
+    assert len(got) == (1 if reported else 0), [f.message for f in r.findings]
+    if reported:
+        assert got[0].fix.safety.value == "unsafe" and "`self.discriminator.optimizer.step()` in `step`" in got[0].message
+        assert '        """One batch."""\n        self.discriminator.optimizer.zero_grad()\n' in out
+        r2, out2 = run(GAN_STEP.format(d_clear=d_clear, more=more))
+        assert out2 == HEAD + textwrap.dedent(GAN_STEP.format(d_clear=d_clear, more=more))  # (not applied by default)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._zero_grad import (
     _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, binding, direct,
     framework_skip, guarded_run, innermost_loop, known, method_may_be_called, models_of, new_zero,
 )
+
+
+_GRAD_READ = re.compile(r"\.grad\b")
 
 
 def _clears_by_text(text: str) -> bool:
@@ -52,7 +56,11 @@ class MissingZeroGrad(Rule):
     same-file helper it calls before the step) that a loop calls every iteration, when nothing in it or in
     that loop clears the gradients (no `zero_grad`, no `.grad`, no unknown call given the
     optimizer or the model, no same-file callee that clears them); its fix puts
-    `optimizer.zero_grad()` first in the function.
+    `optimizer.zero_grad()` first in the function.  And a training step of its own that
+    steps two optimizers (a GAN's `step(self, data)`) and clears the gradients of one
+    (`self.generator.zero_grad()`) but not of the other: it clears per call, so the other
+    optimizer's gradients pile up from call to call (an unsafe fix: its callers are not
+    seen).
 
     ## Why is this bad?
     `backward()` *adds* to `.grad`.  Without `optimizer.zero_grad()` each step uses the
@@ -140,6 +148,7 @@ class MissingZeroGrad(Rule):
     def check(self, ctx: Context):
         an = Analysis.of(ctx)
         yield from self._step_helpers(ctx, an)
+        yield from self._unzeroed_partners(ctx, an)
         for loop in an.loops:
             facts = an.facts(loop)
             if facts.skip or not facts.steppers or not facts.any_backward:
@@ -211,6 +220,94 @@ class MissingZeroGrad(Rule):
                 return view.insert_before(view.statement(first), new_zero(view, text))
 
             yield ctx.finding(self, step, msg, Fix(build, safety=Safety.SAFE, message=f"insert `{rtext}.zero_grad()`"))
+
+    def _unzeroed_partners(self, ctx, an: Analysis):
+        """A per-batch training step written as a function of its own (``def step(self,
+        data)`` of a GAN) whose own straight-line statements step two torch.optim
+        optimizers after ``backward()`` and clear the gradients of one of them
+        (``self.generator.zero_grad()``) but not of the other: its author clears per
+        call, so the other one's gradients pile up from call to call (and the other
+        network's backward adds to them too).  Not when the function holds a loop (the
+        loop rules judge it), reads ``.grad``, hands an optimizer or its model to an
+        unknown call, calls a same-file function that clears, or is called in this file
+        by a loop that clears."""
+        sem = ctx.sem
+        for fn in sem.find(ast.FunctionDef, ast.AsyncFunctionDef, containing=("backward",)):
+            text = sem.segment(fn)
+            if "zero_grad" not in text or _GRAD_READ.search(text) or framework_skip(sem, fn.body[0]):
+                continue
+            own = [c for c in sem.walk(fn, scopes=False) if isinstance(c, ast.Call)]
+            if any(innermost_loop(sem, c) is not None and any(a is fn for a in sem.ancestors(innermost_loop(sem, c)))
+                   for c in own):
+                continue  # (a loop of its own: the loop checks read it)
+            if any(sem.statement_of(c) not in fn.body for c in own
+                   if sem.method_name(c) in ("backward", "step", "zero_grad")):
+                continue  # (straight-line statements of the function itself)
+            steps, clears = {}, []
+            for c in own:
+                name = sem.method_name(c)
+                if name == "step" and not c.args and not c.keywords:
+                    r = sem.dotted(sem.receiver(c))
+                    b = binding(sem, sem.receiver(c))
+                    if r is None or b.kind != "opt":
+                        break  # (something else steps: not judged)
+                    steps.setdefault(r, (c, b))
+                elif name == "zero_grad":
+                    r = sem.dotted(sem.receiver(c))
+                    if r is None:
+                        break
+                    clears.append(r)
+            else:
+                if len(steps) < 2 or not clears:
+                    continue
+                backs = [c for c in own if sem.method_name(c) == "backward"]
+
+                def cleared(r, b):
+                    models = models_of(sem, b.ctors) or set()
+                    return any(z == r or r.startswith(z + ".") or z in models for z in clears)
+
+                done = {r for r, (c, b) in steps.items() if cleared(r, b)}
+                if not done:
+                    continue
+                for r, (step, b) in steps.items():
+                    if r in done or not any((x.lineno, x.col_offset) < (step.lineno, step.col_offset) for x in backs):
+                        continue
+                    # the optimizer, its models, and what holds it (``self.discriminator`` of
+                    # ``self.discriminator.optimizer``); a model named ``self`` is the
+                    # constructor's class's own, not this function's ``self``
+                    parts = r.split(".")
+                    holders = {".".join(parts[:k]) for k in range(2, len(parts))}
+                    watched = {r, *holders, *((models_of(sem, b.ctors) or set()) - {"self"})}
+                    if any(not known(sem, c) and an._receives(c, watched) for c in own if sem.method_name(c) not in (
+                            "step", "backward", "zero_grad")):
+                        continue
+                    if self._clears_elsewhere(sem, fn) or self._called_by_clearing_loop(sem, fn):
+                        continue
+                    other = next(iter(done))
+                    first = next((st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+                                                                 and isinstance(st.value.value, str))), None)
+                    msg = (f"`{r}.step()` in `{fn.name}` applies gradients nothing in it clears, while `{fn.name}` clears"
+                           f" those of `{other}` on every call: across calls `{r}`'s gradients accumulate (and every"
+                           " backward through its model adds to them)")
+
+                    def build(view, first=first, text=r):
+                        return view.insert_before(view.statement(first), new_zero(view, text))
+
+                    # (the calls are in another file: whether they clear is not seen)
+                    yield ctx.finding(self, step, msg, Fix(build, safety=Safety.UNSAFE,
+                                                           message=f"insert `{r}.zero_grad()` first in `{fn.name}`"))
+
+    @staticmethod
+    def _called_by_clearing_loop(sem, fn) -> bool:
+        """A loop of this file calls ``fn`` and clears gradients (or runs backward) itself."""
+        for call in sem.find(ast.Call, containing=(fn.name,)):
+            if sem.callee(call) is fn:
+                loop = innermost_loop(sem, call)
+                if loop is not None:
+                    t = sem.segment(loop)
+                    if _clears_by_text(t) or "backward" in t:
+                        return True
+        return False
 
     @staticmethod
     def _backward_helpers(sem, fns, calls) -> set:

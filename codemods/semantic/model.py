@@ -108,6 +108,11 @@ class ParamValues:
     complete: bool
 
 
+# ``torch.nn.Module`` methods that return the module itself
+_MODULE_RETURNS_SELF = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "bfloat16",
+                                  "requires_grad_", "to_empty", "xpu", "share_memory"})
+
+
 @dataclass
 class ClassInfo:
     node: ast.ClassDef
@@ -870,6 +875,8 @@ class SemanticModel:
                 if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
                     return None
                 c = self.callee(o.node)
+                if c is None:
+                    c = self._module_returning_itself(o.node)
                 if not isinstance(c, ast.ClassDef):
                     return None
                 if found is not None and found is not c:
@@ -878,6 +885,19 @@ class SemanticModel:
             return found
         finally:
             busy.discard(expr)
+
+    def _module_returning_itself(self, call: ast.Call) -> Optional[ast.ClassDef]:
+        """``Net(...).to(device)``, ``net.cuda()``, ``net.eval()``: a ``torch.nn.Module``
+        method that returns the module it is called on, on an instance of a same-file
+        module class that does not define that method itself: that class."""
+        f = call.func
+        if not isinstance(f, ast.Attribute) or f.attr not in _MODULE_RETURNS_SELF:
+            return None
+        cls = self.instance_class(f.value)
+        if cls is None or self.method(cls, f.attr) is not None:
+            return None
+        return cls if self.derives_from(cls, lambda q: q.startswith("torch.nn.") and q.split(".")[-1][:1].isupper()) \
+            else None
 
     def self_class(self, name: ast.Name) -> Optional[ast.ClassDef]:
         """The class whose method ``name`` is the first parameter of (``self``)."""
