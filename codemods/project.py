@@ -109,6 +109,15 @@ def _statements(m, line: str, text: str, stop: int):
     return [(m.group(1), out)], after
 
 
+def _holds_one(path: str, words: tuple) -> bool:
+    """The file at ``path`` holds one of ``words`` (False when it cannot be read)."""
+    try:
+        data = _read_bytes(path)
+    except OSError:
+        return False
+    return data is not None and any(w.encode() in data for w in words)
+
+
 @lru_cache(maxsize=4096)
 def package_of(path: str) -> Optional[str]:
     """The dotted package of the file at ``path``; None outside any package."""
@@ -437,7 +446,8 @@ class Project:
             got = self._packages[path] = package_of(path) if path and self._is_file(path) else None
         return got
 
-    def is_imported(self, path: str, name: Optional[str] = None, *, namespace: bool = False) -> bool:
+    def is_imported(self, path: str, name: Optional[str] = None, *, namespace: bool = False,
+                    importer_has: Optional[tuple] = None) -> bool:
         """Does another file of the tree import the module at ``path`` (and, when
         ``name`` is given, possibly that name from it)?  Any file can be imported by its
         bare name from a neighbour (a script run from that directory has it as
@@ -446,7 +456,8 @@ class Project:
         ``namespace``, a script outside any package is also looked up by the dotted
         names its directories give it as a namespace package (``tools/train.py`` as
         ``tools.train``, from a file of the tree with the directory above on its path):
-        that needs the index too."""
+        that needs the index too.  With ``importer_has`` (words), only an importer whose
+        text holds one of them counts."""
         if self.standalone or not path or not self._is_file(path):
             return False
         mod, pkg = module_name(path)
@@ -469,6 +480,8 @@ class Project:
                 if here_only and os.path.dirname(importer) != here:
                     continue  # a bare module name resolves next to the importer only
                 if name is None or "*" in names or name in names:
+                    if importer_has is not None and not _holds_one(importer, importer_has):
+                        continue
                     return True
         return False
 

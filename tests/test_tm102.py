@@ -1376,3 +1376,32 @@ def test_a_cpu_branch_that_is_not_about_cuda_is_followed():
         attn = Attn().to(device)
         """)
     assert [f.line for f in found] == [16]
+
+
+# (lucidrains/slot-attention before 4224f9d, Seanny123/da-rnn, likyoo/Siam-NestedUNet
+# utils/metrics.py: a file of modules that never names a device, imported by the code
+# that moves them to the GPU)
+LIB = ("import torch\nfrom torch import nn\n\n\nclass Slots(nn.Module):\n    def __init__(self, dim):\n"
+       "        super().__init__()\n        self.mu = nn.Parameter(torch.randn(1, 1, dim))\n\n"
+       "    def forward(self, inputs):\n        mu = self.mu.expand(inputs.shape[0], 4, -1)\n"
+       "        return inputs[:, :4] + mu + torch.randn(mu.shape)\n")
+
+
+@pytest.mark.parametrize("train, lib_extra, reported", [
+    ("from slots import Slots\nm = Slots(8).to('cuda')\n", "", True),
+    ("from slots import Slots\nm = Slots(8)\n", "", False),  # the project never names a device: CPU only
+    ("import os\n", "", False),  # nobody imports it
+    ("from slots import Slots\nm = Slots(8).cuda()\n", "\nif __name__ == '__main__':\n    Slots(8)(torch.zeros(2, 4, 8))\n",
+     False),  # a script of its own
+])
+def test_a_module_library_that_never_names_a_device(tmp_path, train, lib_extra, reported):
+    from torchmend.engine import process_file
+    from torchmend.project import ImportIndex, Project
+
+    (tmp_path / "slots.py").write_text(LIB + lib_extra)
+    (tmp_path / "train.py").write_text(train)
+    files = [str(tmp_path / "slots.py"), str(tmp_path / "train.py")]
+    project = Project(roots=(str(tmp_path),), index=ImportIndex(files))
+    res = process_file(str(tmp_path / "slots.py"), Options(select=frozenset({"TM102"})), project)
+    assert res.error is None, res.error
+    assert len(res.findings) == (1 if reported else 0), [f.message for f in res.findings]

@@ -65,7 +65,10 @@ class TensorCreatedWithoutDevice(Rule):
     proven, not guessed: an input that the function uses as a tensor (`x.size(0)`,
     `x.view(...)`, a submodule call), a submodule's output, a parameter or buffer, and
     what tensor operations make of them; inputs of functions that test their type (a
-    PIL image or a numpy array may come in) do not count.  Test files are skipped.
+    PIL image or a numpy array may come in) do not count.  Test files are skipped, and
+    so is a file that never names a device (a CPU-only script), unless it is a library
+    of modules (`def forward`, no `backward`, no `__main__`) that a file of the project
+    which names a device imports: the importer decides where its modules run.
 
     ## Example
     ```python
@@ -126,13 +129,26 @@ class TensorCreatedWithoutDevice(Rule):
 
     @classmethod
     def may_match(cls, text: str, has=None) -> bool:
-        """The needles, then the chunk screens of the factories and layers on the whole
-        text: a file in which every factory call says ``device=``, is registered, is
-        read back as numbers or stands outside the code a module runs is not analysed."""
-        return super().may_match(text, has) and may_make_a_cpu_tensor(text)
+        """The needles (or a module library: :meth:`_library`), then the chunk screens of
+        the factories and layers on the whole text: a file in which every factory call
+        says ``device=``, is registered, is read back as numbers or stands outside the
+        code a module runs is not analysed."""
+        return (super().may_match(text, has) or cls._library(text, has)) and may_make_a_cpu_tensor(text)
+
+    @staticmethod
+    def _library(text: str, has=None) -> bool:
+        """A file of module classes that trains and runs nothing itself (``def
+        forward``; no ``backward``, no ``__main__``; ``check`` asks too that another file
+        of the project that names a device imports it): where its modules run is decided
+        by the code that imports them, which may move them to a GPU.  (A script that never names a device
+        trains on the CPU: consistent, not reported.)"""
+        has = has or text.__contains__
+        return has("def forward") and not has("backward") and not has("__main__")
 
     def check(self, ctx: Context):
-        if not super().may_match(ctx.text, ctx.has):
+        if not super().may_match(ctx.text, ctx.has) and not (
+                self._library(ctx.text, ctx.has) and ctx.project is not None
+                and ctx.project.is_imported(ctx.path, namespace=True, importer_has=self.needles)):
             return  # no device anywhere: a CPU-only script (the needles, also without shortcuts)
         if is_test_path(ctx.path) or ctx.has("set_default_device"):
             return
