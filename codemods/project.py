@@ -447,7 +447,7 @@ class Project:
         return got
 
     def is_imported(self, path: str, name: Optional[str] = None, *, namespace: bool = False,
-                    importer_has: Optional[tuple] = None) -> bool:
+                    importer_has: Optional[tuple] = None, neighbours_only: bool = False) -> bool:
         """Does another file of the tree import the module at ``path`` (and, when
         ``name`` is given, possibly that name from it)?  Any file can be imported by its
         bare name from a neighbour (a script run from that directory has it as
@@ -457,7 +457,8 @@ class Project:
         names its directories give it as a namespace package (``tools/train.py`` as
         ``tools.train``, from a file of the tree with the directory above on its path):
         that needs the index too.  With ``importer_has`` (words), only an importer whose
-        text holds one of them counts."""
+        text holds one of them counts; with ``neighbours_only``, only the files of its
+        own directory are asked (by its bare and its dotted names: no index needed)."""
         if self.standalone or not path or not self._is_file(path):
             return False
         mod, pkg = module_name(path)
@@ -468,7 +469,9 @@ class Project:
         self.deps.update(f for f in index.files if f != real)  # (its own content is checked anyway)
         checks = [(index, stem, True)] if stem != "__init__" else []
         dotted = [mod] if pkg is not None else (_namespace_names(real) if namespace else [])
-        if dotted:
+        if neighbours_only:
+            checks += [(index, d, True) for d in dotted]
+        elif dotted:
             if self.index is None:
                 raise NeedsProject(tuple(dotted))
             self.used = True

@@ -138,9 +138,9 @@ class TensorCreatedWithoutDevice(Rule):
     @staticmethod
     def _library(text: str, has=None) -> bool:
         """A file of module classes that trains and runs nothing itself (``def
-        forward``; no ``backward``, no ``__main__``; ``check`` asks too that another file
-        of the project that names a device imports it): where its modules run is decided
-        by the code that imports them, which may move them to a GPU.  (A script that never names a device
+        forward``; no ``backward``, no ``__main__``; ``check`` asks too that a file of its
+        directory that names a device imports it): where its modules run is decided by
+        the code that imports them, which may move them to a GPU.  (A script that never names a device
         trains on the CPU: consistent, not reported.)"""
         has = has or text.__contains__
         return has("def forward") and not has("backward") and not has("__main__")
@@ -148,7 +148,8 @@ class TensorCreatedWithoutDevice(Rule):
     def check(self, ctx: Context):
         if not super().may_match(ctx.text, ctx.has) and not (
                 self._library(ctx.text, ctx.has) and ctx.project is not None
-                and ctx.project.is_imported(ctx.path, namespace=True, importer_has=self.needles)):
+                and ctx.project.is_imported(ctx.path, namespace=True, importer_has=self.needles,
+                                            neighbours_only=True)):
             return  # no device anywhere: a CPU-only script (the needles, also without shortcuts)
         if is_test_path(ctx.path) or ctx.has("set_default_device"):
             return
