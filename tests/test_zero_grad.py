@@ -1615,3 +1615,26 @@ def test_a_step_function_that_clears_one_optimizer_but_not_the_other(d_clear, mo
         assert '        """One batch."""\n        self.discriminator.optimizer.zero_grad()\n' in out
         r2, out2 = run(GAN_STEP.format(d_clear=d_clear, more=more))
         assert out2 == HEAD + textwrap.dedent(GAN_STEP.format(d_clear=d_clear, more=more))  # (not applied by default)
+
+
+# (GodWriter/GAN-Pytorch unit/train.py: ``save_sample(..., E1, E2, G1, G2, FloatTensor)``
+# of ``from utils import save_sample`` in the loop gets the models: read in the project,
+# it touches no gradient)
+@pytest.mark.parametrize("helper, reported", [
+    ("def save_sample(name, *models):\n    for m in models:\n        m.eval()\n", True),
+    ("def save_sample(name, *models):\n    for m in models:\n        m.zero_grad()\n", False),
+    ("def save_sample(name, *models):\n    helper(models)\n", True),  # (what it hands on is not followed)
+    ("save_sample = make_saver()\n", False),  # not a function the file defines
+])
+def test_a_project_helper_given_the_model_is_read(tmp_path, helper, reported):
+    from torchmend.engine import process_file
+
+    (tmp_path / "utils.py").write_text("import torch\n\n\n" + helper)
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom utils import save_sample\n\nmodel = torch.nn.Linear(4, 2)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x, y in loader:\n"
+        "    loss = torch.nn.functional.mse_loss(model(x), y)\n    loss.backward()\n    opt.step()\n"
+        "    save_sample('s', model)\n")
+    res = process_file(str(tmp_path / "train.py"), Options(select=frozenset({"TM201"})))
+    assert res.error is None, res.error
+    assert len(res.findings) == (1 if reported else 0), [f.message for f in res.findings]

@@ -55,8 +55,23 @@ _INVARIANT = (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, as
 
 
 def known(sem: SemanticModel, call: ast.Call) -> bool:
-    """A library callee known not to clear gradients."""
-    return any(q.startswith(KNOWN_PREFIXES) for q in sem.qualnames(call.func))
+    """A library callee known not to clear gradients, or a function of another file of
+    the project whose text cannot touch them (:func:`_harmless_sibling`)."""
+    return any(q.startswith(KNOWN_PREFIXES) for q in sem.qualnames(call.func)) or _harmless_sibling(sem, call)
+
+
+def _harmless_sibling(sem: SemanticModel, call: ast.Call) -> bool:
+    """``save_sample(..., E1, G1)`` of ``from utils import save_sample``: a function of
+    another file of the project whose text names no gradient, step or backward (a helper
+    that cleared them would have to; one that hands the models on to yet another
+    function that does is not followed)."""
+    if not isinstance(call.func, ast.Name) or sem.project is None:
+        return False
+    other, bs = sem.sibling_definitions(call.func)
+    if other is None or len(bs) != 1 or bs[0].kind is not BindingKind.FUNCTION:
+        return False
+    text = other.segment(bs[0].node)
+    return "grad" not in text and "step" not in text and "backward" not in text
 
 
 def related(a: str, b: str) -> bool:

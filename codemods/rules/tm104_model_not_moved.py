@@ -359,7 +359,8 @@ def _imported_model(sem: SemanticModel, call: ast.Call, q: Optional[str]) -> Opt
     Name``, :func:`_imported_classes`), no argument of which names a device: when the
     project holds ``M``, what it is there (a module class with layers that own
     parameters, placing nothing itself); else :data:`_UNSEEN` (the caller asks for more
-    evidence)."""
+    evidence).  Returns :data:`_IMPORTED`: the module is read later, by
+    :func:`_imported_kind`."""
     f = call.func
     if not isinstance(f, ast.Name) or not q or "." not in q or not _CAMEL.fullmatch(f.id):
         return None
@@ -375,6 +376,20 @@ def _imported_model(sem: SemanticModel, call: ast.Call, q: Optional[str]) -> Opt
                 n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else ""
             if re.search(r"device|cuda|gpu|rank", word, re.I):
                 return None  # the class is told where to go
+    return _IMPORTED
+
+
+# what :func:`_imported_model` says of such a class before its module is read (the
+# caller reads it, :func:`_imported_kind`, only for a model that gets a moved tensor)
+_IMPORTED = "a class of a module of the user's"
+
+
+def _imported_kind(sem: SemanticModel, call: ast.Call) -> Optional[str]:
+    """What the class ``call`` builds (:func:`_imported_model`) is in the project's file
+    of its module: a module class with layers that own parameters, placing nothing
+    itself (a description), anything else (None); :data:`_UNSEEN` when the project
+    does not hold that module."""
+    mod, _, name = sem.call_qualname(call).rpartition(".")
     project = sem.project
     path = project.module_file(mod, sem.path) if project is not None and sem.path else None
     if path is None:
@@ -759,13 +774,6 @@ class ModelNotMoved(Rule):
         what = _model_of(sem, ctor, ctx.cache)
         if what is None:
             return None
-        unseen = what is _UNSEEN
-        if unseen:
-            if not _optimized(sem, ctor):
-                return None
-            # (its module is not read here: a class that places itself in ``__init__`` is not seen)
-            what = (f"a module whose parameters go to an optimizer; `{sem.segment(ctor.func)}` comes from a module"
-                    " not read here: unless it places itself")
         target = sem.callee(ctor)
         got = _model_calls(sem, ctor, target if isinstance(target, ast.ClassDef) else None)
         if got is None or not got[0]:
@@ -776,6 +784,17 @@ class ModelNotMoved(Rule):
         known = [(c, m) for c, m in zip(calls, moves) if m is not None]
         if not known:
             return None
+        if what is _IMPORTED:
+            what = _imported_kind(sem, ctor)  # (its module read only now: most such values are no model)
+            if what is None:
+                return None
+        unseen = what is _UNSEEN
+        if unseen:
+            if not _optimized(sem, ctor):
+                return None
+            # (its module is not read here: a class that places itself in ``__init__`` is not seen)
+            what = (f"a module whose parameters go to an optimizer; `{sem.segment(ctor.func)}` comes from a module"
+                    " not read here: unless it places itself")
         if isinstance(target, ast.ClassDef):
             key = ("TM104 places", id(target))
             places = ctx.cache.get(key)

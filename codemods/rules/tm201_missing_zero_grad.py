@@ -69,7 +69,9 @@ class MissingZeroGrad(Rule):
 
     Gradient accumulation (a step under `if (i + 1) % k == 0:`), `model.zero_grad()`,
     `p.grad = None`, LBFGS closures, Lightning, Accelerate and DeepSpeed loops, and
-    unknown calls that receive the optimizer or the model are not reported, except a call
+    unknown calls that receive the optimizer or the model are not reported (a function of
+    another file of the project whose text names no gradient, step or backward is read:
+    it does not count), except a call
     that runs strictly between a `backward()` and the step in the same block
     (`loss.backward(); clip_gradient(optimizer, c); optimizer.step()`): clearing there
     would leave that step nothing to apply, so it is not taken to clear.  Helpers and
