@@ -1906,3 +1906,28 @@ def test_a_dropped_move_of_a_tensor_made_on_the_host(made, fixed):
         assert "    inputs = inputs.cuda()\n" in out
     else:
         assert all(x.fix is None for x in got) and out == src
+
+
+# (huanfengAI/pytorch-learning NN/ActivationNet.py and its copies: ``if
+# torch.cuda.is_available(): inputs = img.cuda() ... else: inputs = img`` with the model
+# moved under the same test: the else runs only without CUDA, where nothing is on a GPU)
+@pytest.mark.parametrize("branch, reported", [
+    ("    if torch.cuda.is_available():\n        inputs, target = img.cuda(), label.cuda()\n"
+     "    else:\n        inputs, target = img, label\n", False),
+    ("    if not torch.cuda.is_available():\n        inputs, target = img, label\n"
+     "    else:\n        inputs, target = img.cuda(), label.cuda()\n", False),
+    ("    use = torch.cuda.is_available()\n    if use:\n        inputs, target = img.cuda(), label.cuda()\n"
+     "    else:\n        inputs, target = img, label\n", False),
+    # another test: the else may run on a GPU machine
+    ("    if args.fast:\n        inputs, target = img.cuda(), label.cuda()\n    else:\n        inputs, target = img, label\n",
+     True),
+    # the CUDA branch binds only one of them
+    ("    if torch.cuda.is_available():\n        inputs = img.cuda()\n    else:\n        inputs, target = img, label\n",
+     True),
+])
+def test_the_branch_that_runs_without_cuda_binds_no_cpu_batch(branch, reported):
+    body = ("model = nn.Linear(4, 2)\nif torch.cuda.is_available():\n    model = model.cuda()\n"
+            "criterion = nn.CrossEntropyLoss()\nloader = DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8).long()))\n"
+            "for img, label in loader:\n" + branch + "    loss = criterion(model(inputs), target)\n")
+    f, out, src = run(body, unsafe=True)
+    assert bool([x for x in f if x.code == "TM101"]) == reported, [x.message for x in f]

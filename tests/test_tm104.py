@@ -661,3 +661,23 @@ def test_a_model_class_of_a_module_of_the_project(tmp_path, cls, reported):
     if reported:
         assert "a module class of `liquidnet.vision_liquidnet`" in f[0].message
         assert _safety(f[0]) == "safe"
+
+
+# (huanfengAI/pytorch-learning Regression/LinearRegression.py: ``if
+# torch.cuda.is_available(): model = Net().cuda() else: model = Net()``)
+def test_a_model_built_where_cuda_is_not_available_is_not_reported():
+    body = """
+    if torch.cuda.is_available():
+        model = Net().cuda()
+    else:
+        model = Net()
+    for x, y in loader:
+        if torch.cuda.is_available():
+            x = x.cuda()
+        out = model(x)
+    """
+    f, _ = run(body, unsafe=True)
+    assert f == [], [x.message for x in f]
+    f, _ = run(body.replace("if torch.cuda.is_available():\n        model = Net().cuda()\n    else:\n",
+                            "if args.big:\n        model = Net().cuda()\n    else:\n"), unsafe=True)
+    assert len(f) == 1, [x.message for x in f]

@@ -273,6 +273,8 @@ class _Flow:
             self.val(s.value)
         elif t is ast.Return:
             self.returns.append(self.val(s.value) if s.value is not None else _EMPTY)
+        elif t is ast.If and s.orelse and (without_cuda(self.sem, s.test, True) or without_cuda(self.sem, s.test, False)):
+            self._cuda_branches(s)
         elif t in (ast.If, ast.While):
             self.val(s.test)
             self.run(s.body)
@@ -392,6 +394,46 @@ class _Flow:
             self.keyed[c.id] = _ALL_KEYS
         else:
             self.keyed[c.id] = _SOME_KEYS
+
+    def _cuda_branches(self, s: ast.If) -> None:
+        """``if torch.cuda.is_available(): x = x.cuda() else: x = x``: the branch that
+        runs without CUDA holds no GPU tensor, so what it binds cannot meet one; after
+        the statement a name both branches bind holds what the CUDA branch bound (its
+        own meetings are judged as usual: :meth:`_where_unmoved`)."""
+        self.val(s.test)
+        cuda_first = not without_cuda(self.sem, s.test, False)  # (``if not torch.cuda.is_available():``)
+        gpu, cpu = (s.body, s.orelse) if cuda_first else (s.orelse, s.body)
+        self.run(s.body)
+        kept = None
+        if cuda_first:
+            kept = {n: self._binding_state(n) for n in _stored_names(gpu)}
+        if self.skip:
+            return
+        self.run(s.orelse)
+        if not cuda_first:
+            kept = {n: self._binding_state(n) for n in _stored_names(gpu)}
+        for n in _stored_names(cpu) & set(kept):
+            self._restore(n, kept[n])
+
+    def _binding_state(self, name: str) -> tuple:
+        return self.src.get(name), name in self.dev, self.keyed.get(name, _NOT_KEYED)
+
+    def _restore(self, name: str, state: tuple) -> None:
+        srcs, dev, keyed = state
+        if srcs:
+            self.src[name] = srcs
+        else:
+            self.src.pop(name, None)
+        if dev:
+            self.dev.add(name)
+        else:
+            self.dev.discard(name)
+        if keyed is _NOT_KEYED:
+            self.keyed.pop(name, None)
+        else:
+            self.keyed[name] = keyed
+        self.cache.pop(("free", name), None)
+        self.cache[("bound", name)] = True
 
     def set(self, name: str, v) -> None:
         self.keyed.pop(name, None)
@@ -1324,7 +1366,9 @@ class DeviceBatchNotMoved(Rule):
     containers (`loaders[phase]`) and builder functions.  A batch element is moved by
     `x.to(device)`, `x.cuda()`, or `x.type(T)` when `T` may be a CUDA tensor type
     (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`); a dtype or a CPU
-    tensor type only casts it.  An argument that a same-file model's `forward` only uses
+    tensor type only casts it.  The branch of `if torch.cuda.is_available(): ... else:
+    ...` that runs without CUDA holds no GPU tensor: what it binds (`else: inputs = img`)
+    is not taken to reach a model after the statement.  An argument that a same-file model's `forward` only uses
     on the host (the lengths of `pack_padded_sequence`, which must be a CPU tensor,
     `.cpu()`, `.tolist()`, `.item()`, `len()`) is right on the CPU: it is not reported,
     and when it sits in a batch that would be moved whole the finding is report-only.
@@ -1872,6 +1916,23 @@ class DeviceBatchNotMoved(Rule):
             if self._tensor_kind(sem, f.value, bs[0].stmt or at, depth + 1) == "tensor":
                 return "likely"
         return None
+
+
+_NOT_KEYED = object()
+
+
+def _stored_names(stmts: list) -> set:
+    """The plain names the statements assign (not inside nested functions or classes)."""
+    out = set()
+    work = list(stmts)
+    while work:
+        n = work.pop()
+        if isinstance(n, (*_DEFS, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        work.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _unpacked_from_parameter(sem: SemanticModel, loop, name: str) -> bool:
