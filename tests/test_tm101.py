@@ -1931,3 +1931,20 @@ def test_the_branch_that_runs_without_cuda_binds_no_cpu_batch(branch, reported):
             "for img, label in loader:\n" + branch + "    loss = criterion(model(inputs), target)\n")
     f, out, src = run(body, unsafe=True)
     assert bool([x for x in f if x.code == "TM101"]) == reported, [x.message for x in f]
+
+
+# (gitabcworld/MatchingNetworks experiments/OneShotBuilder.py: ``if self.isCudaAvailable:
+# net(x.cuda()) else: net(x)``, the net moved under the same flag in ``__init__``)
+@pytest.mark.parametrize("flag, reported", [
+    ("torch.cuda.is_available()", False),
+    ("args.cuda", False),  # the model's own guard
+    ("args.other", True),
+])
+def test_a_model_called_with_cpu_tensors_where_it_is_not_moved(flag, reported):
+    body = (f"use = {flag}\nmodel = nn.Linear(4, 2)\nif args.cuda:\n    model.cuda()\n" if flag == "args.cuda" else
+            f"use = {flag}\nmodel = nn.Linear(4, 2)\nif torch.cuda.is_available():\n    model.cuda()\n")
+    body += ("loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8).long()))\nfor x, y in loader:\n"
+             f"    if {'args.cuda' if flag == 'args.cuda' else 'use'}:\n        out = model(x.cuda())\n"
+             "    else:\n        out = model(x)\n")
+    f, out, src = run(body, unsafe=True)
+    assert bool([x for x in f if x.code == "TM101"]) == reported, [x.message for x in f]

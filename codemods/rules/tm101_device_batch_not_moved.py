@@ -752,7 +752,7 @@ class _Flow:
             kept = frozenset().union(*(s for i, (s, _) in enumerate(args) if i in host))
             if kept:
                 self.host.append((kept, sem.segment(callee)))
-            if cpu:
+            if cpu and not self._where_unmoved(c):  # (``else: net(x)`` of ``if use_cuda: net(x.cuda())``)
                 self.need(cpu, c, sem.segment(callee))
             return frozenset(), True
         if isinstance(f, ast.Call) and N.is_module_class(sem.call_qualname(f)):
