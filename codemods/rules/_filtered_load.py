@@ -421,16 +421,24 @@ class Values:
         ImageNet, a model zoo or a hub, or ends like torchvision's downloads
         (``resnet18-f37072fd.pth``).  A name that only mentions an architecture or a
         backbone (``resNet34.pth``) is how people name their own fine-tuned models too."""
+        if self._fetched(src):
+            return True
+        return src.path is not None and _DOWNLOADED.search(" ".join(self.texts(src.path))) is not None
+
+    def _fetched(self, src: Source) -> bool:
+        """A download (a hub, a zoo, a Hugging Face hub file), a zoo model's weights, or
+        a checkpoint the code keeps only the model's entries of."""
         if src.kind in ("hub", "zoo") or src.filtered:
             return True
         if src.path is None:
             return False
         if isinstance(src.path, ast.Call) and self.sem.qualnames(src.path.func) & HUB_FILES:
             return True
-        for o in self.sem.origins(src.path):
-            if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and self.sem.qualnames(o.node.func) & (HUB_FILES | N.HUB_LOADERS):
-                return True
-        return _DOWNLOADED.search(" ".join(self.texts(src.path))) is not None
+        return any(
+            o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call)
+            and self.sem.qualnames(o.node.func) & (HUB_FILES | N.HUB_LOADERS)
+            for o in self.sem.origins(src.path)
+        )
 
     def fits_dataset(self, src: Source, count: Optional[int]) -> bool:
         """The checkpoint's path names a dataset (COCO, VOC, ImageNet, ...) and
@@ -453,16 +461,9 @@ class Values:
     def foreign(self, src: Source) -> bool:
         """The checkpoint is recognisably a pretrained one (or one of another model: the
         code keeps only its entries under the model's names)."""
-        if src.kind in ("hub", "zoo") or src.filtered:
+        if self._fetched(src):
             return True
-        if src.path is not None:
-            if isinstance(src.path, ast.Call) and self.sem.qualnames(src.path.func) & HUB_FILES:
-                return True
-            for o in self.sem.origins(src.path):
-                if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and self.sem.qualnames(o.node.func) & (HUB_FILES | N.HUB_LOADERS):
-                    return True
-            return self.names_pretrained(src.path)
-        return False
+        return src.path is not None and self.names_pretrained(src.path)
 
     def original_head(self, src: Source) -> bool:
         """The checkpoint is known to hold its architecture's pretrained weights (its

@@ -273,7 +273,8 @@ class _Flow:
             self.val(s.value)
         elif t is ast.Return:
             self.returns.append(self.val(s.value) if s.value is not None else _EMPTY)
-        elif t is ast.If and s.orelse and (without_cuda(self.sem, s.test, True) or without_cuda(self.sem, s.test, False)):
+        elif t is ast.If and s.orelse and (without_cuda(self.sem, s.test, True)
+                                           or without_cuda(self.sem, s.test, False)):
             self._cuda_branches(s)
         elif t in (ast.If, ast.While):
             self.val(s.test)
@@ -1368,7 +1369,8 @@ class DeviceBatchNotMoved(Rule):
     (`Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor`); a dtype or a CPU
     tensor type only casts it.  The branch of `if torch.cuda.is_available(): ... else:
     ...` that runs without CUDA holds no GPU tensor: what it binds (`else: inputs = img`)
-    is not taken to reach a model after the statement.  An argument that a same-file model's `forward` only uses
+    is not taken to reach a model after the statement, and a model called there with
+    CPU tensors is not reported.  An argument that a same-file model's `forward` only uses
     on the host (the lengths of `pack_padded_sequence`, which must be a CPU tensor,
     `.cpu()`, `.tolist()`, `.item()`, `len()`) is right on the CPU: it is not reported,
     and when it sits in a batch that would be moved whole the finding is report-only.

@@ -15,6 +15,13 @@ from ._zero_grad import (
 _GRAD_READ = re.compile(r"\.grad\b")
 
 
+def _first_statement(fn):
+    """The first statement of ``fn``'s body after its docstring (None when there is none)."""
+    return next((st for st in fn.body if not (
+        isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str)
+    )), None)
+
+
 def _clears_by_text(text: str) -> bool:
     """``text`` may clear gradients: a ``zero_grad`` or a ``.grad`` stands in it, other
     than on a line that is a comment (``#     self.gradient_accumulation_steps,`` of a
@@ -211,8 +218,7 @@ class MissingZeroGrad(Rule):
             loop = self._calling_loop(sem, fn)
             if loop is None:
                 continue
-            first = next((st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
-                                                         and isinstance(st.value.value, str))), None)
+            first = _first_statement(fn)
             if first is None:
                 continue
             msg = (f"`{rtext}.step()` in `{fn.name}` runs on every call, and `{fn.name}` is called every iteration of"
@@ -286,8 +292,7 @@ class MissingZeroGrad(Rule):
                     if self._clears_elsewhere(sem, fn) or self._called_by_clearing_loop(sem, fn):
                         continue
                     other = next(iter(done))
-                    first = next((st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
-                                                                 and isinstance(st.value.value, str))), None)
+                    first = _first_statement(fn)
                     msg = (f"`{r}.step()` in `{fn.name}` applies gradients nothing in it clears, while `{fn.name}` clears"
                            f" those of `{other}` on every call: across calls `{r}`'s gradients accumulate (and every"
                            " backward through its model adds to them)")
