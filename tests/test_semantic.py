@@ -130,6 +130,16 @@ def test_qualnames_through_imports_aliases_and_relative_imports():
                    "pkg.sub.models.Net", "builtins.len"]
 
 
+def test_qualnames_of_a_name_bound_to_a_conditional_choice():
+    src = ("import torch\ncuda = torch.cuda.is_available()\nT = torch.cuda.FloatTensor if cuda else torch.FloatTensor\n"
+           "U = make() if cuda else torch.FloatTensor\nT(3)\nU(3)\n")
+    sem = model(src)
+    t, u = [c for c in sem.find(ast.Call) if c.lineno >= 5]
+    assert sem.qualnames(t.func) == {"torch.cuda.FloatTensor", "torch.FloatTensor"}
+    assert sem.call_qualname(t) is None  # (two names: no single one)
+    assert sem.qualnames(u.func) == set()  # one side unknown
+
+
 def test_origins_follow_params_attributes_containers_builders():
     src = (
         "import torch\nfrom torch.utils.data import DataLoader\n"

@@ -1638,3 +1638,27 @@ def test_a_project_helper_given_the_model_is_read(tmp_path, helper, reported):
     res = process_file(str(tmp_path / "train.py"), Options(select=frozenset({"TM201"})))
     assert res.error is None, res.error
     assert len(res.findings) == (1 if reported else 0), [f.message for f in res.findings]
+
+
+# (GodWriter/GAN-Pytorch unit/train.py: ``FloatTensor = torch.cuda.FloatTensor if cuda else
+# torch.FloatTensor`` called in the loop is a tensor type, not a model an unknown call could
+# clear through)
+@pytest.mark.parametrize("alias, reported", [
+    ("torch.cuda.FloatTensor if cuda else torch.FloatTensor", True),
+    ("torch.cuda.FloatTensor", True),
+    ("make_type() if cuda else torch.FloatTensor", False),  # (one side unknown: anything)
+])
+def test_a_tensor_type_chosen_by_a_condition_is_no_model(alias, reported):
+    r, _ = run(f"""
+    cuda = torch.cuda.is_available()
+    FloatTensor = {alias}
+    model = nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        x = x.type(FloatTensor)
+        valid = FloatTensor(x.shape[0], 2).fill_(1.0)
+        loss = ((model(x) - valid) ** 2).mean()
+        loss.backward()
+        opt.step()
+    """)
+    assert (codes(r) == ["TM201"]) == reported, [f.message for f in r.findings]

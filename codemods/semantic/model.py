@@ -654,6 +654,12 @@ class SemanticModel:
                     out.add(b.qualname)
                 elif b.kind is BindingKind.ASSIGNMENT and isinstance(b.value, (ast.Name, ast.Attribute)) and len(bs) == 1:
                     out |= self.qualnames(b.value, _depth + 1)
+                elif b.kind is BindingKind.ASSIGNMENT and isinstance(b.value, ast.IfExp) and len(bs) == 1:
+                    # ``Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor``: either
+                    either = [self.qualnames(v, _depth + 1) for v in (b.value.body, b.value.orelse)]
+                    if not all(either):
+                        return set()
+                    out |= either[0] | either[1]
                 else:
                     return set()
             return out
