@@ -67,8 +67,8 @@ class TensorCreatedWithoutDevice(Rule):
     what tensor operations make of them; inputs of functions that test their type (a
     PIL image or a numpy array may come in) do not count.  Test files are skipped, and
     so is a file that never names a device (a CPU-only script), unless it is a library
-    of modules (`def forward`, no `backward`, no `__main__`) that a file of the project
-    which names a device imports: the importer decides where its modules run.
+    of modules (`def forward`, no `backward`, no `__main__`) that a file of its own
+    directory which names a device imports: the importer decides where its modules run.
 
     ## Example
     ```python
@@ -140,8 +140,8 @@ class TensorCreatedWithoutDevice(Rule):
         """A file of module classes that trains and runs nothing itself (``def
         forward``; no ``backward``, no ``__main__``; ``check`` asks too that a file of its
         directory that names a device imports it): where its modules run is decided by
-        the code that imports them, which may move them to a GPU.  (A script that never names a device
-        trains on the CPU: consistent, not reported.)"""
+        the code that imports them, which may move them to a GPU.  (A script that never
+        names a device trains on the CPU: consistent, not reported.)"""
         has = has or text.__contains__
         return has("def forward") and not has("backward") and not has("__main__")
 
