@@ -421,20 +421,9 @@ class _Flow:
 
     def _restore(self, name: str, state: tuple) -> None:
         srcs, dev, keyed = state
-        if srcs:
-            self.src[name] = srcs
-        else:
-            self.src.pop(name, None)
-        if dev:
-            self.dev.add(name)
-        else:
-            self.dev.discard(name)
-        if keyed is _NOT_KEYED:
-            self.keyed.pop(name, None)
-        else:
+        self.set(name, (srcs, dev))
+        if keyed is not _NOT_KEYED:
             self.keyed[name] = keyed
-        self.cache.pop(("free", name), None)
-        self.cache[("bound", name)] = True
 
     def set(self, name: str, v) -> None:
         self.keyed.pop(name, None)
