@@ -819,9 +819,18 @@ def _added_modules(sem: SemanticModel, call: ast.Call) -> Optional[list]:
                 for x in [b, *others] for r in sem.references(x)):
             return None
         return []
-    block = sem.block_of(p)
+    return _additions(sem, sem.references(b), p, sem.block_of(p))
+
+
+def _additions(sem: SemanticModel, refs, assign: ast.stmt, block: Optional[list]) -> Optional[list]:
+    """The ``(statement, call)`` of each ``<ref>.add_module(name, module)`` among
+    ``refs`` (the reads of the Sequential ``assign`` builds), in the order of ``block``
+    (``assign``'s): each a statement of that block after ``assign``; None when the
+    sequence is changed any other way (another mutator, ``seq[1] = ...``, ``del
+    seq[1]``) or an addition stands anywhere else."""
+    at = {id(s): i for i, s in enumerate(block)} if block is not None else {}
     out = []
-    for ref in sem.references(b):
+    for ref in refs:
         a = sem.parent(ref)
         if isinstance(a, ast.Subscript) and a.value is ref and not isinstance(a.ctx, ast.Load):
             return None  # ``seq[1] = ...``, ``del seq[1]``
@@ -831,16 +840,11 @@ def _added_modules(sem: SemanticModel, call: ast.Call) -> Optional[list]:
         stmt = sem.parent(c)
         if a.attr not in ("add_module", "register_module") or not (
             isinstance(c, ast.Call) and c.func is a and len(c.args) == 2 and not c.keywords
-            and isinstance(stmt, ast.Expr) and stmt.value is c and block is not None
-            and any(s is stmt for s in block)
+            and isinstance(stmt, ast.Expr) and stmt.value is c and id(stmt) in at and at[id(stmt)] > at[id(assign)]
         ):
             return None
         out.append((stmt, c))
-    if block is not None:
-        at = {id(s): i for i, s in enumerate(block)}
-        if any(at[id(st)] < at[id(p)] for st, _ in out):
-            return None
-        out.sort(key=lambda t: at[id(t[0])])
+    out.sort(key=lambda t: at[id(t[0])])
     return out
 
 
@@ -859,27 +863,10 @@ def _added_to_attribute(sem: SemanticModel, assign: ast.Assign) -> Optional[list
     block = sem.block_of(assign)
     if block is None:
         return None
-    at = {id(s): i for i, s in enumerate(block)}
-    out = []
-    for node in ast.walk(cls):
-        if not (isinstance(node, ast.Attribute) and node.attr == t.attr and isinstance(node.value, ast.Name)
-                and sem.self_class(node.value) is cls) or node is t:
-            continue
-        a = sem.parent(node)
-        if isinstance(a, ast.Subscript) and a.value is node and not isinstance(a.ctx, ast.Load):
-            return None
-        if not (isinstance(a, ast.Attribute) and a.value is node and a.attr in _MUTATORS):
-            continue
-        c = sem.parent(a)
-        stmt = sem.parent(c)
-        if a.attr not in ("add_module", "register_module") or not (
-            isinstance(c, ast.Call) and c.func is a and len(c.args) == 2 and not c.keywords
-            and isinstance(stmt, ast.Expr) and stmt.value is c and id(stmt) in at and at[id(stmt)] > at[id(assign)]
-        ):
-            return None
-        out.append((stmt, c))
-    out.sort(key=lambda t: at[id(t[0])])
-    return out
+    refs = [node for node in ast.walk(cls)
+            if isinstance(node, ast.Attribute) and node.attr == t.attr and node is not t
+            and isinstance(node.value, ast.Name) and sem.self_class(node.value) is cls]
+    return _additions(sem, refs, assign, block)
 
 
 # =========================================================================== LibCST side of the fixes
