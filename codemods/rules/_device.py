@@ -259,6 +259,29 @@ def without_cuda(sem: SemanticModel, test, orelse: bool) -> bool:
     )
 
 
+def runs_without_cuda(sem: SemanticModel, node, early_return: bool = False) -> bool:
+    """``node`` runs only where CUDA is not available: in a branch :func:`without_cuda`
+    names (the ``else`` of ``if torch.cuda.is_available():``, the body of ``if not
+    ...:``) in its own function or module code; with ``early_return``, also after ``if
+    torch.cuda.is_available(): return ...`` in its function's body."""
+    child = node
+    for a in sem.ancestors(node):
+        if isinstance(a, (*_DEFS, ast.Lambda, ast.ClassDef, ast.Module)):
+            if early_return and isinstance(a, _DEFS) and isinstance(child, ast.stmt):
+                for s in a.body:
+                    if s is child:
+                        break
+                    if isinstance(s, ast.If) and not s.orelse and s.body and isinstance(s.body[-1], (ast.Return, ast.Raise)) \
+                            and without_cuda(sem, s.test, True):
+                        return True
+            return False
+        if isinstance(a, ast.If) and any(x is child for x in (*a.body, *a.orelse)) \
+                and without_cuda(sem, a.test, any(x is child for x in a.orelse)):
+            return True
+        child = a
+    return False
+
+
 def _binding_device_origins(sem: SemanticModel, bindings) -> Optional[frozenset]:
     out = []
     for b in bindings:

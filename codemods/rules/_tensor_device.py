@@ -37,9 +37,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..semantic import BindingKind, OriginKind, SemanticModel
+from ..semantic import BindingKind, SemanticModel
 from ..semantic import names as N
-from ._device import SELF_METHODS, model_state
+from ._device import SELF_METHODS, model_state, runs_without_cuda
 from ..semantic.source import _word, before_a_call, callees, has_word
 from ..semantic.source import words as find_words
 
@@ -990,39 +990,11 @@ class Analysis:
         return meets
 
     def _cpu_only(self, node) -> bool:
-        """``node`` runs only where CUDA is not available: in the ``else`` of ``if
-        torch.cuda.is_available():`` (or in the body of ``if not ...:``) of its function;
-        the branch that runs on a GPU moves what it makes (``cuda_variable(t)`` returning
+        """``node`` runs only where CUDA is not available (:func:`runs_without_cuda`, with
+        the code after ``if torch.cuda.is_available(): return t.cuda()`` too); the
+        branch that runs on a GPU moves what it makes (``cuda_variable(t)`` returning
         ``Variable(t.cuda())`` there and ``Variable(t)`` in the ``else``)."""
-        sem = self.sem
-        child = node
-        for a in sem.ancestors(node):
-            if isinstance(a, (*_DEFS, ast.Lambda, ast.ClassDef, ast.Module)):
-                # after ``if torch.cuda.is_available(): return ...`` in the function's body
-                if isinstance(a, _DEFS) and isinstance(child, ast.stmt):
-                    for s in a.body:
-                        if s is child:
-                            break
-                        if isinstance(s, ast.If) and not s.orelse and s.body and isinstance(s.body[-1], (ast.Return, ast.Raise)) \
-                                and self._cuda_available(s.test):
-                            return True
-                return False
-            if isinstance(a, ast.If):
-                test, negated = a.test, False
-                if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                    test, negated = test.operand, True
-                if any(child is s for s in (a.body if negated else a.orelse)) and self._cuda_available(test):
-                    return True
-            child = a
-        return False
-
-    def _cuda_available(self, test) -> bool:
-        """``torch.cuda.is_available()``, or a name every value of which it is."""
-        sem = self.sem
-        if isinstance(test, ast.Name):
-            os_ = sem.origins(test)
-            return bool(os_) and all(o.kind is OriginKind.VALUE and self._cuda_available(o.node) for o in os_)
-        return isinstance(test, ast.Call) and not test.args and sem.call_qualname(test) == "torch.cuda.is_available"
+        return runs_without_cuda(self.sem, node, early_return=True)
 
     def _meet(self, meets, base, via, node, what, other):
         if self.in_fwd(base) or self.device_fed(base):

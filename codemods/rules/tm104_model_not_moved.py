@@ -15,7 +15,7 @@ from ._main_guard import is_main_guard
 from ._device import (
     DEVICE_KEEP_METHODS, MISMATCH_EVIDENCE, SELF_METHODS, Move, bound_before, class_moves_arguments, definition_span, device_move,
     device_text_at, file_mentions_device,
-    framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, moved_call, visible_at, without_cuda,
+    framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, moved_call, runs_without_cuda, visible_at,
 )
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -591,20 +591,6 @@ def _arg_move(sem: SemanticModel, call: ast.Call) -> Optional[Move]:
     return None
 
 
-def _without_cuda_branch(sem: SemanticModel, node) -> bool:
-    """``node`` sits in a branch that runs only where CUDA is not available (the ``else``
-    of ``if torch.cuda.is_available():``), in its own function or module code."""
-    child = node
-    for a in sem.ancestors(node):
-        if isinstance(a, (*_DEFS, ast.ClassDef, ast.Lambda)):
-            return False
-        if isinstance(a, ast.If) and (without_cuda(sem, a.test, any(x is child for x in a.orelse))
-                                      if any(x is child for x in (*a.body, *a.orelse)) else False):
-            return True
-        child = a
-    return False
-
-
 def _ifs_around(sem: SemanticModel, node) -> list:
     """The ``if`` statements around ``node`` in its scope (not ``if __name__ == "__main__":``)."""
     out = []
@@ -786,7 +772,7 @@ class ModelNotMoved(Rule):
         if _in_with(sem, stmt) or any(isinstance(a, ast.ClassDef) and is_module_class(sem, a)
                                       for a in sem.ancestors(stmt)):
             return None  # (in a module's own code: a submodule, or a layer made in ``forward``)
-        if _without_cuda_branch(sem, stmt):
+        if runs_without_cuda(sem, stmt):
             return None  # (``else: model = Net()`` of ``if torch.cuda.is_available():``: no GPU there)
         what = _model_of(sem, ctor, ctx.cache)
         if what is None:
