@@ -488,6 +488,45 @@ class Project:
                     return True
         return False
 
+    def neighbour_importers(self, path: str, name: str) -> list[tuple[str, str]]:
+        """``(importer, module name)`` for the files of ``path``'s own directory, and of
+        the one above it, that import ``name`` from it (``from train import fit``,
+        ``from models.test import test_img`` in the directory above ``models/``) or the
+        module itself (``import train``): by its bare name from its own directory, by its
+        dotted name (its package's, or its directory's as a namespace package) from
+        either; sorted.  Each file of those directories is a dependency of the result.
+        The directory above is read only inside the run's roots."""
+        if self.standalone or not path or not self._is_file(path):
+            return []
+        mod, pkg = module_name(path)
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if stem == "__init__":
+            return []
+        real = os.path.realpath(path)
+        here = os.path.dirname(real)
+        up = os.path.dirname(here)
+        dotted = mod if pkg is not None else f"{os.path.basename(here)}.{stem}"
+        out = set()
+        for where, modules in ((here, {stem, dotted}), (up, {dotted}) if self._within_roots(up) else (here, ())):
+            index = self._neighbour_index(where)
+            self.deps.update(f for f in index.files if f != real)
+            for module in modules:
+                for importer, names in index.importers(module).items():
+                    if importer != real and os.path.dirname(importer) == where and ("*" in names or name in names):
+                        out.add((importer, module))
+        return sorted(out)
+
+    def _within_roots(self, directory: str) -> bool:
+        """``directory`` (a real path) is one of the run's roots or inside one (a root
+        that is a file: its directory)."""
+        for r in self.roots:
+            r = os.path.realpath(r)
+            if not os.path.isdir(r):
+                r = os.path.dirname(r)
+            if directory == r or directory.startswith(r.rstrip(os.sep) + os.sep):
+                return True
+        return False
+
     def _neighbour_index(self, here: str) -> ImportIndex:
         index = self._neighbours.get(here)
         if index is None:

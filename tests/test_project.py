@@ -42,6 +42,42 @@ def test_a_main_py_is_not_imported_by_an_import_of_a_name_main(tmp_path):
     assert p.is_imported(up) and p.is_imported(up, "main")
 
 
+def test_neighbour_importers_of_a_function(tmp_path):
+    files = _tree(tmp_path, {
+        "train.py": "def fit(m):\n    pass\n",
+        "main.py": "import train\n",
+        "run.py": "from train import fit as go\n",
+        "other.py": "from train import evaluate\n",
+        "star.py": "from train import *\n",
+        "sub/main.py": "from train import fit\n",  # another directory: its own train
+        "pkg/__init__.py": "",
+        "pkg/train.py": "def fit(m):\n    pass\n",
+        "pkg/cli.py": "from pkg.train import fit\n",
+        "pkg/rel.py": "from .train import fit\n",
+        "tools/fit_lib.py": "def fit(m):\n    pass\n",
+        "up.py": "from pkg.train import fit\nfrom tools.fit_lib import fit as f2\n",
+        "sub/deeper/x.py": "from tools.fit_lib import fit\n",  # not the directory above tools/
+    })
+    p = Project(roots=(str(tmp_path),))  # (a worker: the neighbours are read in place, no index needed)
+    real = os.path.realpath
+
+    def found(path, name):
+        return [(os.path.relpath(f, real(str(tmp_path))), m) for f, m in p.neighbour_importers(path, name)]
+
+    assert found(files[0], "fit") == [("main.py", "train"), ("run.py", "train"), ("star.py", "train")]
+    assert found(files[0], "evaluate") == [("main.py", "train"), ("other.py", "train"), ("star.py", "train")]
+    # a package's module, by its dotted name from its own directory and the one above
+    assert found(files[7], "fit") == [("pkg/cli.py", "pkg.train"), ("pkg/rel.py", "pkg.train"), ("up.py", "pkg.train")]
+    # a script of a directory without __init__.py, from the directory above (a namespace package)
+    assert found(files[10], "fit") == [("up.py", "tools.fit_lib")]
+    assert real(files[2]) in p.deps and real(files[11]) in p.deps
+    p = Project(roots=(str(tmp_path / "tools"),))  # the directory above the roots is not read
+    assert found(files[10], "fit") == [] and not any(f.endswith("up.py") for f in p.deps)
+    p = Project(roots=(files[10],))  # a file given: its directory is the root
+    assert found(files[10], "fit") == []
+    assert Project(standalone=True).neighbour_importers(files[0], "fit") == []
+
+
 def test_package_modules_need_the_index_in_workers(tmp_path):
     files = _tree(tmp_path, {"pkg/__init__.py": "", "pkg/a.py": "x = 1\n", "pkg/b.py": "from .a import x\n",
                              "script.py": "import os\n"})

@@ -1643,3 +1643,115 @@ def test_a_sequential_attribute_built_with_add_module(more, found, fixed):
     r, out = run(ATTR_SEQ.format(more=more), unsafe=True)
     assert bugs(r) == (["TM501"] if found else []), [f.message for f in r.findings]
     assert ('add_module("softmax"' not in out) == fixed
+
+
+# ----------------------------------------------------------------------------- models of other files, seen from here
+SIBLING_NET = HEAD + """
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return {ret}
+"""
+
+
+def _check_in(tmp_path, name, src):
+    from torchmend.project import Project
+
+    (tmp_path / name).write_text(src)
+    return process_text(str(tmp_path / name), src, Options(unsafe_fixes=True), Project(roots=(str(tmp_path),)))
+
+
+@pytest.mark.parametrize("ret, found", [
+    ("F.softmax(self.fc(x), dim=1), x", "returns `F.softmax(self.fc(x), dim=1)` as element 0 of a tuple"),
+    ("x, F.softmax(self.fc(x), dim=1)", None),  # the element unpacked for the loss is not the softmax
+    ("self.fc(x), x", None),
+])
+def test_a_sibling_model_returning_its_softmax_in_a_tuple(tmp_path, ret, found):
+    """yongjincho/cnn-text-classification-pytorch: ``probs, classes = model(x)`` with the
+    model's ``forward`` returning ``F.softmax(logits), classes`` from model.py."""
+    (tmp_path / "model.py").write_text(SIBLING_NET.format(ret=ret))
+    r = _check_in(tmp_path, "train.py", HEAD + "from model import Net\nnet = Net()\nprobs, classes = net(x)\n"
+                  "loss = nn.CrossEntropyLoss()(probs, y)\n")
+    assert codes(r) == (["TM501"] if found else [])
+    if found:
+        assert found in r.findings[0].message and r.findings[0].fix is None and not r.changed
+
+
+@pytest.mark.parametrize("ret, code", [("F.softmax(self.fc(x), dim=1)", "TM501"), ("F.log_softmax(self.fc(x), dim=1)", "TM502"),
+                                       ("self.fc(x)", None)])
+def test_a_sibling_model_handed_with_a_cross_entropy_is_reported_where_it_is_handed(tmp_path, ret, code):
+    """doronharitan/human_activity_recognition_LRCN: train.py hands ``ConvLstm(...)`` (of
+    lrcn_model.py, ending with ``nn.Softmax``) and ``nn.CrossEntropyLoss()`` to a training
+    function of another module: reported on the model argument, report only."""
+    (tmp_path / "model.py").write_text(SIBLING_NET.format(ret=ret))
+    r = _check_in(tmp_path, "main.py", HEAD + "from model import Net\nfrom utils import train_model\n\n"
+                  "model = Net()\ncriterion = nn.CrossEntropyLoss()\ntrain_model(model, loader, opt, criterion)\n")
+    assert codes(r) == ([code] if code else [])
+    if code:
+        f = r.findings[0]
+        assert (f.line, f.col) == (9, 13) and f.fix is None and not r.changed
+        assert "`Net.forward` (from model.py)" in f.message and "goes to `train_model` here" in f.message
+
+
+TRAINER = HEAD + """
+
+def fit(model, loader, opt):
+    criterion = nn.CrossEntropyLoss()
+    for x, y in loader:
+        opt.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("main, found", [
+    ("from model import Net\nimport trainer\n\nnet = Net().cuda()\ntrainer.fit(net, [], opt)\n", "line 5"),
+    ("from model import Net\nfrom trainer import fit\n\nnet = Net()\nfit(loader=[], opt=opt, model=net)\n", "line 5"),
+    ("from trainer import fit\nfrom model import Net\n\n\ndef main():\n    fit(Net(), [], opt)\n", "line 6"),
+    # a class of the caller's own file
+    (HEAD + "from trainer import fit\n\n\nclass Net(nn.Module):\n    def forward(self, x):\n"
+     "        return F.softmax(self.fc(x), dim=1)\n\n\nfit(Net(), [], opt)\n", "line 12"),
+    # look-alikes: a logits model; another function of that name; no call
+    ("from trainer import fit\n\nfit(nn.Linear(4, 3), [], opt)\n", None),
+    ("from model import Net\nfrom other import fit\n\nfit(Net(), [], opt)\n", None),
+    ("from model import Net\nimport trainer\n\nnet = Net()\n", None),
+])
+def test_a_model_the_importing_script_passes_to_a_training_function(tmp_path, main, found):
+    """NaJaeMin92/pytorch-DANN (before a70cf59): main.py builds ``model.Classifier()``
+    (its forward ends with ``F.softmax``) and calls ``train.source_only(encoder,
+    classifier, ...)``, whose own cross-entropy gets the classifier's output: what the
+    scripts of the directory that import the training module pass is read."""
+    (tmp_path / "model.py").write_text(SIBLING_NET.format(ret="F.softmax(self.fc(x), dim=1)"))
+    (tmp_path / "main.py").write_text(main)
+    r = _check_in(tmp_path, "trainer.py", TRAINER)
+    assert codes(r) == (["TM501"] if found else [])
+    if found:
+        f = r.findings[0]
+        assert f.line == 10 and f.fix is None and not r.changed
+        assert f"`Net.forward` (from {'main.py' if 'class Net' in main else 'model.py'}, passed by main.py {found})" \
+            in f.message
+    # a caller of the same file passes something else: the importer's model still reaches it
+    r = _check_in(tmp_path, "trainer.py", TRAINER + "\n\nif __name__ == '__main__':\n    fit(nn.Linear(4, 3), [], None)\n")
+    assert codes(r) == (["TM501"] if found else [])
+
+
+@pytest.mark.parametrize("build, found", [
+    ("model = model.Net().to(device)", True),  # the module's name rebound to the model it builds
+    ("if big:\n    model = model.Net()\nelse:\n    model = nn.Linear(4, 3)", True),
+    ("model = nn.Linear(4, 3)\nmodel = model.Net()", False),  # ``model`` is no module there
+])
+def test_a_sibling_module_name_rebound_to_its_model(tmp_path, build, found):
+    """pytorch/examples word_language_model (before 1800513): ``import model`` then ``model =
+    model.TransformerModel(...)``, whose ``forward`` ends with ``F.log_softmax``, fed to
+    ``nn.CrossEntropyLoss``: the name read on the right is the module."""
+    (tmp_path / "model.py").write_text(SIBLING_NET.format(ret="F.log_softmax(self.fc(x), dim=-1)"))
+    r = _check_in(tmp_path, "main.py", HEAD + "import model\n\n" + build + "\ncriterion = nn.CrossEntropyLoss()\n"
+                  "loss = criterion(model(x), y)\n")
+    assert codes(r) == (["TM502"] if found else [])
+    if found:
+        assert "`Net.forward` (from model.py)" in r.findings[0].message and r.findings[0].fix is None

@@ -608,6 +608,41 @@ def _tuple_model(sem, cls, forward, ret, name) -> Optional[Model]:
     return found[0][1]
 
 
+def _peel_module_in(sem: SemanticModel, call: ast.Call):
+    """The module a call returns itself (``net.to(device)``, ``DataParallel(net)``), else None."""
+    if sem.method_name(call) in MODULE_SELF:
+        return sem.receiver(call)
+    if call.args and any(_wraps_module(q) for q in sem.qualnames(call.func)):
+        return call.args[0]
+    return None
+
+
+def _module_peel(sem: SemanticModel) -> Callable:
+    return lambda call: _peel_module_in(sem, call)
+
+
+def _foreign(m: Model, other: SemanticModel, via: str = "") -> Model:
+    """``m``, a model of the file ``other``, as seen from another file (report only)."""
+    import os
+
+    return Model(m.key, m.name, Soft(m.soft.node, m.soft.log, None, None), m.anchor, None,
+                 where=os.path.basename(other.path) + via, lines=(other.segment(m.soft.node),), index=m.index)
+
+
+def _foreign_model(sem: SemanticModel, call: ast.Call, via: str = "") -> Optional[Model]:
+    """The model ``call`` builds when its callee is a class (or a builder function) that
+    ``sem``'s file imports from a sibling module and whose ``forward`` ends with a
+    (log-)softmax."""
+    other, bs = sem.sibling_definitions(call.func)
+    if len(bs) != 1 or bs[0].kind not in (BindingKind.CLASS, BindingKind.FUNCTION):
+        return None
+    if bs[0].kind is BindingKind.CLASS:
+        m = class_model(other, bs[0].node)
+    else:
+        m = _built_model(other, bs[0].node)
+    return None if m is None else _foreign(m, other, via)
+
+
 def _built_model(sem: SemanticModel, fdef) -> Optional[Model]:
     """The model a builder function returns on every path (a same-file class whose
     forward ends with a softmax, or an ``nn.Sequential`` ending with one), else None."""
@@ -1478,13 +1513,19 @@ class Analysis:
                     if a is e or isinstance(a, ast.Starred):
                         continue
                     for m in self._handed_models(a):
-                        if m is None or m.where or m.index is not None or id(m.anchor) in done:
+                        if m is None or m.index is not None or id(m.anchor) in done:
                             continue
                         done.add(id(m.anchor))
                         code = TM502 if m.soft.log else TM501
                         callee = sem.segment(call.func)
                         what, fix = (("applies log_softmax again (redundant)", "use NLLLoss or drop the final log_softmax")
                                      if m.soft.log else ("expects logits", "remove the final softmax"))
+                        if m.where:  # a model of another file: said where both are handed over
+                            out.append(Proto(code, a, (
+                                f"`{m.name}` (from {m.where}) ends with `{m.lines[0]}` and the model goes to `{callee}`"
+                                f" here with the cross-entropy `{sem.segment(e)}`, which {what}: if `{callee}` computes"
+                                f" that loss on the model's output, {fix} in {m.where}")))
+                            continue
                         out.append(Proto(code, m.anchor, (
                             f"`{m.name}` ends with `{sem.segment(m.soft.node)}` and goes to `{callee}` (line {call.lineno})"
                             f" with the cross-entropy `{sem.segment(e)}`, which {what}: if `{callee}` computes that loss on"
@@ -1653,12 +1694,7 @@ class Analysis:
         return None
 
     def _peel_module(self, call: ast.Call):
-        sem = self.sem
-        if sem.method_name(call) in MODULE_SELF:
-            return sem.receiver(call)
-        if call.args and any(_wraps_module(q) for q in sem.qualnames(call.func)):
-            return call.args[0]
-        return None
+        return _peel_module_in(self.sem, call)
 
     def input_models(self, site: Site) -> list:
         """The models whose output the site's input may be (None for other values)."""
@@ -1703,6 +1739,8 @@ class Analysis:
         for o in sem.sources(expr, self._peel_module, callers=True):
             if o.kind is OriginKind.PARAMETER and o.binding is not None:
                 cls = sem.self_class_of_param(o.binding)
+                if cls is None:
+                    out.extend(self.importer_models(o.binding))
                 out.append(self.class_model(cls) if cls is not None else None)
             elif o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
                 cs = sem.callees(o.node)
@@ -1760,30 +1798,47 @@ class Analysis:
     def foreign_model(self, call: ast.Call) -> Optional[Model]:
         """``Net()`` with ``Net`` imported from a sibling module whose ``forward`` ends with
         a (log-)softmax (read through the project; report only)."""
+        return _foreign_model(self.sem, call)
+
+    def importer_models(self, param) -> list:
+        """The models the files of this file's directory that import it pass for
+        ``param`` (the binding of a parameter of a module-level function) where they call
+        that function: ``main.py`` builds ``Classifier()`` and calls ``train.fit(classifier,
+        ...)``, whose cross-entropy is here (report only)."""
         import os
 
-        other, bs = self.sem.sibling_definitions(call.func)
-        if len(bs) != 1 or bs[0].kind not in (BindingKind.CLASS, BindingKind.FUNCTION):
-            return None
-        if bs[0].kind is BindingKind.CLASS:
-            m = class_model(other, bs[0].node)
-        else:
-            m = _built_model(other, bs[0].node)
-        if m is None:
-            return None
-        return Model(m.key, m.name, Soft(m.soft.node, m.soft.log, None, None), m.anchor, None,
-                     where=os.path.basename(other.path), lines=(other.segment(m.soft.node),))
+        sem = self.sem
+        fn = param.scope.node
+        if not isinstance(fn, ast.FunctionDef) or sem.call_sites(fn).complete:
+            return []
+        out = []
+        for other, arg, call in sem.importer_arguments(fn, param.name):
+            via = f", passed by {os.path.basename(other.path)} line {call.lineno}"
+            for o in other.sources(arg, _module_peel(other), callers=True):
+                if not (o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call)):
+                    continue
+                cs = other.callees(o.node)
+                if cs:
+                    ms = [class_model(other, c) if isinstance(c, ast.ClassDef) else None for c in cs]
+                    out.extend(None if m is None else _foreign(m, other, via) for m in ms)
+                elif any(N.is_sequential(q) for q in other.qualnames(o.node.func)):
+                    m = seq_model(other, o.node)
+                    out.append(None if m is None else _foreign(m, other, via))
+                else:
+                    out.append(_foreign_model(other, o.node, via))
+        return out
 
     def foreign_finding(self, site: Site, m: Model) -> Proto:
         code = f"`{m.lines[0]}`"
+        ends = f"ends with {code}" if m.index is None else f"returns {code} as element {m.index} of a tuple,"
         if m.soft.log:
             msg = (
-                f"`{m.name}` (from {m.where}) ends with {code} and its output feeds `{site.label}` here, which "
+                f"`{m.name}` (from {m.where}) {ends} and its output feeds `{site.label}` here, which "
                 "applies log_softmax again: redundant; use NLLLoss here or drop it in the model"
             )
             return Proto(TM502, site.input, msg)
         msg = (
-            f"`{m.name}` (from {m.where}) ends with {code} and its output feeds `{site.label}` here, which expects "
+            f"`{m.name}` (from {m.where}) {ends} and its output feeds `{site.label}` here, which expects "
             "logits; remove the softmax in the model and re-apply it where its other users need probabilities"
         )
         return Proto(TM501, site.input, msg)

@@ -1018,18 +1018,7 @@ class SemanticModel:
         complete = sites.complete and bool(sites.calls)
         skip = 1 if sites.method and pos and not self._is_static(fdef) else 0
         for call in sites.calls:
-            found, unknown = None, False
-            for j, a in enumerate(call.args):
-                if isinstance(a, ast.Starred):
-                    unknown = True
-                    break
-                if param in pos and j + skip == pos.index(param):
-                    found = a
-            for kw in call.keywords:
-                if kw.arg is None:
-                    unknown = unknown or found is None
-                elif kw.arg == param:
-                    found = kw.value
+            found, unknown = _passed(call, param, pos.index(param) - skip if param in pos else None)
             if found is not None:
                 values.append((found, call, False))
             elif unknown:
@@ -1041,6 +1030,32 @@ class SemanticModel:
         if not sites.calls and default is not None:
             values.append((default, None, True))
         return ParamValues(values, complete)
+
+    def importer_arguments(self, fdef, param: str, limit: int = 8) -> list:
+        """``(model of the other file, argument, call)`` for what the files of this
+        file's directory that import it pass for parameter ``param`` of its module-level
+        function ``fdef`` where they call it (``from train import fit`` then ``fit(net,
+        ...)``; ``import train`` then ``train.fit(net, ...)``): a script's callers, which
+        ``param_values`` cannot see.  At most ``limit`` importers are read."""
+        if self.project is None or not isinstance(fdef, _DEFS) or self.parent(fdef) is not self.module:
+            return []
+        args = fdef.args
+        pos = [a.arg for a in (*args.posonlyargs, *args.args)]
+        if param not in pos and param not in (a.arg for a in args.kwonlyargs):
+            return []
+        out = []
+        for path, module in self.project.neighbour_importers(self.path, fdef.name)[:limit]:
+            other = self.project.model_for(path)
+            if other is None:
+                continue
+            target = f"{module}.{fdef.name}"
+            for call in other.find_named((ast.Call,), (fdef.name,)):
+                if target not in other.qualnames(call.func):
+                    continue
+                found, _ = _passed(call, param, pos.index(param) if param in pos else None)
+                if found is not None:
+                    out.append((other, found, call))
+        return out
 
     @staticmethod
     def _is_static(fdef) -> bool:
@@ -1126,7 +1141,7 @@ class SemanticModel:
 
         if self.project is None or not self.path or not isinstance(expr, (ast.Name, ast.Attribute)):
             return None, []
-        q = self.qualname(expr)
+        q = self.qualname(expr) or self._reaching_qualname(expr)
         if not q or "." not in q or q == "torch" or q.startswith("torch."):
             return None, []
         mod, name = q.rsplit(".", 1)
@@ -1137,6 +1152,21 @@ class SemanticModel:
         if other is None:
             return None, []
         return other, other.module_scope.get(name)
+
+    def _reaching_qualname(self, expr) -> Optional[str]:
+        """The dotted name of ``expr`` (a name, or attributes of one) through the one
+        import that reaches it where it is read, when the name is bound otherwise too:
+        ``model = model.RNNModel(...)`` after ``import model`` reads the module."""
+        attrs = []
+        while isinstance(expr, ast.Attribute):
+            attrs.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        bs = self.reaching(expr)
+        if len(bs) != 1 or bs[0].kind not in (BindingKind.IMPORT, BindingKind.FROM_IMPORT) or bs[0].qualname is None:
+            return None
+        return ".".join([bs[0].qualname, *reversed(attrs)])
 
     def base_qualnames(self, cls: ast.ClassDef, _depth: int = 0) -> set[str]:
         """Qualified names of the library classes ``cls`` derives from (through
@@ -2253,6 +2283,25 @@ def _literal_strings(value) -> Optional[set]:
             isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts):
         return {e.value for e in value.elts}
     return None
+
+
+def _passed(call: ast.Call, param: str, index: Optional[int]) -> tuple:
+    """``(argument, unknown)``: what ``call`` passes for the parameter ``param`` (at
+    position ``index`` of the call's arguments; None: keyword-only), and whether a
+    ``*args``/``**kwargs`` it holds may pass it instead."""
+    found, unknown = None, False
+    for j, a in enumerate(call.args):
+        if isinstance(a, ast.Starred):
+            unknown = True
+            break
+        if j == index:
+            found = a
+    for kw in call.keywords:
+        if kw.arg is None:
+            unknown = unknown or found is None
+        elif kw.arg == param:
+            found = kw.value
+    return found, unknown
 
 
 def _dedup(origins: list[Origin]) -> list[Origin]:
