@@ -1135,6 +1135,7 @@ class Analysis:
         self._protos: Optional[list[Proto]] = None
         self._class_models: dict = {}
         self._seq_models: dict = {}
+        self._importer_models: dict = {}  # a parameter's function and name -> importer_models
         self._sites_by_call: dict = {}
         self._ctors: list = []  # the CrossEntropyLoss(...) calls that are not called on the spot
         self._uses: dict = {}  # such a call -> its value_uses
@@ -1809,9 +1810,13 @@ class Analysis:
 
         sem = self.sem
         fn = param.scope.node
+        key = (fn, param.name)
+        got = self._importer_models.get(key)
+        if got is not None:
+            return got
+        out = self._importer_models[key] = []
         if not isinstance(fn, ast.FunctionDef) or sem.call_sites(fn).complete:
-            return []
-        out = []
+            return out
         for other, arg, call in sem.importer_arguments(fn, param.name):
             via = f", passed by {os.path.basename(other.path)} line {call.lineno}"
             for o in other.sources(arg, _module_peel(other), callers=True):
