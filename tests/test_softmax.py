@@ -1755,3 +1755,44 @@ def test_a_sibling_module_name_rebound_to_its_model(tmp_path, build, found):
     assert codes(r) == (["TM502"] if found else [])
     if found:
         assert "`Net.forward` (from model.py)" in r.findings[0].message and r.findings[0].fix is None
+
+
+UPDATE = HEAD + """
+
+class LocalUpdate(object):
+    def __init__(self, args):
+        self.loss_func = nn.CrossEntropyLoss()
+
+    def train(self, net, lr=0.1):
+        for images, labels in loader:
+            log_probs = net(images)
+            loss = self.loss_func(log_probs, labels)
+"""
+
+
+@pytest.mark.parametrize("call, found", [
+    ("local = LocalUpdate(args)\nw = local.train(net=copy.deepcopy(net_glob).to(args.device))\n", True),
+    ("w = Update.LocalUpdate(args).train(net_glob, 0.1)\n", True),
+    # look-alikes: another class's method of that name; a model of logits
+    ("local = Other(args)\nw = local.train(net=net_glob)\n", False),
+    ("local = LocalUpdate(args)\nw = local.train(net=nn.Linear(4, 3))\n", False),
+])
+def test_a_model_the_importing_script_passes_to_a_method(tmp_path, call, found):
+    """shaoxiongji/federated-learning (before 5ffe3e3): models/Update.py's
+    ``LocalUpdate.train(self, net)`` applies its ``nn.CrossEntropyLoss`` to ``net(images)``;
+    main_fed.py, in the directory above ``models/``, builds ``MLP(...)`` (its forward ends
+    with a softmax) and calls ``local.train(net=copy.deepcopy(net_glob).to(args.device))``."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / "models" / "Nets.py").write_text(SIBLING_NET.format(ret="F.softmax(self.fc(x), dim=1)"))
+    (tmp_path / "main_fed.py").write_text(
+        "import copy\nfrom models.Nets import Net\nfrom models.Update import LocalUpdate\nfrom models import Update\n"
+        "from other import Other\n\nnet_glob = Net().to(args.device)\n" + call)
+    (tmp_path / "models" / "Update.py").write_text(UPDATE)
+    from torchmend.project import Project
+
+    r = process_text(str(tmp_path / "models" / "Update.py"), UPDATE, Options(), Project(roots=(str(tmp_path),)))
+    assert codes(r) == (["TM501"] if found else [])
+    if found:
+        line = 7 + call.count("\n")  # (the call of `train`, the last line)
+        assert r.findings[0].line == 13 and f"(from Nets.py, passed by main_fed.py line {line})" in r.findings[0].message

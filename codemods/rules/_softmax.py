@@ -609,10 +609,11 @@ def _tuple_model(sem, cls, forward, ret, name) -> Optional[Model]:
 
 
 def _peel_module_in(sem: SemanticModel, call: ast.Call):
-    """The module a call returns itself (``net.to(device)``, ``DataParallel(net)``), else None."""
+    """The module a call returns itself (``net.to(device)``, ``DataParallel(net)``) or a
+    copy of (``copy.deepcopy(net)``: the same class), else None."""
     if sem.method_name(call) in MODULE_SELF:
         return sem.receiver(call)
-    if call.args and any(_wraps_module(q) for q in sem.qualnames(call.func)):
+    if call.args and any(_wraps_module(q) or q == "copy.deepcopy" for q in sem.qualnames(call.func)):
         return call.args[0]
     return None
 

@@ -33,8 +33,9 @@ class SoftmaxBeforeCrossEntropy(Rule):
     builder functions and `nn.DataParallel`; a model class imported from a sibling
     module is read there (a model of another file is reported, never fixed: also one
     handed with a cross-entropy to a training function of another module, at the
-    argument, and one the scripts of the directory pass to a training function of this
-    file, `train.fit(Net(), ...)` in main.py for `def fit(model, ...)` here).  A softmax on the *target* side (distillation), an attention
+    argument, and one the scripts of the directory, or of the one above, pass to a
+    training function or method of this file, `train.fit(Net(), ...)` in main.py for `def
+    fit(model, ...)` here, `LocalUpdate(args).train(net=copy.deepcopy(net))`).  A softmax on the *target* side (distillation), an attention
     softmax inside a network, a softmax used only for metrics, `log_softmax` with
     `NLLLoss` and a `forward` that branches on `self.training` are not reported.
 

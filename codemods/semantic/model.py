@@ -1033,29 +1033,49 @@ class SemanticModel:
 
     def importer_arguments(self, fdef, param: str, limit: int = 8) -> list:
         """``(model of the other file, argument, call)`` for what the files of this
-        file's directory that import it pass for parameter ``param`` of its module-level
-        function ``fdef`` where they call it (``from train import fit`` then ``fit(net,
-        ...)``; ``import train`` then ``train.fit(net, ...)``): a script's callers, which
+        file's directory (and of the one above, see ``Project.neighbour_importers``) that
+        import it pass for parameter ``param`` of its module-level function ``fdef``
+        where they call it (``from train import fit`` then ``fit(net, ...)``; ``import
+        train`` then ``train.fit(net, ...)``), or of a method ``fdef`` of its module-level
+        class, called on an instance the importer makes (``local =
+        LocalUpdate(...)``, then ``local.train(net=net)``): a script's callers, which
         ``param_values`` cannot see.  At most ``limit`` importers are read."""
-        if self.project is None or not isinstance(fdef, _DEFS) or self.parent(fdef) is not self.module:
+        if self.project is None or not isinstance(fdef, _DEFS):
+            return []
+        owner = self.parent(fdef)
+        if owner is self.module:
+            owner, skip = None, 0
+        elif isinstance(owner, ast.ClassDef) and self.parent(owner) is self.module and not fdef.decorator_list:
+            skip = 1  # (``self``)
+        else:
             return []
         args = fdef.args
         pos = [a.arg for a in (*args.posonlyargs, *args.args)]
-        if param not in pos and param not in (a.arg for a in args.kwonlyargs):
+        if param not in pos[skip:] and param not in (a.arg for a in args.kwonlyargs):
             return []
+        index = pos.index(param) - skip if param in pos else None
         out = []
-        for path, module in self.project.neighbour_importers(self.path, fdef.name)[:limit]:
+        for path, module in self.project.neighbour_importers(self.path, owner.name if owner else fdef.name)[:limit]:
             other = self.project.model_for(path)
             if other is None:
                 continue
-            target = f"{module}.{fdef.name}"
+            target = f"{module}.{owner.name if owner else fdef.name}"
             for call in other.find_named((ast.Call,), (fdef.name,)):
-                if target not in other.qualnames(call.func):
+                if owner is None:
+                    if target not in other.qualnames(call.func):
+                        continue
+                elif not (isinstance(call.func, ast.Attribute) and other._made_by(call.func.value, target)):
                     continue
-                found, _ = _passed(call, param, pos.index(param) if param in pos else None)
+                found, _ = _passed(call, param, index)
                 if found is not None:
                     out.append((other, found, call))
         return out
+
+    def _made_by(self, expr, qualname: str) -> bool:
+        """Every value ``expr`` may hold is made by a call of the class ``qualname``."""
+        origins = self.origins(expr)
+        return bool(origins) and all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call)
+                                     and qualname in self.qualnames(o.node.func) for o in origins)
 
     @staticmethod
     def _is_static(fdef) -> bool:
