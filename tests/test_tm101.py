@@ -1948,3 +1948,53 @@ def test_a_model_called_with_cpu_tensors_where_it_is_not_moved(flag, reported):
              "    else:\n        out = model(x)\n")
     f, out, src = run(body, unsafe=True)
     assert bool([x for x in f if x.code == "TM101"]) == reported, [x.message for x in f]
+
+
+TRAINER = """\
+import torch
+import torch.nn as nn
+
+
+def train(model, loader, opt, device):
+    criterion = nn.CrossEntropyLoss()
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        opt.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        opt.step()
+
+
+def evaluate(model, loader):
+    correct = 0
+    with torch.no_grad():
+        for x, y in loader:
+            out = model(x)
+            correct += (out.argmax(1) == y).sum().item()
+    return correct
+"""
+
+
+@pytest.mark.parametrize("main, found", [
+    ("net = Net().to(device)\ntrain(net, loader, opt, device)\nevaluate(net, loader)\n", "moves it to `device`"),
+    ("net = Net().cuda()\ntrainer.evaluate(model=net, loader=loader)\n", "moves it to `cuda`"),
+    # look-alikes: the model the script passes stays on the CPU; another module's evaluate
+    ("net = Net()\nevaluate(net, loader)\n", None),
+    ("net = Net().to(device)\nother.evaluate(net, loader)\n", None),
+])
+def test_a_model_the_importing_script_moves_and_passes(tmp_path, main, found):
+    """The evaluation function of a training module loops over its loader parameter
+    without moving the batch (its training loop does: its loaders give CPU batches), and
+    its model parameter comes only from the script that imports it, which moves it:
+    reported, not fixed (the device is the script's)."""
+    (tmp_path / "trainer.py").write_text(TRAINER)
+    (tmp_path / "main.py").write_text(
+        "import torch\nimport other\nimport trainer\nfrom trainer import train, evaluate\nfrom model import Net\n\n"
+        "device = torch.device('cuda')\n" + main)
+    r = process_text(str(tmp_path / "trainer.py"), TRAINER, Options(unsafe_fixes=True), Project(roots=(str(tmp_path),)))
+    got = [f for f in r.findings if f.code == "TM101"]
+    assert len(got) == (1 if found else 0)
+    if found:
+        f = got[0]
+        assert f.line == 19 and f.fix is None and not r.changed
+        assert f"`model` comes from main.py line {7 + main.count(chr(10))}, which {found}" in f.message

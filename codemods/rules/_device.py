@@ -306,6 +306,11 @@ class Move:
     guard: Optional[tuple] = None  # the ``if`` tests it runs under (see guard_of); None: not copyable
     builder: bool = False  # made inside a same-file function that returns the module
     fed: bool = False  # not the module's own move: the tensor the module is called with (``model(x.to(d))``)
+    # a move in another file (a script that imports this one passes the module it moved):
+    # where, as "main.py line 7", and its device as written there; its nodes are that
+    # file's, never read with this file's model
+    where: str = ""
+    text: str = ""
 
 
 def move_of(sem: SemanticModel, call) -> Optional[Move]:
@@ -463,15 +468,18 @@ class ModelState:
 _PARALLEL = frozenset(N.PARALLEL_WRAPPERS)
 
 
-def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None) -> Optional[ModelState]:
+def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None,
+                importers: bool = False) -> Optional[ModelState]:
     """The module ``expr`` (the callee of a call ``use``) refers to: None when it is not
     provably a module (a same-file ``nn.Module`` class, a ``torch.nn`` layer, a model-zoo
     builder, or anything called like a model after a ``.to(device)``/``.cuda()``), or
-    when it may have been moved back (``model.cpu()``)."""
+    when it may have been moved back (``model.cpu()``).  With ``importers``, a parameter
+    of a function no code of this file calls is what the scripts that import the file
+    pass for it (``SemanticModel.importer_arguments``; their moves carry ``where``)."""
     key = (id(expr),)
     if cache is not None and key in cache:
         return cache[key]
-    paths = _model_paths(sem, expr, use, 0, set())
+    paths = _model_paths(sem, expr, use, 0, set(), importers=importers)
     st: Optional[ModelState] = ModelState()
     is_model = False
     for kind, moves, base in paths:
@@ -574,7 +582,8 @@ def _after(sem: SemanticModel, stmt, use) -> bool:
     return not any(id(a) in use_loops for a in sem.ancestors(stmt))
 
 
-def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: bool = False) -> list:
+def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: bool = False,
+                 importers: bool = False) -> list:
     """The ways a module value reaches ``use``: ``(kind, moves, base)`` with kind
     "module" (a module constructor), "moved" (an unknown value that was moved),
     "handled:<why>" (a wrapper that places its inputs), "unknown"; ``base`` the
@@ -593,7 +602,7 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             extra = _stmt_moves(sem, [r for r in sem.references(b) if any(x is b for x in sem.reaching(r))], use)
             if builder:
                 extra = [Move(m.call, m.style, m.device, m.guard, True) for m in extra]
-            for kind, moves, base in _binding_paths(sem, b, use, depth, seen, builder):
+            for kind, moves, base in _binding_paths(sem, b, use, depth, seen, builder, importers):
                 out.append((kind, moves + extra, base))
         return out
     if isinstance(expr, ast.Attribute):
@@ -607,7 +616,7 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
         for v in vals:
             if v is None:
                 return [("unknown", [], expr)]
-            for kind, moves, base in _model_paths(sem, v, use, depth + 1, seen, builder):
+            for kind, moves, base in _model_paths(sem, v, use, depth + 1, seen, builder, importers):
                 out.append((kind, moves + extra, base))
         return out
     if isinstance(expr, ast.Call):
@@ -617,18 +626,18 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             # back on the CPU (``model = model.to("cpu")`` after ``.to(device)``)
             back = Move(mv.call, "cpu", mv.device, guard_of(sem, sem.statement_of(expr), use), builder)
             return [(k, [back, *m] if m else m, b)
-                    for k, m, b in _model_paths(sem, expr.func.value, use, depth + 1, seen, builder)]
+                    for k, m, b in _model_paths(sem, expr.func.value, use, depth + 1, seen, builder, importers)]
         if mv is not None:
             recv = expr.func.value
             mv = Move(mv.call, mv.style, mv.device, guard_of(sem, sem.statement_of(expr), use), builder)
-            inner = _model_paths(sem, recv, use, depth + 1, seen, builder)
+            inner = _model_paths(sem, recv, use, depth + 1, seen, builder, importers)
             return [("moved" if k == "unknown" else k, [mv, *m], b) for k, m, b in inner]
         meth = sem.method_name(expr)
         if meth in SELF_METHODS or (meth == "to" and move_of(sem, expr) is None):
-            return _model_paths(sem, expr.func.value, use, depth + 1, seen, builder)
+            return _model_paths(sem, expr.func.value, use, depth + 1, seen, builder, importers)
         q = sem.call_qualname(expr)
         if q in ("torch.compile",) and expr.args:
-            return _model_paths(sem, expr.args[0], use, depth + 1, seen, builder)
+            return _model_paths(sem, expr.args[0], use, depth + 1, seen, builder, importers)
         if q in _PARALLEL:
             return [("handled:`" + q.rsplit(".", 1)[-1] + "`", [], expr)]
         if sem.keyword(expr, "device_map") is not None:
@@ -646,14 +655,14 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
                 return [("unknown", [], expr)]
             out = []
             for r in rets:
-                out.extend(_model_paths(sem, r, use, depth + 1, seen, True))
+                out.extend(_model_paths(sem, r, use, depth + 1, seen, True, importers))
             return out
         if q is not None and (N.is_module_class(q) or N.is_model_zoo(q)):
             return [("module", [], expr)]
         return [("unknown", [], expr)]
     if isinstance(expr, ast.IfExp):
-        return (_model_paths(sem, expr.body, use, depth + 1, seen, builder)
-                + _model_paths(sem, expr.orelse, use, depth + 1, seen, builder))
+        return (_model_paths(sem, expr.body, use, depth + 1, seen, builder, importers)
+                + _model_paths(sem, expr.orelse, use, depth + 1, seen, builder, importers))
     return [("unknown", [], expr)]
 
 
@@ -666,10 +675,10 @@ def _prepared(sem: SemanticModel, expr) -> bool:
     return isinstance(expr, ast.Call) and sem.method_name(expr) == "prepare"
 
 
-def _binding_paths(sem: SemanticModel, b, use, depth, seen, builder) -> list:
+def _binding_paths(sem: SemanticModel, b, use, depth, seen, builder, importers: bool = False) -> list:
     k = b.kind
     if k in (BindingKind.ASSIGNMENT, BindingKind.NAMED_EXPR) and b.value is not None:
-        return _model_paths(sem, b.value, use, depth + 1, seen, builder)
+        return _model_paths(sem, b.value, use, depth + 1, seen, builder, importers)
     if k is BindingKind.ASSIGNMENT and b.unpack is not None and _prepared(sem, b.unpack[0]):
         return [(_PREPARED, [], b.unpack[0])]
     if k is BindingKind.PARAMETER:
@@ -679,9 +688,32 @@ def _binding_paths(sem: SemanticModel, b, use, depth, seen, builder) -> list:
             if pv.complete and pv.values:
                 out = []
                 for v, _call, _ in pv.values:
-                    out.extend(_model_paths(sem, v, use, depth + 1, seen, builder))
+                    out.extend(_model_paths(sem, v, use, depth + 1, seen, builder, importers))
                 return out
+            if importers and not pv.values:
+                out = _importer_paths(sem, fn, b.name, depth)
+                if out:
+                    return out
     return [("unknown", [], b.target if b.target is not None else b.node)]
+
+
+def _importer_paths(sem: SemanticModel, fn, name: str, depth: int) -> list:
+    """The ways a module reaches parameter ``name`` of ``fn`` from the scripts that import
+    this file and call ``fn`` (``net = Net().to(device); evaluate(net, loader)`` in
+    main.py): their moves carry where they are (``Move.where``); [] when no importer
+    passes a module."""
+    import os
+
+    out = []
+    for other, arg, call in sem.importer_arguments(fn, name):
+        where = f"{os.path.basename(other.path)} line {call.lineno}"
+        for kind, moves, base in _model_paths(other, arg, call, depth + 1, set()):
+            moves = [Move(m.call, m.style, m.device, None, m.builder, m.fed, where,
+                          "cuda" if m.style == "cuda" and m.device is None
+                          else other.segment(m.device) if m.device is not None else "")
+                     for m in moves]
+            out.append((kind, moves, base))
+    return out
 
 
 def _attr_stmt_moves(sem: SemanticModel, expr: ast.Attribute, use) -> list:

@@ -660,7 +660,7 @@ class _Flow:
                 guarded = False
                 break
             tests.update(sem.segment(t) for t in m.guard)
-        cuda_or_cpu = bool(moves) and all(cpu_without_cuda(sem, m) for m in moves)
+        cuda_or_cpu = bool(moves) and all(not m.where and cpu_without_cuda(sem, m) for m in moves)
         if not (guarded and tests) and not cuda_or_cpu:
             return False
         child = node
@@ -886,7 +886,7 @@ class _Flow:
         elif self.sem.qualname(callee) is not None:
             st = None  # an imported function or class
         else:
-            st = model_state(self.sem, callee, call)
+            st = model_state(self.sem, callee, call, importers=True)
             if st is not None and st.moved and not st.handled and self._moves_own_inputs(callee):
                 st = ModelState(st.moves, st.unmoved, _PLACES_ITS_INPUTS)
         self.cache[key] = st
@@ -1413,7 +1413,9 @@ class DeviceBatchNotMoved(Rule):
     read together with device values (an imported loss, a metric object) the fix moves
     it too and is unsafe.  Report only: an unknown device (`args.device`, `local_rank`),
     a model moved inside a builder function or under a condition that cannot be copied,
-    a batch whose structure is unknown.  A made tensor is moved right after the
+    a batch whose structure is unknown, a model parameter of a function that only the
+    scripts importing the file call (`net = Net().to(device); evaluate(net, loader)` in
+    main.py, read there: the device is theirs).  A made tensor is moved right after the
     statement that makes it, when the device's names are bound before it and no read of
     the tensor is on the host (`X.numpy()`, `plt.plot(X)`, a dataset); otherwise report
     only; a call that returns a tuple of them (an LSTM's `(h0, c0)`) is reported only.
@@ -1577,6 +1579,11 @@ class DeviceBatchNotMoved(Rule):
             if text not in names:
                 names.append(text)
         mname = names[0]
+        away = next((m for m in moves if m.where), None)
+        if away is not None:  # moved by a script that imports this file: said, not fixed
+            dev = away.text or "a device"
+            return _Plan(why=f"`{mname}` comes from {away.where}, which moves it to `{dev}` (not known here)",
+                         where=f"`{dev}`")
         needed = frozenset().union(*(n.srcs for n in flow.needs))
         for kept, model in flow.host:
             if kept & needed:
