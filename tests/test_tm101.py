@@ -1950,7 +1950,7 @@ def test_a_model_called_with_cpu_tensors_where_it_is_not_moved(flag, reported):
     assert bool([x for x in f if x.code == "TM101"]) == reported, [x.message for x in f]
 
 
-TRAINER = """\
+TRAIN_MODULE = """\
 import torch
 import torch.nn as nn
 
@@ -1987,11 +1987,11 @@ def test_a_model_the_importing_script_moves_and_passes(tmp_path, main, found):
     without moving the batch (its training loop does: its loaders give CPU batches), and
     its model parameter comes only from the script that imports it, which moves it:
     reported, not fixed (the device is the script's)."""
-    (tmp_path / "trainer.py").write_text(TRAINER)
+    (tmp_path / "trainer.py").write_text(TRAIN_MODULE)
     (tmp_path / "main.py").write_text(
         "import torch\nimport other\nimport trainer\nfrom trainer import train, evaluate\nfrom model import Net\n\n"
         "device = torch.device('cuda')\n" + main)
-    r = process_text(str(tmp_path / "trainer.py"), TRAINER, Options(unsafe_fixes=True), Project(roots=(str(tmp_path),)))
+    r = process_text(str(tmp_path / "trainer.py"), TRAIN_MODULE, Options(unsafe_fixes=True), Project(roots=(str(tmp_path),)))
     got = [f for f in r.findings if f.code == "TM101"]
     assert len(got) == (1 if found else 0)
     if found:
