@@ -891,3 +891,22 @@ def test_a_class_count_of_the_dataset_the_checkpoint_names(count, reported):
            "    model.load_state_dict(weights, strict=False)\n    return model\n\nloss.backward()\n")
     r, _ = run(src, unsafe_fixes=True)
     assert len(r.findings) == (1 if reported else 0), [f.message for f in r.findings]
+
+
+@pytest.mark.parametrize("build, found", [
+    # Helias/Car-Model-Recognition main.py (the code its issue #2 ran)
+    ("classes = {'num_classes': len(names)}\nnet = models.resnet152(pretrained=True, **classes)\n", "len(names)"),
+    ("net = models.resnet18(pretrained=True, **{'num_classes': 10})\n", "10"),
+    ("kw = dict(num_classes=7)\n\n\ndef build():\n    return models.resnet18(pretrained=True, **kw)\n", "7"),
+    # look-alikes: 1000 classes; no class count in the dict; a dict that cannot be read
+    ("net = models.resnet18(pretrained=True, **{'num_classes': 1000})\n", None),
+    ("opts = {'progress': False}\nnet = models.resnet18(pretrained=True, **opts)\n", None),
+    ("net = models.resnet18(pretrained=True, **vars(args))\n", None),
+])
+def test_pretrained_builder_given_its_class_count_in_a_dict(build, found):
+    r, out = run(TV + "names = ['a', 'b', 'c']\n" + build, unsafe_fixes=True)
+    assert [f.code for f in r.findings] == (["TM401"] if found else [])
+    if found:
+        f = r.findings[0]
+        assert f"num_classes={found}" in f.message and f.fix is None and out.endswith(build)
+        assert "(not fixed: the class count is passed in a `**` dict)" in f.message

@@ -8,7 +8,7 @@ import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ._filtered_load import CLASS_KWARGS, HEADS, SAVES, TV_DEFAULT_CLASSES, TV_OTHER_HEADS, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
-from ..semantic import OriginKind
+from ..semantic import UNKNOWN_ARG, OriginKind
 from ._device import is_module_class
 
 HELPER = "load_matching_state_dict"
@@ -51,8 +51,9 @@ class StrictLoadAfterHeadChange(Rule):
     `model_dict.update(sd)`): a head replaced under its old name keeps its entry, so that
     load fails the same way.  Also finds torchvision classification builders asked for pretrained
     weights and another number of classes (`models.resnet18(pretrained=True,
-    num_classes=10)`), which load the 1000-class weights into the new head themselves;
-    a count that is a parameter is read through the values it takes (its default, the
+    num_classes=10)`, also with the count in a `**` dict: `classes = {"num_classes":
+    len(names)}`, `resnet152(pretrained=True, **classes)`, report only), which load the
+    1000-class weights into the new head themselves; a count that is a parameter is read through the values it takes (its default, the
     file's call sites): all equal to the pretrained count, nothing is reported.
 
     ## Why is this bad?
@@ -159,11 +160,13 @@ class StrictLoadAfterHeadChange(Rule):
         vals = Values(sem)
         heads = Heads(sem)
         if ctx.has("num_classes") and ctx.has("torchvision"):  # a torchvision builder (its qualified name decides)
-            # a reported builder call says ``num_classes=`` and ``weights=`` or
-            # ``pretrained=`` (``_builder_call``): only the chunks holding both are read
+            # a reported builder call says ``num_classes=`` (or passes it in a ``**`` dict)
+            # and ``weights=`` or ``pretrained=`` (``_builder_call``): only the chunks
+            # holding both are read
             src = sem.source
-            both = sorted(set(src.holding("num_classes")) & (set(src.holding("weights")) | set(src.holding("pretrained"))))
-            for call in sem.find(ast.Call, containing=("num_classes",), chunks=[src.chunks[i] for i in both]) if both else ():
+            count = set(src.holding("num_classes")) | set(src.holding("**"))
+            both = sorted(count & (set(src.holding("weights")) | set(src.holding("pretrained"))))
+            for call in sem.find(ast.Call, containing=("num_classes", "**"), chunks=[src.chunks[i] for i in both]) if both else ():
                 f = self._builder_call(ctx, call)
                 if f is not None:
                     yield f
@@ -348,7 +351,10 @@ class StrictLoadAfterHeadChange(Rule):
     # ------------------------------------------------------------------ a torchvision builder
     def _builder_call(self, ctx: Context, call: ast.Call):
         sem = ctx.sem
-        if sem.keyword(call, "num_classes") is None or not may_be_torchvision_builder(call.func):
+        # the class count: a keyword, or an entry of a ``**`` dict literal
+        # (``classes = {"num_classes": len(names)}``, ``resnet152(pretrained=True, **classes)``)
+        nc = sem.argument(call, "num_classes")
+        if nc is None or nc is UNKNOWN_ARG or not may_be_torchvision_builder(call.func):
             return None
         q = sem.call_qualname(call)
         head = torchvision_head(q)
@@ -357,9 +363,6 @@ class StrictLoadAfterHeadChange(Rule):
             expected = torchvision_task_classes(q)
             if expected is None:
                 return None
-        nc = sem.keyword(call, "num_classes")
-        if nc is None:
-            return None
         w, p = sem.keyword(call, "weights"), sem.keyword(call, "pretrained")
         pre = None
         for v in (w, p):
@@ -409,6 +412,8 @@ class StrictLoadAfterHeadChange(Rule):
         why = None
         if not head:
             why = other[1]
+        elif sem.keyword(call, "num_classes") is None:
+            why = "the class count is passed in a `**` dict"
         elif target is None or sem.dotted(target) is None:
             why = "the model is not assigned to a name"
         elif q.endswith("googlenet") and sem.keyword(call, "aux_logits") is not None:
