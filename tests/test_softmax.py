@@ -1796,3 +1796,24 @@ def test_a_model_the_importing_script_passes_to_a_method(tmp_path, call, found):
     if found:
         line = 7 + call.count("\n")  # (the call of `train`, the last line)
         assert r.findings[0].line == 13 and f"(from Nets.py, passed by main_fed.py line {line})" in r.findings[0].message
+
+
+@pytest.mark.parametrize("use, found", [
+    ("for out in outputs:\n    loss = loss + crit(out, y)\n", True),
+    ("loss = crit(outputs[0], y)\n", True),
+    ("loss = crit(outputs[-1], y)\n", True),
+    # look-alikes: a slice keeps the batch dim; an element's loss over the softmax's batch dim
+    ("loss = crit(outputs[:, 0], y)\n", False),
+    ("for out in outputs.t():\n    loss = loss + crit(out, y)\n", False),
+    ("for out in logits:\n    loss = loss + crit(out, y)\n", False),
+])
+@pytest.mark.parametrize("dim, lands", [("-1", True), ("2", True), ("1", False)])
+def test_an_element_of_a_softmax_fed_to_the_loss(use, found, dim, lands):
+    """mlelarge/graph_neural_net (before 62c6240): ``outputs = torch.softmax(raw_scores,
+    -1)`` then ``for out in outputs: self.loss(out, target)`` with a cross-entropy: each
+    element is a distribution over the softmax's dim less one (report only)."""
+    src = f"crit = nn.CrossEntropyLoss()\noutputs = torch.softmax(logits, {dim})\nloss = 0\n" + use
+    r, out = run(src, unsafe=True)
+    assert codes(r) == (["TM501"] if found and lands else [])
+    if found and lands:
+        assert "an element of `torch.softmax(logits, " in r.findings[0].message and r.findings[0].fix is None

@@ -1586,8 +1586,45 @@ class Analysis:
             code = TM502 if s.log else TM501
             return Proto(code, s.node, self._msg(s, f"`{sem.segment(s.node)}`", site), fix)
         if isinstance(e, ast.Name):
-            return self.variable(site, e, peeled)
+            return self.variable(site, e, peeled) or self.item(site, e)
+        if isinstance(e, ast.Subscript):
+            return self.item(site, e)
         return None
+
+    def item(self, site: Site, e) -> Optional[Proto]:
+        """The site's input is an element of a (log-)softmax's result along its first dim:
+        ``for out in outputs:`` or ``outputs[0]`` with ``outputs = torch.softmax(scores,
+        -1)`` (mlelarge/graph_neural_net's triplet loss).  Each element is a
+        distribution over the softmax's dim less one; it lands on the loss's class dim
+        when that dim is ``-1`` or ``2`` (the element's dim 1).  Report only (the
+        softmax's result may have other uses)."""
+        sem = self.sem
+        moves, reshaped = self._moves.get(site.call, ((), False))
+        if moves or reshaped:
+            return None
+        if isinstance(e, ast.Subscript):
+            idx = e.slice
+            if isinstance(idx, ast.UnaryOp) and isinstance(idx.op, ast.USub):
+                idx = idx.operand
+            if not (isinstance(idx, ast.Constant) and type(idx.value) is int):
+                return None  # (a slice or a tensor index keeps the softmax's dims: not an element)
+            whole = e.value
+        else:
+            bs = sem.reaching(e)
+            loop = bs[0].stmt if len(bs) == 1 and bs[0].kind is BindingKind.FOR_TARGET else None
+            if not isinstance(loop, ast.For) or loop.target is not bs[0].target:
+                return None
+            whole = loop.iter
+        s = soft(sem, whole)
+        if s is None and isinstance(whole, ast.Name):
+            bs = sem.reaching(whole)
+            if len(bs) == 1 and bs[0].kind is BindingKind.ASSIGNMENT and bs[0].value is not None and bs[0].unpack is None:
+                s = soft(sem, bs[0].value)
+        c = int_code(s.dim) if s is not None and s.input is not None and s.dim is not None else None
+        if c is None or int(c) == 0 or int(c) - (int(c) > 0) not in (1, -1):
+            return None
+        label = f"`{sem.segment(e)}`, an element of `{sem.segment(s.node)}` (line {s.node.lineno}),"
+        return Proto(TM502 if s.log else TM501, e, self._msg(s, label, site))
 
     def variable(self, site: Site, e: ast.Name, peeled: bool) -> Optional[Proto]:
         sem = self.sem

@@ -16,7 +16,9 @@ class SoftmaxBeforeCrossEntropy(Rule):
     through a name; the one element of a returned tuple that is the softmax, unpacked
     by the caller; a torchvision classifier whose `fc`/`classifier` was replaced by a
     Sequential ending with the softmax; a transpose/permute of the output that brings
-    the softmax's dim to the class dim; a model made from a registry dict of same-file
+    the softmax's dim to the class dim; an element of a softmax's result, `for out in
+    outputs:` or `outputs[0]` with `outputs = torch.softmax(scores, -1)` (report only); a
+    model made from a registry dict of same-file
     classes, `models[args.model](args)`, that no code changes).  The calls of a same-file
     loss module whose `forward` hands one of its parameters as it is to a cross-entropy
     (`class FocalLoss(nn.Module)` calling `F.cross_entropy(inputs, targets,
