@@ -304,3 +304,28 @@ def test_a_weight_made_from_a_list_of_device_values(made, reported):
         loss = criterion(model(x).squeeze(1), y)
         """)
     assert bool(f) == reported, [x.message for x in f]
+
+
+@pytest.mark.parametrize("wrap, found", [
+    ("Variable({}, requires_grad=True)", True),
+    ("autograd.Variable({})", True),
+    ("{}", True),
+    ("Variable({}.cpu())", False),  # moved back to the host before it is wrapped
+])
+def test_inputs_moved_inside_a_variable(wrap, found):
+    """pytorch/pytorch#3879: ``x = Variable(torch.randn(2, 2).cuda(), requires_grad=True)``
+    (and the target too): the tensor a ``Variable`` wraps is where it was moved."""
+    x = wrap.format("torch.randn(2, 2).cuda()")
+    t = wrap.format("torch.LongTensor([0, 1]).cuda()")
+    f, out = run(f"""
+        from torch import autograd
+        from torch.autograd import Variable
+        x = {x}
+        t = {t}
+        weight = torch.randn(2)
+        m = nn.CrossEntropyLoss(weight=weight)
+        loss = m(x, t)
+    """)
+    assert len(f) == (1 if found else 0)
+    if found:
+        assert "m = nn.CrossEntropyLoss(weight=weight).cuda()\n" in out

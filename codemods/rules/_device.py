@@ -735,6 +735,7 @@ DEVICE_KEEP_METHODS = frozenset({
     "exp", "log", "reciprocal", "softmax", "normal_", "type", "repeat", "expand", "permute", "transpose",
 })
 _DEVICE_MOVE_DEPTH = 6
+_VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 
 
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp)
@@ -769,6 +770,12 @@ def device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
             continue
         if isinstance(n.func, ast.Attribute) and n.func.attr in DEVICE_KEEP_METHODS and not sem.qualnames(n.func):
             got = device_move(sem, n.func.value, depth + 1)
+            if got is not None:
+                return got
+            continue
+        if n.args and not isinstance(n.args[0], ast.Starred) and sem.call_qualname(n) in _VARIABLE:
+            # ``Variable(x.cuda(), requires_grad=True)``: the tensor it wraps, where it is
+            got = device_move(sem, n.args[0], depth + 1)
             if got is not None:
                 return got
             continue
