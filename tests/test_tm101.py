@@ -1998,3 +1998,30 @@ def test_a_model_the_importing_script_moves_and_passes(tmp_path, main, found):
         f = got[0]
         assert f.line == 19 and f.fix is None and not r.changed
         assert f"`model` comes from main.py line {7 + main.count(chr(10))}, which {found}" in f.message
+
+
+@pytest.mark.parametrize("model_py, found", [
+    ("class VAE(nn.Module):\n    def __init__(self, opt):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n"
+     "    def forward(self, x):\n        return self.fc(x)\n", True),
+    # look-alikes: it moves itself when built; its forward moves what it gets; no module
+    ("class VAE(nn.Module):\n    def __init__(self, opt):\n        super().__init__()\n        self.cuda()\n\n"
+     "    def forward(self, x):\n        return x\n", False),
+    ("class VAE(nn.Module):\n    def __init__(self, opt):\n        super().__init__()\n\n"
+     "    def forward(self, x):\n        x = x.cuda()\n        return x\n", False),
+    ("class VAE:\n    def __init__(self, opt):\n        pass\n\n    def __call__(self, x):\n        return x\n", False),
+])
+def test_a_module_level_model_of_another_files_class_used_in_a_function(tmp_path, model_py, found):
+    """rohithreddy024/VAE-Text-Generation (before fbf9f4f), reduced: ``vae = VAE(opt)``
+    (model.py) then ``vae = vae.cuda()`` at module level, called in a function with a
+    batch the loop never moves: as for a class of the same file, the function sees both
+    bindings (reported, not fixed)."""
+    (tmp_path / "model.py").write_text("import torch.nn as nn\n\n\n" + model_py)
+    src = ("import torch\nfrom torch.utils.data import DataLoader\nfrom model import VAE\n\n"
+           "vae = VAE(None)\nvae = vae.cuda()\nloader = DataLoader(ds, batch_size=4)\n\n\n"
+           "def training():\n    for x in loader:\n        out = vae(x)\n        print(out)\n\n\ntraining()\n")
+    (tmp_path / "main.py").write_text(src)
+    r = process_text(str(tmp_path / "main.py"), src, Options(unsafe_fixes=True), Project(roots=(str(tmp_path),)))
+    got = [f for f in r.findings if f.code == "TM101"]
+    assert len(got) == (1 if found else 0)
+    if found:
+        assert got[0].line == 12 and got[0].fix is None and "`vae` reaches the loop both moved and not moved" in got[0].message

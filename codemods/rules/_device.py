@@ -659,11 +659,30 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             return out
         if q is not None and (N.is_module_class(q) or N.is_model_zoo(q)):
             return [("module", [], expr)]
+        if _sibling_module_class(sem, expr):
+            return [("module", [], expr)]
         return [("unknown", [], expr)]
     if isinstance(expr, ast.IfExp):
         return (_model_paths(sem, expr.body, use, depth + 1, seen, builder, importers)
                 + _model_paths(sem, expr.orelse, use, depth + 1, seen, builder, importers))
     return [("unknown", [], expr)]
+
+
+def _sibling_module_class(sem: SemanticModel, call: ast.Call) -> bool:
+    """``call`` constructs a module class of another file of the project (``from model
+    import VAE``; ``VAE(opt)``) that neither moves itself in ``__init__`` nor moves what
+    its methods receive: a module that stays where it is made, as a same-file one."""
+    if not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return False
+    other, bs = sem.sibling_definitions(call.func)
+    if other is None or len(bs) != 1 or bs[0].kind is not BindingKind.CLASS or not isinstance(bs[0].node, ast.ClassDef):
+        return False
+    cls = bs[0].node
+    init = other.method(cls, "__init__")
+    moves_itself = init is not None and any(
+        isinstance(c, ast.Call) and move_of(other, c) is not None and isinstance(c.func.value, ast.Name)
+        and c.func.value.id == "self" for c in ast.walk(init))
+    return is_module_class(other, cls) and not moves_itself and not class_moves_arguments(other, cls)
 
 
 _PREPARED = "handled:`prepare()`"
