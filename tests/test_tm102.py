@@ -1405,3 +1405,38 @@ def test_a_module_library_that_never_names_a_device(tmp_path, train, lib_extra, 
     res = process_file(str(tmp_path / "slots.py"), Options(select=frozenset({"TM102"})), project)
     assert res.error is None, res.error
     assert len(res.findings) == (1 if reported else 0), [f.message for f in res.findings]
+
+
+@pytest.mark.parametrize("method, found", [
+    ("def inference(self, n=1):\n        z = torch.randn([n, self.latent])\n        return self.decoder(z)\n", True),
+    ("def sample(self, n):\n        return self.decoder(torch.randn(n, self.latent))\n", True),
+    # look-alikes: made on the model's device; a private helper; one that __init__ runs
+    # (the model is still on the CPU then); a meet with an argument, not the weights
+    ("def inference(self, n=1):\n        z = torch.randn([n, self.latent], device=self.decoder.weight.device)\n"
+     "        return self.decoder(z)\n", False),
+    ("def _probe(self, n=1):\n        return self.decoder(torch.randn(n, self.latent))\n", False),
+    ("def out_size(self):\n        return self.decoder(torch.zeros(1, self.latent)).shape[1]\n", False),
+    ("def shift(self, x):\n        return x + torch.ones(4)\n", False),
+])
+def test_a_public_method_called_on_the_model(method, found):
+    """timbmg/VAE-CVAE-MNIST (before PR #4): ``VAE.inference(n)`` makes ``z =
+    torch.randn([n, latent])`` on the CPU and decodes it; train.py calls
+    ``vae.inference(...)`` on the moved model.  A public method of a module class that
+    nothing runs while the module is built feeds a layer whose weights are on the
+    module's device."""
+    init_call = "        self.size = self.out_size()\n" if "out_size" in method else ""
+    f, _, _ = run(f"""
+class VAE(nn.Module):
+    def __init__(self, latent):
+        super().__init__()
+        self.latent = latent
+        self.decoder = nn.Linear(latent, 784)
+{init_call}
+    def forward(self, z):
+        return self.decoder(z)
+
+    {method}
+
+vae = VAE(16).to(device)
+""")
+    assert codes(f) == (["TM102"] if found else [])

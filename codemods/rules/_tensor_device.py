@@ -225,6 +225,7 @@ class Analysis:
         self._registered: dict = {}
         self._managed: dict = {}
         self._fwd: dict = {}
+        self._init: dict = {}  # function -> it runs while a module is built (``__init__`` reaches it)
         self._all: dict = {}
         self._module_class: dict = {}
         self._fed: dict = {}
@@ -997,8 +998,17 @@ class Analysis:
         return runs_without_cuda(self.sem, node, early_return=True)
 
     def _meet(self, meets, base, via, node, what, other):
-        if self.in_fwd(base) or self.device_fed(base):
+        if self.in_fwd(base) or self.device_fed(base) or (other is None and self.called_on_the_model(base)):
             meets.append(Meet(node, what, other, via))
+
+    def called_on_the_model(self, fn) -> bool:
+        """``fn`` is a public method of a module class (``vae.inference(n)``,
+        ``gan.sample(16)``) that nothing of the file runs while a module is built: its
+        callers call it on the model, wherever the model was moved.  (A meet with the
+        weights of one of the module's layers only: those are on the module's device.)"""
+        if not isinstance(fn, _DEFS) or fn.name.startswith("_") or not self.module_class(self.sem.parent(fn)):
+            return False
+        return not self._reach(fn, self._init, lambda f: f.name == "__init__")
 
     def _step(self, node, stack, base, via, meets):
         sem = self.sem

@@ -31,7 +31,11 @@ class TensorCreatedWithoutDevice(Rule):
     `randint`, `arange`, `eye`, `linspace`, `tensor`, ...) called without `device=`.
     Also in a plain same-file function outside module code (a loss, a metric) every
     call of which in the file passes it a device tensor (the output of a model moved to
-    a device, a moved tensor), in a file that defines the model's `forward`.
+    a device, a moved tensor), in a file that defines the model's `forward`.  And in a
+    public method of a module class that nothing of the file runs while a module is
+    built (`vae.inference(n)`, `gan.sample(16)`: its callers call it on the model,
+    wherever they moved it), when the tensor is the input of one of its layers with
+    weights (`z = torch.randn(n, self.latent)`, `self.decoder(z)`).
 
     The value is followed through names, tensor methods and torch functions that keep
     it on the CPU, same-file helpers and methods (what they return, tuples included)
