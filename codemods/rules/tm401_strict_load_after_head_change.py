@@ -160,12 +160,11 @@ class StrictLoadAfterHeadChange(Rule):
         vals = Values(sem)
         heads = Heads(sem)
         if ctx.has("num_classes") and ctx.has("torchvision"):  # a torchvision builder (its qualified name decides)
-            # a reported builder call says ``num_classes=`` (or passes it in a ``**`` dict)
-            # and ``weights=`` or ``pretrained=`` (``_builder_call``): only the chunks
-            # holding both are read
+            # a reported builder call says ``num_classes=`` (or passes it in a ``**`` dict
+            # written in the same block: ``_splat_near``) and ``weights=`` or
+            # ``pretrained=`` (``_builder_call``): only the chunks holding both are read
             src = sem.source
-            count = set(src.holding("num_classes")) | set(src.holding("**"))
-            both = sorted(count & (set(src.holding("weights")) | set(src.holding("pretrained"))))
+            both = sorted(set(src.holding("num_classes")) & (set(src.holding("weights")) | set(src.holding("pretrained"))))
             for call in sem.find(ast.Call, containing=("num_classes", "**"), chunks=[src.chunks[i] for i in both]) if both else ():
                 f = self._builder_call(ctx, call)
                 if f is not None:
@@ -353,8 +352,13 @@ class StrictLoadAfterHeadChange(Rule):
         sem = ctx.sem
         # the class count: a keyword, or an entry of a ``**`` dict literal
         # (``classes = {"num_classes": len(names)}``, ``resnet152(pretrained=True, **classes)``)
+        kws = {k.arg for k in call.keywords}
+        if "num_classes" not in kws and (None not in kws or not kws & {"weights", "pretrained"}):
+            return None  # (the cheap test first: most calls holding ``**`` are no such builder)
         nc = sem.argument(call, "num_classes")
         if nc is None or nc is UNKNOWN_ARG or not may_be_torchvision_builder(call.func):
+            return None
+        if sem.keyword(call, "num_classes") is None and not _splat_near(sem, call, nc):
             return None
         q = sem.call_qualname(call)
         head = torchvision_head(q)
@@ -503,3 +507,17 @@ def _in_module_class(sem, node) -> bool:
 def _in_class(sem, node) -> bool:
     fn = sem.enclosing_function(node)
     return fn is not None and sem.enclosing(fn, ast.ClassDef) is not None
+
+
+def _splat_near(sem, call: ast.Call, entry) -> bool:
+    """The ``**`` dict entry ``entry`` of ``call``'s class count is written in the call's
+    own block: the same function, or module code with no definition between them (what
+    the chunk the call stands in holds, so that the words it is found by are there)."""
+    fn = sem.enclosing_function(call)
+    if sem.enclosing_function(entry) is not fn:
+        return False
+    if fn is not None:
+        return True
+    a, b = sorted((entry.lineno, call.lineno))
+    lines = sem.text.splitlines()[a:b - 1]
+    return not any(ln.startswith(("def ", "async def ", "class ", "@")) for ln in lines)
