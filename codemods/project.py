@@ -418,6 +418,7 @@ class Project:
         self.used = False
         self.deps: set[str] = set()
         self._models: dict = {}
+        self._texts: dict = {}  # path -> its bytes (``text_holds``)
         self._neighbours: dict[str, ImportIndex] = {}
         self._isfile: dict[str, bool] = {}  # path -> it is a file, asked while one file is analysed
         self._packages: dict[str, Optional[str]] = {}  # path -> its package (asked while one file is analysed)
@@ -565,6 +566,19 @@ class Project:
                 if os.path.isfile(cand):
                     return cand
         return None
+
+    def text_holds(self, path: str, word: str) -> bool:
+        """The bytes of the file at ``path`` hold ``word`` (False when it cannot be read);
+        the file is a dependency, as for ``model_for``."""
+        self.deps.add(path)
+        data = self._texts.get(path)
+        if data is None:
+            try:
+                data = _read_bytes(path) or b""
+            except OSError:
+                data = b""
+            self._texts[path] = data
+        return word.encode("utf-8") in data
 
     def model_for(self, path: str):
         """The semantic model of another file (None when it cannot be read or parsed).

@@ -480,6 +480,11 @@ def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None,
     if cache is not None and key in cache:
         return cache[key]
     paths = _model_paths(sem, expr, use, 0, set(), importers=importers)
+    # a constructor of another file's class: a module (as a same-file one) when it is
+    # one and some other way the value comes is moved (its file is read only then)
+    moved = any(moves for _, moves, _ in paths)
+    paths = [("module" if moved and _sibling_module_class(sem, b) else "moved" if m else "unknown", m, b)
+             if k == _MAYBE_MODULE else (k, m, b) for k, m, b in paths]
     st: Optional[ModelState] = ModelState()
     is_model = False
     for kind, moves, base in paths:
@@ -659,8 +664,8 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             return out
         if q is not None and (N.is_module_class(q) or N.is_model_zoo(q)):
             return [("module", [], expr)]
-        if _sibling_module_class(sem, expr):
-            return [("module", [], expr)]
+        if importers and isinstance(expr.func, (ast.Name, ast.Attribute)):
+            return [(_MAYBE_MODULE, [], expr)]  # (``_sibling_module_class``, read only when it matters)
         return [("unknown", [], expr)]
     if isinstance(expr, ast.IfExp):
         return (_model_paths(sem, expr.body, use, depth + 1, seen, builder, importers)
@@ -668,21 +673,37 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
     return [("unknown", [], expr)]
 
 
+_MAYBE_MODULE = "maybe-module"
+
+
 def _sibling_module_class(sem: SemanticModel, call: ast.Call) -> bool:
     """``call`` constructs a module class of another file of the project (``from model
     import VAE``; ``VAE(opt)``) that neither moves itself in ``__init__`` nor moves what
     its methods receive: a module that stays where it is made, as a same-file one."""
-    if not isinstance(call.func, (ast.Name, ast.Attribute)):
+    if not isinstance(call.func, (ast.Name, ast.Attribute)) or not sem.sibling_may_define(call.func, "class "):
         return False
     other, bs = sem.sibling_definitions(call.func)
     if other is None or len(bs) != 1 or bs[0].kind is not BindingKind.CLASS or not isinstance(bs[0].node, ast.ClassDef):
         return False
     cls = bs[0].node
-    init = other.method(cls, "__init__")
-    moves_itself = init is not None and any(
-        isinstance(c, ast.Call) and move_of(other, c) is not None and isinstance(c.func.value, ast.Name)
-        and c.func.value.id == "self" for c in ast.walk(init))
-    return is_module_class(other, cls) and not moves_itself and not class_moves_arguments(other, cls)
+    got = _SIBLING_CLASSES.get(cls)
+    if got is None and not is_module_class(other, cls):
+        got = _SIBLING_CLASSES[cls] = False
+    elif got is None and not any(w in other.segment(cls) for w in (".to(", ".cuda(")):
+        got = _SIBLING_CLASSES[cls] = True  # (it moves nothing: neither itself nor what it gets)
+    elif got is None:
+        init = other.method(cls, "__init__")
+        moves_itself = init is not None and any(
+            isinstance(c, ast.Call) and move_of(other, c) is not None and isinstance(c.func.value, ast.Name)
+            and c.func.value.id == "self" for c in ast.walk(init))
+        got = _SIBLING_CLASSES[cls] = is_module_class(other, cls) and not moves_itself \
+            and not class_moves_arguments(other, cls)
+    return got
+
+
+# a class of another file (its node, in the project's model of that file) -> what
+# ``_sibling_module_class`` found: read once for all the files that build it
+_SIBLING_CLASSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 _PREPARED = "handled:`prepare()`"

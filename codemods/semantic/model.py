@@ -1157,21 +1157,36 @@ class SemanticModel:
         attribute: ``Windows`` of ``from ds import Windows``, ``dataset.get``) names a
         module-level binding of, and those bindings; ``(None, [])`` when it names no file
         of the tree (an installed package, torch) or this file itself."""
-        import os
-
-        if self.project is None or not self.path or not isinstance(expr, (ast.Name, ast.Attribute)):
-            return None, []
-        q = self.qualname(expr) or self._reaching_qualname(expr)
-        if not q or "." not in q or q == "torch" or q.startswith("torch."):
-            return None, []
-        mod, name = q.rsplit(".", 1)
-        path = self.project.module_file(mod, self.path)
-        if path is None or os.path.realpath(path) == os.path.realpath(self.path):
+        path, name = self._sibling_file(expr)
+        if path is None:
             return None, []
         other = self.project.model_for(path)
         if other is None:
             return None, []
         return other, other.module_scope.get(name)
+
+    def _sibling_file(self, expr) -> tuple:
+        """``(path, name)``: the other file of the project and the module-level name in it
+        that ``expr`` names (``sibling_definitions``), or ``(None, None)``."""
+        import os
+
+        if self.project is None or not self.path or not isinstance(expr, (ast.Name, ast.Attribute)):
+            return None, None
+        q = self.qualname(expr) or self._reaching_qualname(expr)
+        if not q or "." not in q or q == "torch" or q.startswith("torch."):
+            return None, None
+        mod, name = q.rsplit(".", 1)
+        path = self.project.module_file(mod, self.path)
+        if path is None or os.path.realpath(path) == os.path.realpath(self.path):
+            return None, None
+        return path, name
+
+    def sibling_may_define(self, expr, keyword: str) -> bool:
+        """The text of the file ``sibling_definitions(expr)`` would read holds ``keyword``
+        right before the name (``"class "``: it may define a class of that name); a test
+        of the text, which is read without parsing it."""
+        path, name = self._sibling_file(expr)
+        return path is not None and self.project.text_holds(path, f"{keyword}{name}")
 
     def _reaching_qualname(self, expr) -> Optional[str]:
         """The dotted name of ``expr`` (a name, or attributes of one) through the one
