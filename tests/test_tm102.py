@@ -1440,3 +1440,32 @@ class VAE(nn.Module):
 vae = VAE(16).to(device)
 """)
     assert codes(f) == (["TM102"] if found else [])
+
+
+@pytest.mark.parametrize("build, found", [
+    ("self.mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU())", True),
+    ("self.mlp = nn.Sequential()\n        for i in range(2):\n"
+     "            self.mlp.add_module(name=f'L{i}', module=nn.Linear(4, 4))\n"
+     "            self.mlp.add_module(name=f'A{i}', module=nn.ReLU())", True),
+    ("self.mlp = nn.Sequential()\n        self.mlp.add_module('L', nn.Linear(4, 4))", True),
+    # look-alikes: no layer with weights in it
+    ("self.mlp = nn.Sequential(nn.ReLU(), nn.Dropout(0.1))", False),
+    ("self.mlp = nn.Sequential()\n        self.mlp.add_module('A', nn.ReLU())", False),
+])
+def test_a_cpu_tensor_into_a_sequential_with_weights(build, found):
+    """timbmg/VAE-CVAE-MNIST's decoder: ``self.MLP = nn.Sequential()`` filled by
+    ``self.MLP.add_module(name=..., module=nn.Linear(...))`` in a loop; a CPU tensor made
+    in ``forward`` and fed to it meets the layers' weights on the device."""
+    f, _, _ = run(f"""
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        {build}
+
+    def forward(self, x):
+        z = torch.randn(x.size(0), 4)
+        return self.mlp(z)
+
+net = Decoder().to(device)
+""")
+    assert codes(f) == (["TM102"] if found else [])

@@ -458,6 +458,30 @@ class Analysis:
                 return False  # affine=False by default
         return True
 
+    def sequential_weights(self, attr: ast.Attribute, ctor: ast.Call) -> bool:
+        """``self.<attr>``, an ``nn.Sequential`` made by ``ctor``, holds a layer with
+        weights: one of its arguments (``nn.Sequential(nn.Linear(4, 8), nn.ReLU())``), or,
+        made empty, one that ``self.<attr>.add_module(name, nn.Linear(...))`` adds in its
+        class (timbmg/VAE-CVAE-MNIST's ``MLP``)."""
+        sem = self.sem
+
+        def weighted(c) -> bool:
+            n = N.nn_layer(sem.call_qualname(c)) if isinstance(c, ast.Call) else None
+            return n is not None and n != "Sequential" and self.has_weights(n, c)
+
+        if any(weighted(a) for a in ctor.args):
+            return True
+        if ctor.args or ctor.keywords or not isinstance(attr.value, ast.Name):
+            return False
+        cls = sem.self_class(attr.value)
+        for c in sem.find_named((ast.Call,), ("add_module",)):
+            f = c.func
+            if (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute) and f.value.attr == attr.attr
+                    and isinstance(f.value.value, ast.Name) and cls is not None and sem.self_class(f.value.value) is cls
+                    and weighted(sem.argument(c, "module", 1))):
+                return True
+        return False
+
     def inline_layer(self, call: ast.Call) -> Optional[str]:
         """``nn.ReLU()(x)``: the class name of a ``torch.nn`` layer built and called at once."""
         f = call.func
@@ -1328,7 +1352,7 @@ class Analysis:
                             self._meet(meets, base, via, call, f"`{sem.segment(f)}` ({lname})", a)
                             return
                     return
-                if self.has_weights(lname, ctor):
+                if self.has_weights(lname, ctor) or (lname == "Sequential" and self.sequential_weights(f, ctor)):
                     self._meet(meets, base, via, call, f"`{sem.segment(f)}` ({lname}, whose weights are on the device)", None)
                 elif arg is node:
                     push(call)

@@ -22,7 +22,9 @@ class TensorCreatedWithoutDevice(Rule):
     device in an operation that needs one device: arithmetic, a comparison, `matmul`,
     `torch.cat`/`torch.stack`, the index of `index_select`/`gather`, the mask of
     `masked_fill`, a loss (`F.cross_entropy`, or a loss module: `self.ce = nn.CrossEntropyLoss()`,
-    `self.ce(logits, target)`; not `CTCLoss`), the input of a layer with weights, the hidden state of an RNN (also
+    `self.ce(logits, target)`; not `CTCLoss`), the input of a layer with weights (an
+    `nn.Sequential` holding one too, given as an argument or added by
+    `self.mlp.add_module(name, nn.Linear(...))`), the hidden state of an RNN (also
     inside a tuple bound to a name or a `self` attribute first, or returned by a method:
     `hidden = self.init_hidden(b)` of `return (torch.zeros(...), torch.zeros(...))`), a list
     it is appended to that `torch.stack`/`torch.cat` joins with device tensors (0-d
