@@ -2025,3 +2025,72 @@ def test_a_module_level_model_of_another_files_class_used_in_a_function(tmp_path
     assert len(got) == (1 if found else 0)
     if found:
         assert got[0].line == 12 and got[0].fix is None and "`vae` reaches the loop both moved and not moved" in got[0].message
+
+
+POLICY = """\
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Linear(9, 2)
+
+    def forward(self, obs, masks):
+        return self.base(torch.cat([obs, masks], 1))
+
+    def act(self, obs, masks, deterministic=False):
+        value = self.base(obs, masks)
+        return value.argmax(1)
+
+    def remember(self, masks):
+        self.saved = masks
+"""
+
+ROLLOUT = """\
+device = torch.device("cuda:0")
+actor_critic = Policy()
+actor_critic.to(device)
+obs = torch.zeros(4, 8, device=device)
+eval_masks = torch.zeros(4, 1, device=device)
+rewards = []
+while len(rewards) < 10:
+    with torch.no_grad():
+        action = {call}
+    obs, reward, done = envs.step(action)
+    eval_masks = torch.FloatTensor([[0.0] if done_ else [1.0] for done_ in done])
+    rewards.append(reward)
+"""
+
+
+@pytest.mark.parametrize("call, found", [
+    ("actor_critic.act(obs, eval_masks, deterministic=True)", True),
+    ("actor_critic.act(obs, masks=eval_masks)", True),
+    ("actor_critic(obs, eval_masks)", True),
+    # look-alikes: a method that keeps its argument (no layer gets it); a module API method
+    ("actor_critic.remember(eval_masks)", False),
+    ("actor_critic.load_state_dict(eval_masks)", False),
+])
+@pytest.mark.parametrize("sibling", [False, True])
+def test_a_tensor_made_for_the_next_iteration_of_a_rollout(tmp_path, call, found, sibling):
+    """ikostrikov/pytorch-a2c-ppo-acktr-gail main.py (before 89f7d3f): ``eval_masks =
+    torch.FloatTensor(...)`` at the end of the evaluation loop goes to
+    ``actor_critic.act(obs, hidden, eval_masks)`` on the next iteration, whose
+    ``self.base(inputs, rnn_hxs, masks)`` runs the moved model: the made tensor is
+    followed around the loop, and a method of the module that hands an argument to its
+    layers is a call of the model (the class of this file, or of an imported one)."""
+    body = ROLLOUT.format(call=call)
+    if sibling:
+        (tmp_path / "model.py").write_text(POLICY)
+        src = "import torch\nfrom model import Policy\n" + body
+    else:
+        src = POLICY + "\n\n" + body
+    (tmp_path / "main.py").write_text(src)
+    r = process_text(str(tmp_path / "main.py"), src, Options(), Project(roots=(str(tmp_path),)))
+    got = [f for f in r.findings if f.code == "TM101"]
+    assert len(got) == (1 if found else 0)
+    if found:
+        assert "tensor `eval_masks` reaches `actor_critic` on the CPU" in got[0].message and got[0].applied
+        out = apply_patch(src.encode(), r.diff).decode()
+        assert "for done_ in done])\n    eval_masks = eval_masks.to(device)\n" in out

@@ -1856,13 +1856,62 @@ def _module_moved_cached(text: str) -> frozenset:
 
 def _calls_name(text: str, name: str, start: int, end: int) -> bool:
     """``name(`` stands in ``text[start:end]`` as a callee of its own (not ``x.name(`` or
-    ``othername(``)."""
+    ``othername(``), or ``name.meth(`` calls a method of the module's own class (one
+    that is no ``nn.Module`` method: ``actor_critic.act(obs, masks)``) with a tensor the
+    script makes (a name a :func:`made_line_starts` line binds) in its brackets."""
     k = text.find(name + "(", start, end)
     while k >= 0:
         if k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_."):
             return True
         k = text.find(name + "(", k + 1, end)
+    k = text.find(name + ".", start, end)
+    made = None
+    while k >= 0:
+        if k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_."):
+            m = _METHOD_CALL.match(text, k + len(name) + 1, end)
+            if m is not None and m.group(1) not in _MODULE_API and _built_by_a_class(text, name):
+                if made is None:
+                    made = _made_names(text)
+                inside = text[m.end():min(end, m.end() + 400)]
+                if made and any(has_word(inside, n) for n in made):
+                    return True
+        k = text.find(name + ".", k + 1, end)
     return False
+
+
+def _built_by_a_class(text: str, name: str) -> bool:
+    """A line binds ``name`` to a call of a class-like (capitalised) callee: ``actor_critic =
+    Policy(...)``, ``self.net = models.Net(...)`` (a module, not a tensor moved by name)."""
+    k = text.find(name, 0)
+    while k >= 0:
+        if (k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_.")) and _CLASS_BUILT.match(text, k + len(name)):
+            return True
+        k = text.find(name, k + 1)
+    return False
+
+
+_CLASS_BUILT = re.compile(r"[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*[A-Z]\w*\(")
+
+
+@functools.lru_cache(maxsize=4)
+def _made_names(text: str) -> frozenset:
+    """The names the made-tensor lines of ``text`` bind (``x = torch.zeros(...)``)."""
+    out = set()
+    for ls in _made_scan(text).lines:
+        m = _ASSIGNED.match(text, ls)
+        if m is not None and m.group(1).isidentifier():
+            out.add(m.group(1))
+    return frozenset(out)
+
+
+_METHOD_CALL = re.compile(r"(\w+)\(")
+# ``nn.Module``'s own methods: calling them runs no layer on what they get
+_MODULE_API = frozenset({
+    "to", "cuda", "cpu", "train", "eval", "parameters", "named_parameters", "buffers", "named_buffers", "state_dict",
+    "load_state_dict", "zero_grad", "modules", "named_modules", "children", "named_children", "apply", "half",
+    "float", "double", "bfloat16", "type", "register_buffer", "register_parameter", "requires_grad_",
+    "share_memory", "add_module", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+})
 
 
 def made_tensors(sem: SemanticModel) -> list:
@@ -1897,7 +1946,13 @@ def made_tensors(sem: SemanticModel) -> list:
         if block is None:
             continue
         i = next(k for k, s in enumerate(block) if s is stmt)
-        out.append(Loop(stmt, [stmt.targets[0].id], None, [], block[i + 1:], made=True))
+        rest = block[i + 1:]
+        loop = sem.parent(stmt)
+        if isinstance(loop, (ast.For, ast.While)) and block is loop.body:
+            # made for the next iteration (``masks = torch.FloatTensor(...)`` at the end of a
+            # rollout loop): the statements of the body above it run with it then
+            rest = rest + block[:i]
+        out.append(Loop(stmt, [stmt.targets[0].id], None, [], rest, made=True))
     return out
 
 

@@ -717,6 +717,19 @@ class _Flow:
             self.val(recv)
             self._args(c)
             return _EMPTY
+        # a method of a moved module that hands its arguments to the module's layers
+        # (``actor_critic.act(obs, masks)`` running ``self.base(inputs, masks)``)
+        fed = _fed_by_method(sem, recv, meth, c) if meth is not None and meth != "forward" else None
+        given = [*c.args, *(k.value for k in c.keywords)]
+        if fed and any(isinstance(n, ast.Name) and self.src.get(n.id) for i in fed for n in ast.walk(given[i])):
+            st = self._model(recv, c)
+            if st is not None and st.moved and not st.handled:
+                args = self._args(c)
+                self.models.append((st, sem.segment(recv), c))
+                cpu = frozenset().union(*(s for i, (s, _) in enumerate(args) if i in fed))
+                if cpu and not self._where_unmoved(c):
+                    self.need(cpu, c, sem.segment(recv))
+                return frozenset(), True
         # a module moved to a device (or not): model(x), self.net(x), model.forward(x)
         callee = f if meth != "forward" else recv
         st = None if self._flow_root(f) else self._model(callee, c)
@@ -1282,6 +1295,46 @@ def _moves_anything(sem: SemanticModel, fn) -> bool:
 
 
 # ----------------------------------------------------------------------------- the rule
+
+
+def _fed_by_method(sem: SemanticModel, recv, meth: str, call: ast.Call) -> Optional[frozenset]:
+    """The positions (in ``call``'s arguments, then its keywords) of the arguments that
+    method ``meth`` of the module class ``recv`` is an instance of (of this file, or of a
+    file of the project it imports) hands as they are to the module itself (``self(x)``,
+    ``self.forward(x)``) or to one of its submodules (``self.base(x, masks)``); None when
+    ``recv`` is no such module or ``meth`` no method of its class."""
+    if not isinstance(recv, (ast.Name, ast.Attribute)) or meth.startswith("__"):
+        return None
+    where, cls = sem, sem.instance_class(recv)
+    if cls is None:
+        origins = sem.origins(recv)
+        made = origins[0].node if len(origins) == 1 and origins[0].kind is OriginKind.VALUE else None
+        if not (isinstance(made, ast.Call) and isinstance(made.func, (ast.Name, ast.Attribute))
+                and sem.sibling_may_define(made.func, "class ")):
+            return None
+        where, bs = sem.sibling_definitions(made.func)
+        if where is None or len(bs) != 1 or bs[0].kind is not BindingKind.CLASS:
+            return None
+        cls = bs[0].node
+    if not isinstance(cls, ast.ClassDef) or not is_module_class(where, cls):
+        return None
+    fn = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == meth), None)
+    if fn is None or fn.decorator_list or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][1:]
+    methods = {s.name for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    handed = set()
+    for n in ast.walk(fn):
+        if not isinstance(n, ast.Call):
+            continue
+        g = n.func
+        if isinstance(g, ast.Name) and g.id == "self" or (
+                isinstance(g, ast.Attribute) and isinstance(g.value, ast.Name) and g.value.id == "self"
+                and (g.attr == "forward" or g.attr not in methods)):
+            handed.update(a.id for a in [*n.args, *(k.value for k in n.keywords)] if isinstance(a, ast.Name))
+    out = {i for i, _ in enumerate(call.args) if i < len(params) and params[i] in handed}
+    out.update(len(call.args) + j for j, k in enumerate(call.keywords) if k.arg in handed)
+    return frozenset(out)
 
 
 @dataclass
