@@ -1387,8 +1387,13 @@ class DeviceBatchNotMoved(Rule):
     tensor), or returned by a same-file function or method called there, every return
     of which is such a tensor (`hidden = model.init_hidden(batch_size)` of `def
     init_hidden(self, bs): return torch.zeros(1, bs, self.hidden)`), with the rest of its
-    block as the loop body: full-batch training, inference on a dummy input, an RNN's
-    hidden state.  Such a tensor made right in the call of a moved model
+    block as the loop body (inside a loop, also the statements above it, which run with
+    it on the next iteration: `masks = torch.FloatTensor(...)` at the end of a rollout):
+    full-batch training, inference on a dummy input, an RNN's hidden state.  A method of
+    a moved module that hands an argument as it is to the module or one of its layers
+    (`actor_critic.act(obs, hidden, masks)` running `self.base(inputs, hidden, masks)`,
+    the class of this file or of one it imports) is a call of the model for that
+    argument.  Such a tensor made right in the call of a moved model
     (`model(torch.from_numpy(X_test))`) is reported at the argument.  A loader that
     comes in as a parameter no call in the file binds (a trainer class given its loaders) counts as a plain
     DataLoader when it is annotated as one (`loader: DataLoader`, `Optional[DataLoader]`),
