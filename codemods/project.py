@@ -507,8 +507,11 @@ class Project:
         here = os.path.dirname(real)
         up = os.path.dirname(here)
         dotted = mod if pkg is not None else f"{os.path.basename(here)}.{stem}"
+        places = [(here, {stem, dotted})]
+        if self._within_roots(up):
+            places.append((up, {dotted}))
         out = set()
-        for where, modules in ((here, {stem, dotted}), (up, {dotted}) if self._within_roots(up) else (here, ())):
+        for where, modules in places:
             index = self._neighbour_index(where)
             self.deps.update(f for f in index.files if f != real)
             for module in modules:

@@ -696,8 +696,7 @@ def _sibling_module_class(sem: SemanticModel, call: ast.Call) -> bool:
         moves_itself = init is not None and any(
             isinstance(c, ast.Call) and move_of(other, c) is not None and isinstance(c.func.value, ast.Name)
             and c.func.value.id == "self" for c in ast.walk(init))
-        got = _SIBLING_CLASSES[cls] = is_module_class(other, cls) and not moves_itself \
-            and not class_moves_arguments(other, cls)
+        got = _SIBLING_CLASSES[cls] = not moves_itself and not class_moves_arguments(other, cls)
     return got
 
 
