@@ -510,6 +510,9 @@ class Project:
         places = [(here, {stem, dotted})]
         if self._within_roots(up):
             places.append((up, {dotted}))
+        # (a file added later, or a run with other roots, may import it: the result holds
+        # only while the tree is unchanged, as the whole-tree index's does)
+        self.used = True
         out = set()
         for where, modules in places:
             index = self._neighbour_index(where)

@@ -912,3 +912,11 @@ def test_pretrained_builder_given_its_class_count_in_a_dict(build, found):
         f = r.findings[0]
         assert f"num_classes={found}" in f.message and f.fix is None and out.endswith(build)
         assert "(not fixed: the class count is passed in a `**` dict)" in f.message
+
+
+@pytest.mark.parametrize("change", ["kwargs.pop('num_classes')", "del kwargs['num_classes']", "kwargs.clear()"])
+def test_a_class_count_dict_changed_in_place_is_not_read(change):
+    """(review) ``kwargs = {"num_classes": n}; kwargs.pop("num_classes")`` before
+    ``resnet18(pretrained=True, **kwargs)``: the entry may be gone."""
+    silent(TV + f"def build(n):\n    kwargs = {{'num_classes': n}}\n    {change}\n"
+                "    return models.resnet18(pretrained=True, **kwargs)\n")

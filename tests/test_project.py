@@ -328,3 +328,14 @@ def test_tm301_through_a_star_import(tmp_path):
     (tmp_path / "utils.py").write_text("import numpy as np\n")  # (torch is not the module's)
     r = process_file(files[1], Options(fix=False), Project(roots=(str(tmp_path),), index=ImportIndex(files)))
     assert r.findings == [] and r.error is None
+
+
+def test_neighbour_importers_make_the_result_depend_on_the_tree(tmp_path):
+    """(review) A file added later may import the module: a result that read the
+    importers holds only while the tree is unchanged (``used``, keyed on the tree)."""
+    files = _tree(tmp_path, {"train.py": "def fit(m):\n    pass\n", "main.py": "import train\n"})
+    p = Project(roots=(str(tmp_path),))
+    p.start_file()
+    assert not p.used
+    p.neighbour_importers(files[0], "fit")
+    assert p.used

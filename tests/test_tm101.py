@@ -2094,3 +2094,18 @@ def test_a_tensor_made_for_the_next_iteration_of_a_rollout(tmp_path, call, found
         assert "tensor `eval_masks` reaches `actor_critic` on the CPU" in got[0].message and got[0].applied
         out = apply_patch(src.encode(), r.diff).decode()
         assert "for done_ in done])\n    eval_masks = eval_masks.to(device)\n" in out
+
+
+def test_a_tensor_made_in_a_for_loop_whose_target_rebinds_it():
+    """The loop-carried made tensor (review): ``for z in batches: model(z); z =
+    torch.zeros(...)`` rebinds ``z`` from the loop's header before the next call."""
+    src = ("import torch\nimport torch.nn as nn\n\ndevice = torch.device('cuda')\nmodel = nn.Linear(4, 2).to(device)\n"
+           "for z in [torch.randn(8, 4, device=device) for _ in range(3)]:\n    out = model(z)\n"
+           "    z = torch.zeros(8, 4)\n    print(z.sum())\n")
+    r = process_text("t.py", src, Options())
+    assert [f.code for f in r.findings] == []
+    # a while loop (nothing rebinds it before the call): reported
+    src2 = src.replace("for z in [torch.randn(8, 4, device=device) for _ in range(3)]:",
+                       "z = torch.randn(8, 4, device=device)\nwhile True:")
+    r = process_text("t.py", src2, Options())
+    assert [f.code for f in r.findings] == ["TM101"]

@@ -1469,3 +1469,26 @@ class Decoder(nn.Module):
 net = Decoder().to(device)
 """)
     assert codes(f) == (["TM102"] if found else [])
+
+
+def test_a_public_method_that_moves_the_module_itself_first():
+    """(review) ``def export(self): self.cpu(); dummy = torch.randn(...)``: the method
+    places the module where its tensor is."""
+    f, _, _ = run("""
+class VAE(nn.Module):
+    def __init__(self, latent):
+        super().__init__()
+        self.latent = latent
+        self.decoder = nn.Linear(latent, 784)
+
+    def forward(self, z):
+        return self.decoder(z)
+
+    def export(self):
+        self.cpu()
+        dummy = torch.randn(1, self.latent)
+        return self.decoder(dummy)
+
+vae = VAE(16).to(device)
+""")
+    assert codes(f) == []

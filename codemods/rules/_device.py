@@ -1864,11 +1864,13 @@ def _calls_name(text: str, name: str, start: int, end: int) -> bool:
             return True
         k = text.find(name + "(", k + 1, end)
     k = text.find(name + ".", start, end)
-    made = None
+    made = built = None
     while k >= 0:
         if k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_."):
             m = _METHOD_CALL.match(text, k + len(name) + 1, end)
-            if m is not None and m.group(1) not in _MODULE_API and _built_by_a_class(text, name):
+            if m is not None and m.group(1) not in _MODULE_API and built is None:
+                built = _built_by_a_class(text, name)
+            if m is not None and m.group(1) not in _MODULE_API and built:
                 if made is None:
                     made = _made_names(text)
                 inside = text[m.end():min(end, m.end() + 400)]
@@ -1878,6 +1880,7 @@ def _calls_name(text: str, name: str, start: int, end: int) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=256)
 def _built_by_a_class(text: str, name: str) -> bool:
     """A line binds ``name`` to a call of a class-like (capitalised) callee: ``actor_critic =
     Policy(...)``, ``self.net = models.Net(...)`` (a module, not a tensor moved by name)."""
@@ -1947,7 +1950,9 @@ def made_tensors(sem: SemanticModel) -> list:
         i = next(k for k, s in enumerate(block) if s is stmt)
         rest = block[i + 1:]
         loop = sem.parent(stmt)
-        if isinstance(loop, (ast.For, ast.While)) and block is loop.body:
+        name = stmt.targets[0].id
+        if isinstance(loop, (ast.For, ast.While)) and block is loop.body and not (
+                isinstance(loop, ast.For) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.target))):
             # made for the next iteration (``masks = torch.FloatTensor(...)`` at the end of a
             # rollout loop): the statements of the body above it run with it then
             rest = rest + block[:i]

@@ -1032,6 +1032,9 @@ class Analysis:
         weights of one of the module's layers only: those are on the module's device.)"""
         if not isinstance(fn, _DEFS) or fn.name.startswith("_") or not self.module_class(self.sem.parent(fn)):
             return False
+        if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("cpu", "to", "cuda")
+               and isinstance(c.func.value, ast.Name) and c.func.value.id == "self" for c in ast.walk(fn)):
+            return False  # (it places the module itself: ``self.cpu()`` before an export)
         return not self._reach(fn, self._init, lambda f: f.name == "__init__")
 
     def _step(self, node, stack, base, via, meets):

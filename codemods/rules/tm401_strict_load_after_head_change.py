@@ -512,7 +512,18 @@ def _in_class(sem, node) -> bool:
 def _splat_near(sem, call: ast.Call, entry) -> bool:
     """The ``**`` dict entry ``entry`` of ``call``'s class count is written in the call's
     own block: the same function, or module code with no definition between them (what
-    the chunk the call stands in holds, so that the words it is found by are there)."""
+    the chunk the call stands in holds, so that the words it is found by are there), and
+    no ``**`` name of the call is changed in place (``kwargs.pop("num_classes")``, ``del
+    kwargs[k]``: the entry may be gone)."""
+    for k in call.keywords:
+        if k.arg is None and isinstance(k.value, ast.Name):
+            for b in sem.reaching(k.value):
+                for ref in sem.references(b):
+                    p = sem.parent(ref)
+                    if isinstance(p, ast.Attribute) and p.value is ref and p.attr in ("pop", "popitem", "clear"):
+                        return False
+                    if isinstance(p, ast.Subscript) and p.value is ref and isinstance(p.ctx, ast.Del):
+                        return False
     fn = sem.enclosing_function(call)
     if sem.enclosing_function(entry) is not fn:
         return False
