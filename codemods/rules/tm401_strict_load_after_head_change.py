@@ -53,8 +53,9 @@ class StrictLoadAfterHeadChange(Rule):
     weights and another number of classes (`models.resnet18(pretrained=True,
     num_classes=10)`, also with the count in a `**` dict: `classes = {"num_classes":
     len(names)}`, `resnet152(pretrained=True, **classes)`, report only), which load the
-    1000-class weights into the new head themselves; a count that is a parameter is read through the values it takes (its default, the
-    file's call sites): all equal to the pretrained count, nothing is reported.
+    1000-class weights into the new head themselves; a count that is a parameter is read
+    through the values it takes (its default, the file's call sites): all equal to the
+    pretrained count, nothing is reported.
 
     ## Why is this bad?
     A checkpoint of the original architecture has a head of a different shape, so the
