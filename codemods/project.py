@@ -109,15 +109,6 @@ def _statements(m, line: str, text: str, stop: int):
     return [(m.group(1), out)], after
 
 
-def _holds_one(path: str, words: tuple) -> bool:
-    """The file at ``path`` holds one of ``words`` (False when it cannot be read)."""
-    try:
-        data = _read_bytes(path)
-    except OSError:
-        return False
-    return data is not None and any(w.encode() in data for w in words)
-
-
 @lru_cache(maxsize=4096)
 def package_of(path: str) -> Optional[str]:
     """The dotted package of the file at ``path``; None outside any package."""
@@ -484,7 +475,7 @@ class Project:
                 if here_only and os.path.dirname(importer) != here:
                     continue  # a bare module name resolves next to the importer only
                 if name is None or "*" in names or name in names:
-                    if importer_has is not None and not _holds_one(importer, importer_has):
+                    if importer_has is not None and not self._holds(importer, importer_has):
                         continue
                     return True
         return False
@@ -577,6 +568,11 @@ class Project:
         """The bytes of the file at ``path`` hold ``word`` (False when it cannot be read);
         the file is a dependency, as for ``model_for``."""
         self.deps.add(path)
+        return self._holds(path, (word,))
+
+    def _holds(self, path: str, words: tuple) -> bool:
+        """The file at ``path`` holds one of ``words`` (False when it cannot be read);
+        its bytes are read once per run."""
         data = self._texts.get(path)
         if data is None:
             try:
@@ -584,7 +580,7 @@ class Project:
             except OSError:
                 data = b""
             self._texts[path] = data
-        return word.encode("utf-8") in data
+        return any(w.encode("utf-8") in data for w in words)
 
     def model_for(self, path: str):
         """The semantic model of another file (None when it cannot be read or parsed).

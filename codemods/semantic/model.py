@@ -1192,16 +1192,15 @@ class SemanticModel:
         """The dotted name of ``expr`` (a name, or attributes of one) through the one
         import that reaches it where it is read, when the name is bound otherwise too:
         ``model = model.RNNModel(...)`` after ``import model`` reads the module."""
-        attrs = []
-        while isinstance(expr, ast.Attribute):
-            attrs.append(expr.attr)
-            expr = expr.value
-        if not isinstance(expr, ast.Name):
+        dotted = self.dotted(expr)
+        if dotted is None:
             return None
+        while isinstance(expr, ast.Attribute):
+            expr = expr.value
         bs = self.reaching(expr)
         if len(bs) != 1 or bs[0].kind not in (BindingKind.IMPORT, BindingKind.FROM_IMPORT) or bs[0].qualname is None:
             return None
-        return ".".join([bs[0].qualname, *reversed(attrs)])
+        return bs[0].qualname + dotted[len(expr.id):]
 
     def base_qualnames(self, cls: ast.ClassDef, _depth: int = 0) -> set[str]:
         """Qualified names of the library classes ``cls`` derives from (through
