@@ -192,16 +192,19 @@ def read_source(path: str, max_bytes: int = MAX_BYTES) -> Source:
             raise SourceError("replaced by another file while being read, skipped")
         if fst.st_size > max_bytes:
             raise SourceError(_too_large(fst.st_size, max_bytes))
-        chunks, total = [], 0
+        # the first read asks for the size fstat gave and one byte more, the next ones for
+        # 64 KiB (``os.read`` allocates all it asks for: 1 MiB per small file before)
+        chunks, total, want = [], 0, fst.st_size + 1
         while total <= max_bytes:
             try:
-                b = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+                b = os.read(fd, min(want, max_bytes + 1 - total))
             except OSError as e:
                 raise SourceError(os_error(e)) from None
             if not b:
                 break
             chunks.append(b)
             total += len(b)
+            want = 1 << 16
         if total > max_bytes:
             raise SourceError(_too_large(total, max_bytes, grew=True))
         raw = b"".join(chunks)
