@@ -120,9 +120,12 @@ def rules_for(select: frozenset[str]) -> list[Rule]:
 STAGE_PREFILTER, STAGE_AST, STAGE_PARSED = "prefilter", "ast", "parsed"
 
 
-def select_rules(text: str, rules: Iterable[Rule], seen: Optional[dict] = None) -> list[Rule]:
+def select_rules(text: str, rules: Iterable[Rule], seen: Optional[dict] = None, path: str = "",
+                 project: Project | None = None) -> list[Rule]:
     """The rules whose text gate lets ``text`` through (each word looked for once;
-    ``seen``: the memo of those searches, which the file's :class:`Context` goes on with)."""
+    ``seen``: the memo of those searches, which the file's :class:`Context` goes on with);
+    with ``project``, also those whose gate on the project's other files
+    (``Rule.may_match_project``) lets the file at ``path`` through."""
     if seen is None:
         seen = {}
 
@@ -132,7 +135,8 @@ def select_rules(text: str, rules: Iterable[Rule], seen: Optional[dict] = None) 
             got = seen[word] = word in text
         return got
 
-    return [r for r in rules if r.may_match(text, has)]
+    return [r for r in rules if r.may_match(text, has)
+            or (project is not None and r.uses_project and r.may_match_project(path, text, has, project))]
 
 
 def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None = None, trace: dict | None = None,
@@ -142,7 +146,9 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
     ``shortcuts`` every rule runs and the file is parsed whole.  ``tail``: the trailing
     comment lines held back from ``text`` (sourcefile), read for suppression comments."""
     seen: dict = {}  # word -> whether the text holds it: the gate's searches, and the rules'
-    active = select_rules(text, rules, seen) if shortcuts else list(rules)
+    if project is None:
+        project = Project(standalone=True)
+    active = select_rules(text, rules, seen, path, project) if shortcuts else list(rules)
     lazy = shortcuts
     if trace is not None:
         trace["stage"] = STAGE_PREFILTER if not active else STAGE_AST
@@ -150,8 +156,6 @@ def analyse(path: str, text: str, rules: Iterable[Rule], project: Project | None
         return None, []
     from .semantic import LazyParseError, SemanticModel
 
-    if project is None:
-        project = Project(standalone=True)
     while True:
         try:
             sem = SemanticModel(text, path, project, lazy=lazy,

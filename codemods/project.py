@@ -132,10 +132,13 @@ def module_name(path: str) -> tuple[str, Optional[str]]:
     return (pkg if stem == "__init__" else f"{pkg}.{stem}"), pkg
 
 
-def _resolve_relative(mod: str, importer: str) -> Optional[str]:
+def _resolve_relative(mod: str, importer: str, pkg=False) -> Optional[str]:
+    """The absolute name of the relative module ``mod`` imported from ``importer``
+    (``pkg``: its package, when known)."""
     level = len(mod) - len(mod.lstrip("."))
     rest = mod[level:]
-    pkg = package_of(importer)
+    if pkg is False:
+        pkg = package_of(importer)
     if pkg is None:
         return None
     parts = pkg.split(".")
@@ -410,9 +413,12 @@ class Project:
         self.deps: set[str] = set()
         self._models: dict = {}
         self._texts: dict = {}  # path -> its bytes (``text_holds``)
+        self._holding: dict = {}  # (path, word) -> whether its bytes hold it (``imports_holding``)
+        self._dir_entries: dict = {}  # directory -> the names in it (``module_file``), once per run
         self._neighbours: dict[str, ImportIndex] = {}
         self._isfile: dict[str, bool] = {}  # path -> it is a file, asked while one file is analysed
         self._packages: dict[str, Optional[str]] = {}  # path -> its package (asked while one file is analysed)
+        self._base_dirs: dict[str, tuple] = {}  # path -> where its imports are looked for (``_bases``), as ``_packages``
 
     def start_file(self) -> None:
         """A new file is analysed: what a rule consults is recorded afresh (``used``,
@@ -421,6 +427,7 @@ class Project:
         self.deps = set()
         self._isfile.clear()
         self._packages.clear()
+        self._base_dirs.clear()
 
     def _is_file(self, path: str) -> bool:
         """``os.path.isfile(path)``, looked at once per analysed file (the scope of each
@@ -547,28 +554,130 @@ class Project:
 
     def module_file(self, dotted: str, importer: str) -> Optional[str]:
         """The file ``import dotted`` reaches from ``importer``: a module next to it, or
-        in its package root."""
-        if not importer or not os.path.isfile(importer):
-            return None
-        rel = dotted.replace(".", os.sep)
-        bases = [os.path.dirname(os.path.abspath(importer))]
-        pkg = package_of(importer)
-        if pkg:
-            root = os.path.abspath(importer)
-            for _ in range(pkg.count(".") + 2):
-                root = os.path.dirname(root)
-            bases.append(root)
+        in its package root.  Found in the listings of the directories on the way (each
+        listed once per run), with one ``isfile`` for a name found: a file whose imports
+        name dozens of modules and names asks for each of them."""
+        bases = self._bases(importer)
+        parts = dotted.split(".")
+        last = parts[-1]
         for base in bases:
-            for cand in (os.path.join(base, rel + ".py"), os.path.join(base, rel, "__init__.py")):
-                if os.path.isfile(cand):
-                    return cand
+            d = base
+            for part in parts[:-1]:
+                if part not in self._entries(d):
+                    break
+                d = os.path.join(d, part)
+            else:
+                names = self._entries(d)
+                if last + ".py" in names:
+                    cand = os.path.join(d, last + ".py")
+                    if os.path.isfile(cand):
+                        return cand
+                if last in names and "__init__.py" in self._entries(os.path.join(d, last)):
+                    cand = os.path.join(d, last, "__init__.py")
+                    if os.path.isfile(cand):
+                        return cand
         return None
+
+    def _bases(self, importer: str) -> tuple:
+        """Where ``module_file`` looks for the modules ``importer`` imports: its directory
+        and its package root (none when it is no file); once per analysed file."""
+        got = self._base_dirs.get(importer)
+        if got is None:
+            got = ()
+            if importer and self._is_file(importer):
+                here = os.path.dirname(os.path.abspath(importer))
+                got = (here,)
+                pkg = self.package_of(importer)
+                if pkg:
+                    root = here
+                    for _ in range(pkg.count(".") + 1):
+                        root = os.path.dirname(root)
+                    got = (here, root)
+            self._base_dirs[importer] = got
+        return got
+
+    def _entries(self, d: str) -> frozenset:
+        """The names in directory ``d`` (empty when it cannot be listed), once per run."""
+        got = self._dir_entries.get(d)
+        if got is None:
+            try:
+                got = frozenset(os.listdir(d))
+            except OSError:
+                got = frozenset()
+            self._dir_entries[d] = got
+        return got
 
     def text_holds(self, path: str, word: str) -> bool:
         """The bytes of the file at ``path`` hold ``word`` (False when it cannot be read);
         the file is a dependency, as for ``model_for``."""
         self.deps.add(path)
         return self._holds(path, (word,))
+
+    def imports_holding(self, path: str, text: str, word: str) -> bool:
+        """An import statement of ``text`` (the file at ``path``) may reach a file of the
+        tree whose bytes hold ``word``, or star-imports one (what it brings may come from
+        further on); read without parsing.  A superset of the files that the semantic
+        model's lookups in another module (``SemanticModel.sibling_definitions``) parse:
+        each module an import names (relative ones too) wherever ``module_file`` looks
+        for it, and for ``from m import a`` also ``m.a``, a submodule.  Each file found is
+        a dependency, as for ``text_holds``; only the answer is kept per file and word,
+        not its bytes."""
+        bases = self._bases(path) if not self.standalone and path else ()
+        if not bases:
+            return False
+        for mod, names in _import_statements(text):
+            if mod is None:
+                found = [f for c in names for f in self._module_files(bases, c.split("."), ())]
+            else:
+                if mod.startswith("."):
+                    mod = _resolve_relative(mod, path, self.package_of(path))
+                    if mod is None:
+                        continue
+                found = self._module_files(bases, mod.split("."), [n for n in names if n != "*"])
+            for f in found:
+                if f.endswith("torch" + os.sep + "__init__.py"):
+                    continue
+                self.deps.add(f)
+                if mod is not None and "*" in names:
+                    return True
+                key = (f, word)
+                got = self._holding.get(key)
+                if got is None:
+                    try:
+                        data = _read_bytes(f) or b""
+                    except OSError:
+                        data = b""
+                    got = self._holding[key] = word.encode("utf-8") in data
+                if got:
+                    return True
+        return False
+
+    def _module_files(self, bases: tuple, parts: list, subs) -> list:
+        """The files that module ``parts`` (and each submodule ``parts + [s]`` for ``s``
+        in ``subs``) may be under each of ``bases``, as ``module_file`` finds them."""
+        out = []
+        last = parts[-1]
+        for base in bases:
+            d = base
+            for part in parts[:-1]:
+                if part not in self._entries(d):
+                    break
+                d = os.path.join(d, part)
+            else:
+                names = self._entries(d)
+                if last + ".py" in names:
+                    out.append(os.path.join(d, last + ".py"))
+                if last in names:
+                    inner = os.path.join(d, last)
+                    below = self._entries(inner)
+                    if "__init__.py" in below:
+                        out.append(os.path.join(inner, "__init__.py"))
+                    for s in subs:
+                        if s + ".py" in below:
+                            out.append(os.path.join(inner, s + ".py"))
+                        if s in below and "__init__.py" in self._entries(os.path.join(inner, s)):
+                            out.append(os.path.join(inner, s, "__init__.py"))
+        return [f for f in out if os.path.isfile(f)]
 
     def _holds(self, path: str, words: tuple) -> bool:
         """The file at ``path`` holds one of ``words`` (False when it cannot be read);

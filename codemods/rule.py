@@ -161,7 +161,8 @@ class Rule:
     # Fixit-style examples: code the rule must leave silent / must report
     valid: ClassVar[tuple[str, ...]] = ()
     invalid: ClassVar[tuple[str, ...]] = ()
-    # the rule reads other files of the project (the import index, a sibling module)
+    # the rule reads other files of the project (the import index, a sibling module):
+    # its gate may go on with ``may_match_project``
     uses_project: ClassVar[bool] = False
 
     @classmethod
@@ -177,6 +178,14 @@ class Rule:
         if common is not None and not has(common):
             return False  # (no needle can stand in the text: one search instead of one per needle)
         return any(has(n) for n in cls.needles)
+
+    @classmethod
+    def may_match_project(cls, path: str, text: str, has, project) -> bool:
+        """The part of the gate that reads other files of the project (a rule with
+        ``uses_project``), asked only for a file that ``may_match`` refused: it must let
+        through every file in which the rule can find something only with their help.
+        Default: none."""
+        return False
 
     @classmethod
     def doc(cls) -> str:

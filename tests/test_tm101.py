@@ -2109,3 +2109,117 @@ def test_a_tensor_made_in_a_for_loop_whose_target_rebinds_it():
                        "z = torch.randn(8, 4, device=device)\nwhile True:")
     r = process_text("t.py", src2, Options())
     assert [f.code for f in r.findings] == ["TM101"]
+
+
+# ----------------------------------------------------------------- loaders another module makes
+
+LOADERS_MODULE = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def get_loaders(batch_size):
+    ds = TensorDataset(torch.randn(100, 4), torch.randint(0, 2, (100,)))
+    train = DataLoader(ds, batch_size=batch_size, shuffle=True{collate})
+    test = DataLoader(ds, batch_size=batch_size)
+    return train, test
+
+
+class DataProcesser:
+    def data_processer(self):
+        ds = TensorDataset(torch.randn(100, 4), torch.randint(0, 2, (100,)))
+        return DataLoader(ds, batch_size=8{collate}), DataLoader(ds, batch_size=8)
+
+
+def batches():
+    return [torch.randn(8, 4)]
+"""
+
+# no DataLoader named, no statement that moves: only the project lets the gate through
+SCRIPT_OF_SIBLING_LOADERS = """\
+import torch
+import torch.nn as nn
+{imp}
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+{made}
+model = nn.Linear(4, 2).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(3):
+    for i, data in enumerate(train_loader):
+        x, y = data
+        out = model(x)
+        loss = nn.functional.cross_entropy(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("imp, made, collate, found", [
+    ("from data import get_loaders", "train_loader, test_loader = get_loaders(32)", "", True),
+    ("import data", "train_loader, _ = data.get_loaders(32)", "", True),
+    ("from data import DataProcesser", "dp = DataProcesser()\ntrain_loader, valid_loader = dp.data_processer()", "", True),
+    ("from data import DataProcesser", "train_loader, valid_loader = DataProcesser().data_processer()", "", True),
+    # look-alikes: a collate_fn of that module (what it puts in a batch is not known here),
+    # a device handed to the builder, a function that returns no loader, no project file
+    ("from data import get_loaders", "train_loader, test_loader = get_loaders(32)", ", collate_fn=pad", False),
+    ("from data import get_loaders", "train_loader, test_loader = get_loaders(device)", "", False),
+    ("from data import batches", "train_loader = batches()", "", False),
+    ("from loaders import get_loaders", "train_loader, test_loader = get_loaders(32)", "", False),
+])
+def test_loaders_a_function_of_another_module_makes(tmp_path, imp, made, collate, found):
+    """Xiongzd/graduation-lstm lstm_train.py: ``train_loader, valid_loader =
+    data_processer.data_processer()`` (a method of a class of data_processer.py that
+    returns two DataLoaders), the model moved, the batch never: the same as loaders the
+    file makes (fixed: the default collation gives tensors)."""
+    (tmp_path / "data.py").write_text(LOADERS_MODULE.format(collate=collate))
+    src = SCRIPT_OF_SIBLING_LOADERS.format(imp=imp, made=made)
+    (tmp_path / "train.py").write_text(src)
+    from torchmend.rules.tm101_device_batch_not_moved import DeviceBatchNotMoved
+
+    assert not DeviceBatchNotMoved.may_match(src)  # the text alone does not open the gate
+    r = process_text(str(tmp_path / "train.py"), src, Options(), Project(roots=(str(tmp_path),)))
+    got = [f for f in r.findings if f.code == "TM101"]
+    assert len(got) == (1 if found else 0)
+    if found:
+        assert got[0].line == src.splitlines().index("        out = model(x)") + 1
+        out = apply_patch(src.encode(), r.diff).decode()
+        assert "        x, y = data\n        x, y = x.to(device), y.to(device)\n        out = model(x)\n" in out
+    # without the project (one text on its own) nothing is known of the loaders
+    alone = process_text(str(tmp_path / "train.py"), src, Options())
+    assert [f for f in alone.findings if f.code == "TM101"] == []
+
+
+def test_gate_of_loaders_another_module_makes_reads_the_imported_files(tmp_path):
+    """``may_match_project`` lets a file through when one of its imports (absolute, relative,
+    a submodule named in ``from pkg import mod``) reaches a file holding ``DataLoader``; the
+    files it read are dependencies of the result."""
+    from torchmend.rules.tm101_device_batch_not_moved import DeviceBatchNotMoved as R
+
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "loaders.py").write_text("from torch.utils.data import DataLoader\n")
+    (pkg / "sub" / "other.py").write_text("x = 1\n")
+    script = pkg / "train.py"
+    script.write_text("")
+    head = "import torch\nmodel = model.to('cuda')\nfor x in y:\n    model(x)\n"
+    for imp, opened in [("from .sub import loaders", True), ("from .sub.loaders import get", True),
+                        ("from pkg.sub import loaders", True), ("import pkg.sub.loaders", True),
+                        ("from .sub import other", False), ("from .sub.other import x", False),
+                        ("import numpy", False)]:
+        project = Project(roots=(str(tmp_path),))
+        project.start_file()
+        assert R.may_match_project(str(script), head + imp + "\n", None, project) is opened, imp
+        if opened:
+            assert str(pkg / "sub" / "loaders.py") in {os.path.normpath(d) for d in project.deps}
+    # no move in the file, or a library module (no ``__main__``, no loop at module level):
+    # not let through, nothing read
+    for text in ("import torch\nfrom .sub import loaders\nfor x in y:\n    f(x)\n",
+                 "import torch\nfrom .sub import loaders\n\ndef f(model, y):\n    model.to('cuda')\n    for x in y:\n"
+                 "        model(x)\n"):
+        project = Project(roots=(str(tmp_path),))
+        assert not R.may_match_project(str(script), text, None, project)
+        assert not project.deps

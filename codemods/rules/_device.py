@@ -1041,6 +1041,9 @@ class Loop:
     sample: bool = False
     # a tensor the script makes on the CPU (``X = torch.from_numpy(a)``): no loader
     made: bool = False
+    # the loaders are made by a function of another module (``loaders`` holds the calls
+    # of it here: :func:`sibling_loader`)
+    foreign: bool = False
 
     @property
     def is_loop(self) -> bool:
@@ -1056,9 +1059,15 @@ def loop_batch(sem: SemanticModel, loop) -> Optional[Loop]:
     loaders = loader_of(sem, it)
     if loaders is None:
         loaders = param_loader(sem, it)
+    foreign = False
+    if loaders is None:
+        loaders, foreign = sibling_loader(sem, it), True
     if loaders is None:
         return None
-    return _batch(loop, target, loaders, loop.body)
+    got = _batch(loop, target, loaders, loop.body)
+    if got is not None:
+        got.foreign = foreign
+    return got
 
 
 def _iterated(sem: SemanticModel, loop) -> Optional[tuple]:
@@ -1099,6 +1108,51 @@ def param_loader(sem: SemanticModel, it) -> Optional[list]:
     if not all(annotated_loader(sem, o.binding) for o in origins) and id(_owner(sem, it)) not in witness_owners(sem):
         return None
     return [o.node for o in origins]
+
+
+def sibling_loader(sem: SemanticModel, it) -> Optional[list]:
+    """The calls here of a function of another module of the project (or of a method of
+    its class, on an instance made here) that returns the plain DataLoaders ``it`` is
+    (``train_loader, test_loader = get_loaders(32)`` with ``get_loaders`` in data.py
+    returning ``DataLoader(...)`` calls that :func:`loader_of` reads there, with the default
+    collation), when no call hands it anything that names a device; None otherwise.  Asked only in a file that
+    moves something (:func:`sibling_loader_text`, which the rule's gate reads too)."""
+    if sem.project is None or not sibling_loader_text(sem.text):
+        return None
+    calls = []
+    for o in sem.origins(it):
+        call = o.node
+        if o.kind not in (OriginKind.VALUE, OriginKind.PART) or not isinstance(call, ast.Call):
+            return None
+        if mentions_device(sem, call):
+            return None  # a device handed to the builder: its loaders may place batches
+        other, values = sem.sibling_return_values(call, o.path if o.kind is OriginKind.PART else (), holds=("DataLoader",))
+        if other is None:
+            return None
+        for v in values:
+            made = loader_of(other, v)
+            # (collated by default: each item of a batch is a tensor; what a collate_fn of
+            # that module puts in it, ``lengths`` lists, is not known here)
+            if made is None or any(other.argument(c, "collate_fn", 6) is not None for c in made):
+                return None
+        calls.append(call)
+    return calls or None
+
+
+def sibling_loader_text(text: str, has=None) -> bool:
+    """What a file needs for :func:`sibling_loader` to be asked: it moves something
+    (``.to(`` or ``.cuda(``: the model of a batch loop is moved here) and it is a script
+    (it names ``__main__`` or loops at module level), not a library module: a module of
+    functions that loop over loaders is handed them (``param_loader``)."""
+    has = has or text.__contains__
+    return (has(".to(") or has(".cuda(")) and (has("__main__") or has("\nfor ") or text.startswith("for "))
+
+
+def may_have_sibling_loaders(path: str, text: str, project, has=None) -> bool:
+    """A loop of the file may iterate loaders made in another module of the project
+    (:func:`sibling_loader`): it is such a script, and one of its imports reaches a file
+    that holds ``DataLoader`` (read without parsing)."""
+    return sibling_loader_text(text, has) and project is not None and project.imports_holding(path, text, "DataLoader")
 
 
 _LOADER_TYPES = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
@@ -1283,7 +1337,7 @@ def taken_batch(sem: SemanticModel, stmt) -> Optional[Loop]:
     v = stmt.value
     if not (isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords and sem.call_qualname(v) == "builtins.next"):
         return None
-    loaders = []
+    loaders, foreign = [], False
     for o in sem.origins(v.args[0]):
         n = o.node
         if not (o.kind is OriginKind.VALUE and isinstance(n, ast.Call) and sem.call_qualname(n) == "builtins.iter"
@@ -1293,13 +1347,18 @@ def taken_batch(sem: SemanticModel, stmt) -> Optional[Loop]:
         if got is None:
             got = param_loader(sem, n.args[0])
         if got is None:
+            got, foreign = sibling_loader(sem, n.args[0]), True
+        if got is None:
             return None
         loaders.extend(got)
     block = sem.block_of(stmt)
     if not loaders or block is None:
         return None
     i = next(k for k, s in enumerate(block) if s is stmt)
-    return _batch(stmt, stmt.targets[0], loaders, block[i + 1:])
+    lp = _batch(stmt, stmt.targets[0], loaders, block[i + 1:])
+    if lp is not None:
+        lp.foreign = foreign
+    return lp
 
 
 def taken_samples(sem: SemanticModel, loaders: list) -> list:

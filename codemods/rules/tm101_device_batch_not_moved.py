@@ -20,7 +20,7 @@ from ._device import (
     is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensor, made_tensors,
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
-    witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item,
+    witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -1508,6 +1508,7 @@ class DeviceBatchNotMoved(Rule):
     # a loop over a torch DataLoader (resolved by qualified name, so the file spells
     # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
     needles = ("DataLoader", ".to(", ".cuda(")
+    uses_project = True  # (loaders a function of an imported module makes; importers of a function)
     verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (20, 16)
     valid = (
@@ -1550,6 +1551,12 @@ class DeviceBatchNotMoved(Rule):
             and (next(made_lines_outside_classes(text), None) is not None
                  or next(made_lines_outside_classes(text, inline=True), None) is not None)
 
+    @classmethod
+    def may_match_project(cls, path: str, text: str, has, project) -> bool:
+        """A file the text gate refused whose loops may iterate loaders that a function
+        of a module it imports makes (``train_loader, _ = get_loaders(...)``)."""
+        return file_mentions_device(text, has) and may_have_sibling_loaders(path, text, project, has)
+
     def check(self, ctx: Context):
         expected = None
         for f in self._check(ctx):
@@ -1581,6 +1588,9 @@ class DeviceBatchNotMoved(Rule):
         annotated = not loader_calls and ctx.has("DataLoader") and has_loader_annotation(ctx.text)
         owners = witness_owners(sem) if not loader_calls and not annotated and may_witness(ctx.text) else frozenset()
         passed = (annotated or bool(owners)) and framework_in_file(sem) is None
+        # loaders made by a function of an imported module (``may_match_project``)
+        passed = passed or (not loader_calls and may_have_sibling_loaders(ctx.path, ctx.text, ctx.project, ctx.has)
+                            and framework_in_file(sem) is None)
         if loader_calls or passed:
             loops = sem.statement_chunks(("for",))
             batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
@@ -1859,7 +1869,7 @@ class DeviceBatchNotMoved(Rule):
                 target, lp = item
                 msg = (f"`{code}` does nothing: `Tensor.{call.func.attr}` is not in-place, so the batch's item stays"
                        f" on the CPU; store the result: `{target} = {code}`")
-                if lp.loaders and all(sem.argument(c, "collate_fn", 6) is None for c in lp.loaders) \
+                if lp.loaders and not lp.foreign and all(sem.argument(c, "collate_fn", 6) is None for c in lp.loaders) \
                         and _dict_item(sem, recv):
                     # default collation: the values of a dict batch are tensors (or fail on ``.to``)
                     yield ctx.finding(self, e, msg, Fix(_store_result(e, target, code), safety=Safety.SAFE,

@@ -1181,6 +1181,61 @@ class SemanticModel:
             return None, None
         return path, name
 
+    def sibling_callee(self, call: ast.Call, holds: tuple = ()) -> tuple[Optional["SemanticModel"], Optional[ast.AST]]:
+        """``(model, def)``: the function of another file of the project that ``call``
+        runs (``get_loaders(...)`` of ``from data import get_loaders``, ``data.get(...)``),
+        or the method of a class of another file called on one of its instances made here
+        (``p = Processor(); p.loaders()``, ``Processor().loaders()``).  ``holds``: words
+        one of which that file's text must hold, read before it is parsed (a file without
+        them is not parsed).  ``(None, None)`` when not such a call."""
+        f = call.func
+        meth = None
+        if isinstance(f, ast.Attribute) and self.qualname(f) is None and self._reaching_qualname(f) is None:
+            # ``recv.meth(...)``: every way ``recv`` is made is a call of the same class of another file
+            made = [o.node for o in self.origins(f.value) if o.kind is OriginKind.VALUE]
+            if not made or len(made) != len(self.origins(f.value)) or not all(isinstance(n, ast.Call) for n in made) \
+                    or not isinstance(made[0].func, (ast.Name, ast.Attribute)):
+                return None, None
+            first = self.dotted(made[0].func)
+            if first is None or any(self.dotted(n.func) != first for n in made[1:]):
+                return None, None
+            f, meth = made[0].func, f.attr
+        path, name = self._sibling_file(f)
+        if path is None or (holds and not any(self.project.text_holds(path, w) for w in holds)):
+            return None, None
+        other = self.project.model_for(path)
+        bs = other.module_scope.get(name) if other is not None else []
+        if len(bs) != 1:
+            return None, None
+        node = bs[0].node
+        if meth is None:
+            return (other, node) if bs[0].kind is BindingKind.FUNCTION and isinstance(node, _DEFS) else (None, None)
+        if bs[0].kind is not BindingKind.CLASS or not isinstance(node, ast.ClassDef):
+            return None, None
+        m = other.method(node, meth)
+        return (other, m) if isinstance(m, _DEFS) else (None, None)
+
+    def sibling_return_values(self, call: ast.Call, path: tuple = (), holds: tuple = ()) -> tuple[Optional["SemanticModel"], list]:
+        """``(model, values)``: the expressions the function of another file that ``call``
+        runs (:meth:`sibling_callee`) returns, in that file's model; ``path``: the
+        component of a returned tuple or list literal (``a, b = f()``: ``(0,)`` for ``a``).
+        ``(None, [])`` when not known: no such function, a generator, a bare ``return`` or
+        one whose value is not a literal of that shape."""
+        other, fdef = self.sibling_callee(call, holds)
+        if other is None or _is_generator(fdef):
+            return None, []
+        out = []
+        for r in other.returns(fdef):
+            for i in path:
+                if isinstance(r, (ast.Tuple, ast.List)) and i < len(r.elts) and not any(isinstance(e, ast.Starred) for e in r.elts):
+                    r = r.elts[i]
+                else:
+                    return None, []
+            if r is None:
+                return None, []
+            out.append(r)
+        return (other, out) if out else (None, [])
+
     def sibling_may_define(self, expr, keyword: str) -> bool:
         """The text of the file ``sibling_definitions(expr)`` would read holds ``keyword``
         right before the name (``"class "``: it may define a class of that name); a test
