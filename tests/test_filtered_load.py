@@ -920,3 +920,40 @@ def test_a_class_count_dict_changed_in_place_is_not_read(change):
     ``resnet18(pretrained=True, **kwargs)``: the entry may be gone."""
     silent(TV + f"def build(n):\n    kwargs = {{'num_classes': n}}\n    {change}\n"
                 "    return models.resnet18(pretrained=True, **kwargs)\n")
+
+
+WRAPPER = """\
+import torchvision
+
+IMAGENET_OUTPUT_SIZE = 1000
+
+
+class Wrapper:
+    def __init__(self, num_classes):
+        self.num_classes = num_classes
+
+    def build(self, network_type, pretrained):
+{guard}
+        if network_type == "resnet-18":
+            model = torchvision.models.resnet18(pretrained=pretrained, num_classes=self.num_classes)
+        else:
+            model = torchvision.models.alexnet(pretrained=pretrained, num_classes=self.num_classes)
+        return model
+"""
+
+
+@pytest.mark.parametrize("guard, found", [
+    ("        pass", 2),
+    # PaulCCCCCCH/Robustar_implementation (before 63fcd5c): the mismatch is refused first
+    ("        if pretrained and self.num_classes != IMAGENET_OUTPUT_SIZE:\n            raise Exception('1000 classes')", 0),
+    ("        if self.num_classes != 1000:\n            return None", 0),
+    ("        assert self.num_classes == IMAGENET_OUTPUT_SIZE", 0),
+    # look-alikes of a guard: it only warns, or it tests something else too
+    ("        if pretrained and self.num_classes != IMAGENET_OUTPUT_SIZE:\n            print('1000 classes')", 2),
+    ("        if network_type == 'x' and self.num_classes != 1000:\n            raise Exception('no')", 2),
+    ("        if pretrained and self.num_classes != 10:\n            raise Exception('no')", 2),
+])
+def test_a_builder_after_a_guard_that_refuses_another_class_count(guard, found):
+    src = WRAPPER.format(guard=guard)
+    r = process_text("wrapper.py", src, Options(select=frozenset({"TM401"})))
+    assert len(r.findings) == found

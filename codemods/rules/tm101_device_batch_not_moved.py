@@ -1400,7 +1400,12 @@ class DeviceBatchNotMoved(Rule):
     or when a loop of the same class (or of the module's functions) over such a
     parameter moves its batch elements first (the validation loop that forgets the move
     the training loop makes; the loop that moves the images and forgets the labels): an
-    `engine.py` that never names `DataLoader` too.
+    `engine.py` that never names `DataLoader` too.  In a script (it names `__main__` or
+    loops at module level), the loaders that a function of a module of the project it
+    imports returns are read there (`train_loader, test_loader = get_loaders(32)` of
+    data.py, or a method of its class on an instance the script makes): plain
+    DataLoaders with the default collation count, unless the script hands that
+    function something that names a device.
     A model that comes in as a parameter (a trainer given its model) and that the loop
     calls with a tensor it moves right there (`self.model(data.to(self.device))`, or a
     name the loop body has just bound to such a move: `images = images.to(device)`)

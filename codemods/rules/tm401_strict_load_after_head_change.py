@@ -55,7 +55,9 @@ class StrictLoadAfterHeadChange(Rule):
     len(names)}`, `resnet152(pretrained=True, **classes)`, report only), which load the
     1000-class weights into the new head themselves; a count that is a parameter is read
     through the values it takes (its default, the file's call sites): all equal to the
-    pretrained count, nothing is reported.
+    pretrained count, nothing is reported; nor after a statement on every path to the
+    builder that refuses another count (`if pretrained and self.num_classes != 1000:
+    raise ...`, `assert num_classes == 1000`).
 
     ## Why is this bad?
     A checkpoint of the original architecture has a head of a different shape, so the
@@ -390,6 +392,8 @@ class StrictLoadAfterHeadChange(Rule):
                 return None  # (also every value a parameter takes: its default, its call sites here)
             if complete and len(set(consts)) == 1 and isinstance(consts[0], int):
                 count = consts[0]
+        if count is None and _guarded(sem, call, nc, expected, [v for v in (w, p) if v is not None]):
+            return None  # (``if pretrained and n != 1000: raise ...`` before it: the load never mismatches)
         name = sem.segment(call.func)
         if head is None:  # detection / segmentation
             if pre != "yes":
@@ -533,3 +537,46 @@ def _splat_near(sem, call: ast.Call, entry) -> bool:
     a, b = sorted((entry.lineno, call.lineno))
     lines = sem.text.splitlines()[a:b - 1]
     return not any(ln.startswith(("def ", "async def ", "class ", "@")) for ln in lines)
+
+
+def _guarded(sem, call: ast.Call, nc, expected: int, flags: list) -> bool:
+    """A statement before ``call`` in its function, on every path to it, stops a class
+    count other than ``expected``: ``if n != 1000: raise ...`` (or ``return``), also with
+    the pretrained flag of the call as the other operand of an ``and`` (``if pretrained
+    and self.num_classes != IMAGENET_CLASSES:``), or ``assert n == 1000`` (``n`` written as
+    the call's ``num_classes=`` is, the bound a literal or a name bound to one)."""
+    count = sem.segment(nc)
+    flag_codes = {sem.segment(f) for f in flags}
+
+    def is_expected(e) -> bool:
+        origins = sem.origins(e)
+        return bool(origins) and all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Constant)
+                                     and o.node.value == expected for o in origins)
+
+    def compares(e, op) -> bool:  # ``count <op> expected`` either way round
+        if not (isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], op)):
+            return False
+        a, b = e.left, e.comparators[0]
+        return (sem.segment(a) == count and is_expected(b)) or (sem.segment(b) == count and is_expected(a))
+
+    def stops(st) -> bool:
+        if isinstance(st, ast.Assert):
+            return compares(st.test, ast.Eq)
+        if not isinstance(st, ast.If) or not st.body or not isinstance(st.body[-1], (ast.Raise, ast.Return)):
+            return False
+        parts = st.test.values if isinstance(st.test, ast.BoolOp) and isinstance(st.test.op, ast.And) else [st.test]
+        tests = [x for x in parts if compares(x, ast.NotEq)]
+        return len(tests) == 1 and all(x is tests[0] or sem.segment(x) in flag_codes for x in parts)
+
+    fn = sem.enclosing_function(call)
+    st = sem.statement_of(call)
+    while st is not None and st is not fn:
+        block = sem.block_of(st)
+        if block is not None:
+            for before in block[: next((i for i, x in enumerate(block) if x is st), 0)]:
+                if stops(before):
+                    return True
+        st = sem.parent(st)
+        while st is not None and not isinstance(st, ast.stmt):
+            st = sem.parent(st)
+    return False
