@@ -2223,3 +2223,74 @@ def test_gate_of_loaders_another_module_makes_reads_the_imported_files(tmp_path)
         project = Project(roots=(str(tmp_path),))
         assert not R.may_match_project(str(script), text, None, project)
         assert not project.deps
+
+
+# ----------------------------------------------------------------- Hugging Face tokenizer outputs
+
+HF_HEAD = """\
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+tokenizer = AutoTokenizer.from_pretrained("gpt2")
+"""
+
+
+@pytest.mark.parametrize("body, fixed", [
+    # a BatchEncoding into generate: moved by its own ``.to`` (a dict would lose its attributes)
+    ('model = AutoModelForCausalLM.from_pretrained("gpt2").to(device)\n'
+     'inputs = tokenizer("Hello", return_tensors="pt")\nout = model.generate(**inputs, max_new_tokens=20)\n',
+     "inputs = inputs.to(device)"),
+    ('model = AutoModelForCausalLM.from_pretrained("gpt2")\nmodel.cuda()\n'
+     'enc = tokenizer(["a", "b"], return_tensors="pt", padding=True)\nout = model.generate(enc.input_ids)\n',
+     'enc = enc.to("cuda")'),
+    # one tensor from ``encode``, into the model or its generate, over two lines too
+    ('model = AutoModelForCausalLM.from_pretrained("gpt2")\nmodel.to(device)\n'
+     'ids = tokenizer.encode(\n    "Hello",\n    return_tensors="pt",\n)\nlogits = model(ids).logits\n',
+     "ids = ids.to(device)"),
+])
+def test_a_tokenizer_output_into_a_moved_hugging_face_model(body, fixed):
+    """renatoviolin/Bart_T5-summarization app.py (before 064dae5): ``tokenizer.encode(...,
+    return_tensors='pt')`` makes the input on the CPU, ``model.generate(input_ids)`` runs the
+    moved model on it."""
+    findings, out, src = run(body, head=HF_HEAD)
+    assert [f.code for f in findings] == ["TM101"]
+    assert fixed in out
+
+
+@pytest.mark.parametrize("body", [
+    # moved: its own ``.to`` in place, at once, item by item, the items at the call
+    'model = AutoModelForCausalLM.from_pretrained("gpt2").to(device)\n'
+    'inputs = tokenizer("Hello", return_tensors="pt")\ninputs.to(device)\nout = model.generate(**inputs)\n',
+    'model = AutoModelForCausalLM.from_pretrained("gpt2").to(device)\n'
+    'inputs = tokenizer("Hello", return_tensors="pt").to(device)\nout = model.generate(**inputs)\n',
+    'model = AutoModelForCausalLM.from_pretrained("gpt2").to(device)\n'
+    'inputs = tokenizer("Hello", return_tensors="pt")\ninputs = {k: v.to(device) for k, v in inputs.items()}\n'
+    'out = model(**inputs)\n',
+    'model = AutoModelForCausalLM.from_pretrained("gpt2").cuda()\n'
+    'enc = tokenizer("Hello", return_tensors="pt")\nout = model.generate(enc["input_ids"].cuda())\n',
+    # the model stays on the CPU, or accelerate's hooks place its inputs (device_map)
+    'model = AutoModelForCausalLM.from_pretrained("gpt2")\n'
+    'inputs = tokenizer("Hello", return_tensors="pt")\nout = model.generate(**inputs)\n',
+    'model = AutoModelForCausalLM.from_pretrained("gpt2", device_map="auto").to(device)\n'
+    'inputs = tokenizer("Hello", return_tensors="pt")\nout = model.generate(**inputs)\n',
+    # numpy arrays, or a tokenizer this file does not load
+    'model = AutoModelForCausalLM.from_pretrained("gpt2").to(device)\n'
+    'inputs = tokenizer("Hello", return_tensors="np")\nout = model.generate(**inputs)\n',
+    'model = AutoModelForCausalLM.from_pretrained("gpt2").to(device)\n\n\ndef run(tok, text):\n'
+    '    inputs = tok(text, return_tensors="pt")\n    return model.generate(**inputs)\n',
+])
+def test_a_tokenizer_output_that_is_moved_or_meets_no_device(body):
+    findings, out, src = run(body, head=HF_HEAD)
+    assert findings == []
+
+
+def test_a_global_model_moved_under_the_main_guard_is_moved_in_the_functions_it_calls():
+    """The model is loaded at module level and moved under ``if __name__ == "__main__":``
+    before the functions that use it run: they see it moved."""
+    body = ('model = AutoModelForCausalLM.from_pretrained("gpt2")\n\n\ndef summarize(text):\n'
+            '    ids = tokenizer.encode(text, return_tensors="pt")\n    return model.generate(ids)\n\n\n'
+            'if __name__ == "__main__":\n    model.to(device)\n    print(summarize("hello"))\n')
+    findings, out, src = run(body, head=HF_HEAD)
+    assert [(f.code, f.line) for f in findings] == [("TM101", 11)]
+    assert "    ids = ids.to(device)\n" in out

@@ -1044,6 +1044,9 @@ class Loop:
     # the loaders are made by a function of another module (``loaders`` holds the calls
     # of it here: :func:`sibling_loader`)
     foreign: bool = False
+    # a Hugging Face ``BatchEncoding`` the script makes (``container``: its name), whose
+    # ``.to(device)`` moves every tensor in it in place (:func:`tokenizer_output`)
+    encoding: bool = False
 
     @property
     def is_loop(self) -> bool:
@@ -1734,7 +1737,113 @@ def _made_scan(text: str) -> _MadeScan:
     names = frozenset(out)
     for name in names:
         starts += _lines_calling(text, name, _MAKER_PREFIX, "_")
+    if "return_tensors" in text:
+        starts += _encoding_lines(text)
     return _MadeScan(tuple(sorted(set(starts))), names, tuple(sorted(set(inline))))
+
+
+_RETURN_TENSORS_PT = re.compile(r"return_tensors[ \t]*=[ \t]*[\"']pt[\"']")
+
+
+def _encoding_lines(text: str) -> list:
+    """The starts of the lines that begin a statement ``x = <name>(..., return_tensors="pt",
+    ...)`` (``x = tokenizer(``, ``x = self.tok.encode(``; the keyword on a later line of the
+    call too): what a Hugging Face tokenizer or processor makes on the CPU
+    (:func:`tokenizer_output` decides).  The call's opening bracket is found by counting
+    brackets back from the keyword."""
+    out = []
+    for m in _RETURN_TENSORS_PT.finditer(text):
+        depth, k = 0, m.start() - 1
+        while k >= 0:
+            ch = text[k]
+            if ch in ")]}":
+                depth += 1
+            elif ch in "([{":
+                if depth == 0:
+                    break
+                depth -= 1
+            k -= 1
+        if k < 0 or text[k] != "(":
+            continue
+        b = k
+        while b > 0 and (text[b - 1].isalnum() or text[b - 1] == "_"):
+            b -= 1
+        ls = text.rfind("\n", 0, b) + 1
+        if b < k and _MAKER_PREFIX.fullmatch(text, ls, b):
+            out.append(ls)
+    return out
+
+
+# a Hugging Face class whose ``from_pretrained`` makes a tokenizer or a processor (its
+# calls with ``return_tensors="pt"`` give CPU tensors), and one that makes no model
+_HF_TOKENIZER = re.compile(r"(?:Tokenizer|Processor|FeatureExtractor)(?:Fast)?$")
+_HF_NOT_MODEL = re.compile(r"(?:Tokenizer|Processor|FeatureExtractor|Config|Pipeline)(?:Fast)?$")
+# tokenizer methods that give one tensor with ``return_tensors="pt"`` (the others, and the
+# tokenizer called, give a ``BatchEncoding``: a dict of tensors with an in-place ``.to``)
+_HF_TENSOR_METHODS = frozenset({"encode", "apply_chat_template"})
+_HF_ENCODING_METHODS = frozenset({"encode_plus", "batch_encode_plus", "pad", "prepare_seq2seq_batch"})
+
+
+def _hf_class(sem: SemanticModel, expr, pattern) -> bool:
+    """Every way ``expr`` is made is ``transformers.<Class>.from_pretrained(...)`` (through
+    module methods that return it: ``.to(device)``, ``.eval()``) with ``Class`` matching
+    ``pattern``."""
+    origins = sem.origins(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else []
+    if not origins:
+        return False
+    for o in origins:
+        n = o.node
+        if o.kind is not OriginKind.VALUE or not isinstance(n, ast.Call):
+            return False
+        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (
+                n.func.attr in MOVE_METHODS or n.func.attr in SELF_METHODS):
+            n = n.func.value
+        q = sem.call_qualname(n) if isinstance(n, ast.Call) else None
+        if not (q and q.startswith("transformers.") and q.endswith(".from_pretrained")):
+            return False
+        cls = q.rsplit(".", 2)[-2]
+        if (pattern is _HF_NOT_MODEL) == bool(pattern.search(cls)):
+            return False
+    return True
+
+
+def hf_model(sem: SemanticModel, expr) -> bool:
+    """``expr`` is a Hugging Face model (``AutoModelForCausalLM.from_pretrained(...)``,
+    not a tokenizer, processor or config) loaded without ``device_map=`` (whose hooks
+    place its inputs on the model's device themselves)."""
+    if not _hf_class(sem, expr, _HF_NOT_MODEL):
+        return False
+    for o in sem.origins(expr):
+        n = o.node
+        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr != "from_pretrained":
+            n = n.func.value
+        if not isinstance(n, ast.Call) or any(k.arg in (None, "device_map") for k in n.keywords):
+            return False
+    return True
+
+
+def tokenizer_output(sem: SemanticModel, expr) -> Optional[str]:
+    """What a Hugging Face tokenizer or processor (``tok = AutoTokenizer.from_pretrained(...)``)
+    called with ``return_tensors="pt"`` returns, on the CPU: ``"tensor"`` for
+    ``tok.encode(...)``/``tok.apply_chat_template(...)`` (without ``return_dict=True``),
+    ``"encoding"`` for ``tok(...)``/``tok.encode_plus(...)`` (a ``BatchEncoding``, a dict of
+    tensors whose ``.to(device)`` moves it in place and returns it); None otherwise."""
+    if not isinstance(expr, ast.Call):
+        return None
+    kw = next((k.value for k in expr.keywords if k.arg == "return_tensors"), None)
+    if not (isinstance(kw, ast.Constant) and kw.value == "pt") or any(k.arg is None for k in expr.keywords):
+        return None
+    f = expr.func
+    if isinstance(f, ast.Attribute) and f.attr in _HF_TENSOR_METHODS | _HF_ENCODING_METHODS:
+        if not _hf_class(sem, f.value, _HF_TOKENIZER):
+            return None
+        if f.attr in _HF_TENSOR_METHODS:
+            rd = next((k.value for k in expr.keywords if k.arg == "return_dict"), None)
+            if rd is not None and not (isinstance(rd, ast.Constant) and rd.value is False):
+                return None
+            return "tensor"
+        return "encoding"
+    return "encoding" if _hf_class(sem, f, _HF_TOKENIZER) else None
 
 
 def _module_instance(sem: SemanticModel, expr, depth: int = 0) -> Optional[ast.ClassDef]:
@@ -1890,19 +1999,30 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 
 
 def _module_moved_names(text: str) -> frozenset:
-    """The names module-level code moves: a line in column 0 ``model = <...>.to(`` /
-    ``model.to(`` / ``model.<...>.cuda(``."""
+    """The names module-level code moves: a line ``model = <...>.to(`` / ``model.to(`` /
+    ``model.<...>.cuda(`` in column 0, or indented outside every top-level definition
+    (under ``if __name__ == "__main__":``, an ``if``, a ``with``)."""
     return _module_moved_cached(text) if ".to(" in text or ".cuda(" in text else frozenset()
 
 
 @functools.lru_cache(maxsize=4)
 def _module_moved_cached(text: str) -> frozenset:
     out = set()
+    defs = None
     for needle in (".to(", ".cuda("):
         i = text.find(needle)
         while i >= 0:
             ls = text.rfind("\n", 0, i) + 1
-            m = _NAME.match(text, ls, i)
+            start = ls
+            while start < i and text[start] in " \t":
+                start += 1
+            m = _NAME.match(text, start, i)
+            if m is not None and start > ls:
+                if defs is None:
+                    defs = _def_starts(text)
+                k = bisect.bisect_right(defs, ls) - 1
+                if k >= 0 and ls < definition_span(text, defs[k])[1]:
+                    m = None  # in a definition: its own code
             if m is not None:
                 rest = text[m.end():i]
                 after = rest.lstrip(" \t")
@@ -1942,7 +2062,8 @@ def _calls_name(text: str, name: str, start: int, end: int) -> bool:
 @functools.lru_cache(maxsize=256)
 def _built_by_a_class(text: str, name: str) -> bool:
     """A line binds ``name`` to a call of a class-like (capitalised) callee: ``actor_critic =
-    Policy(...)``, ``self.net = models.Net(...)`` (a module, not a tensor moved by name)."""
+    Policy(...)``, ``self.net = models.Net(...)``, ``model = AutoModel.from_pretrained(...)``
+    (a module, not a tensor moved by name)."""
     k = text.find(name, 0)
     while k >= 0:
         if (k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_.")) and _CLASS_BUILT.match(text, k + len(name)):
@@ -1951,7 +2072,7 @@ def _built_by_a_class(text: str, name: str) -> bool:
     return False
 
 
-_CLASS_BUILT = re.compile(r"[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*[A-Z]\w*\(")
+_CLASS_BUILT = re.compile(r"[ \t]*=[ \t]*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\.from_pretrained)?\(")
 
 
 @functools.lru_cache(maxsize=4)
@@ -1994,11 +2115,17 @@ def made_tensors(sem: SemanticModel) -> list:
         return []
     out = []
     heads = tuple(f"{n}." for n in torch_names(text)) + tuple(sorted(makers(text))) + _to_tensor_heads(text)
+    if "return_tensors" in text:
+        heads += ("return_tensors",)
     for stmt in sem.find(ast.Assign, containing=heads, chunks=[chunks[i] for i in sorted(chunks)]):
         if stmt.lineno not in lines or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
             continue
+        encoding = False
         if made_tensor(sem, stmt.value) is None and made_by_call(sem, stmt.value) is None:
-            continue
+            kind = tokenizer_output(sem, stmt.value)
+            if kind is None:
+                continue
+            encoding = kind == "encoding"
         fn = sem.enclosing_function(stmt)
         cls = sem.enclosing(fn, ast.ClassDef) if fn is not None else None
         if cls is not None and is_module_class(sem, cls):
@@ -2015,7 +2142,10 @@ def made_tensors(sem: SemanticModel) -> list:
             # made for the next iteration (``masks = torch.FloatTensor(...)`` at the end of a
             # rollout loop): the statements of the body above it run with it then
             rest = rest + block[:i]
-        out.append(Loop(stmt, [stmt.targets[0].id], None, [], rest, made=True))
+        if encoding:  # a ``BatchEncoding``: a dict of tensors, moved whole by its ``.to``
+            out.append(Loop(stmt, [], name, [], rest, made=True, encoding=True))
+        else:
+            out.append(Loop(stmt, [name], None, [], rest, made=True))
     return out
 
 

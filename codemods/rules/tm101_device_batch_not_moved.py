@@ -21,6 +21,7 @@ from ._device import (
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
+    hf_model,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -1305,6 +1306,9 @@ def _fed_by_method(sem: SemanticModel, recv, meth: str, call: ast.Call) -> Optio
     ``recv`` is no such module or ``meth`` no method of its class."""
     if not isinstance(recv, (ast.Name, ast.Attribute)) or meth.startswith("__"):
         return None
+    if meth == "generate" and hf_model(sem, recv):
+        # a Hugging Face model's ``generate`` runs its ``forward`` on what it is given
+        return frozenset(range(len(call.args) + len(call.keywords)))
     where, cls = sem, sem.instance_class(recv)
     if cls is None:
         origins = sem.origins(recv)
@@ -1381,7 +1385,12 @@ class DeviceBatchNotMoved(Rule):
     torch.from_numpy(X)`, `y = torch.tensor(df["y"].values)`, `dummy = torch.randn(1, 3,
     224, 224)`, `h0 = torch.zeros(layers, batch, hidden)`, an image made a tensor by
     torchvision, `img = transform(image).unsqueeze(0)` of a `Compose` of its transforms
-    with a `ToTensor()`, `ToTensor()(img)`, `TF.to_tensor(img)`, through casts, shape methods
+    with a `ToTensor()`, `ToTensor()(img)`, `TF.to_tensor(img)`, what a Hugging Face tokenizer
+    or processor (loaded with `from_pretrained`) returns with `return_tensors="pt"`: one
+    tensor from `tokenizer.encode(...)`, a `BatchEncoding` from `tokenizer(...)` (a dict of
+    tensors whose own `.to(device)` moves it in place, also as a statement; fixed with
+    `inputs = inputs.to(device)`), fed to the model or to its `generate` (not a model loaded
+    with `device_map=`, whose hooks place its inputs), through casts, shape methods
     and `Variable(...)`, `torch` under any name; not `torch.tensor(2.0)`, a 0-dim tensor
     that mixes with device tensors, nor `torch.tensor(t)` of what may already be a
     tensor), or returned by a same-file function or method called there, every return
@@ -1442,7 +1451,9 @@ class DeviceBatchNotMoved(Rule):
     A global model that another function moves (`def train(): model.to(device)`) is not
     on the device in a function that module-level code calls only after rebinding it to a
     new module with no move in between (`model = Network(); model.load_state_dict(...);
-    test_batch()`).
+    test_batch()`).  A global model that module-level code moves, under `if __name__ ==
+    "__main__":` too (`bart_model.to(device)` before the app that calls `summarize()`
+    starts), is on the device in the functions it calls.
 
     ## Why is this bad?
     The first forward pass fails with `RuntimeError: Expected all tensors to be on the
@@ -1744,7 +1755,7 @@ class DeviceBatchNotMoved(Rule):
             if not n.model and set(n.srcs) & set(meet) and n.what not in ops:
                 ops.append(n.what)
         via = next((f" in `{n.via}()`" for n in certain if n.model and n.via), "")
-        what = "sample" if lp.sample else "tensor" if lp.made else "batch"
+        what = "sample" if lp.sample else "encoding" if lp.encoding else "tensor" if lp.made else "batch"
         if reach:
             msg = f"{what} `{label(needed)}` reaches `{mname}`{via} on the CPU while the model is on {plan.where}"
             if meet:
@@ -1770,7 +1781,10 @@ class DeviceBatchNotMoved(Rule):
                 return ctx.finding(self, sink.node, f"{msg}; {why}")
         nb = non_blocking_style(sem)
         if c and c in move:
-            if flow.container_use == {"dict"}:
+            if lp.encoding:  # a ``BatchEncoding``: its own ``.to`` moves it (a dict would lose its attributes)
+                dev = plan.device if plan.style != "cuda" else '"cuda"'
+                code = f"{c} = {c}.to({dev})"
+            elif flow.container_use == {"dict"}:
                 code = f"{c} = {{k: ({_move_expr('v', plan, nb)} if torch.is_tensor(v) else v) for k, v in {c}.items()}}"
             elif flow.container_use == {"seq"}:
                 code = f"{c} = [({_move_expr('t', plan, nb)} if torch.is_tensor(t) else t) for t in {c}]"
