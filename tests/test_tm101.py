@@ -2294,3 +2294,21 @@ def test_a_global_model_moved_under_the_main_guard_is_moved_in_the_functions_it_
     findings, out, src = run(body, head=HF_HEAD)
     assert [(f.code, f.line) for f in findings] == [("TM101", 11)]
     assert "    ids = ids.to(device)\n" in out
+
+
+@pytest.mark.parametrize("wrap, found", [
+    ("if torch.cuda.device_count() > 1:\n    model = nn.DataParallel(model)\nmodel = model.cuda()\n", True),
+    # look-alikes: always wrapped (it scatters its CPU inputs to the GPUs itself); never moved
+    ("model = nn.DataParallel(model).cuda()\n", False),
+    ("if torch.cuda.device_count() > 1:\n    model = nn.DataParallel(model)\n", False),
+])
+def test_a_model_wrapped_in_data_parallel_only_with_several_gpus(wrap, found):
+    """zihaomu/Gait_recognition_baseline_for_HID2020 (issue #1), reduced: the model is wrapped
+    in ``DataParallel`` only when there is more than one GPU, then moved; on one GPU the
+    CPU input meets the bare module's weights."""
+    body = ("model = nn.Linear(4, 2)\n" + wrap +
+            "for row in rows:\n    x = torch.from_numpy(row).float()\n    out = model(x)\n")
+    findings, out, src = run(body, head="import torch\nimport torch.nn as nn\n")
+    assert [f.code for f in findings] == (["TM101"] if found else [])
+    if found:
+        assert "    x = x.cuda()\n" in out

@@ -456,6 +456,9 @@ class ModelState:
     moves: list = field(default_factory=list)
     unmoved: bool = False
     handled: Optional[str] = None
+    # some way it reaches the use is the module itself, moved, not the wrapper that
+    # ``handled`` names (``if torch.cuda.device_count() > 1: model = nn.DataParallel(model)``)
+    bare: bool = False
     # ids of the expressions the module was made by, on the ways with and without a move
     moved_bases: set = field(default_factory=set)
     unmoved_bases: set = field(default_factory=set)
@@ -490,6 +493,7 @@ def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None,
     for kind, moves, base in paths:
         if kind in ("module", "moved"):
             is_model = True
+            st.bare = st.bare or bool(moves)
         elif kind.startswith("handled:"):
             st.handled = kind.split(":", 1)[1]
             is_model = True

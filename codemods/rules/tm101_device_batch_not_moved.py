@@ -736,14 +736,16 @@ class _Flow:
         st = None if self._flow_root(f) else self._model(callee, c)
         if st is not None:
             args = self._args(c)
-            if st.moved and (st.handled == "`DataParallel`"
-                             or st.handled == _PLACES_ITS_INPUTS and _returns_on_device(sem, callee)):
+            # (a model wrapped in ``DataParallel`` only on some ways, ``if device_count() > 1:``,
+            # is the bare module on the others: one GPU gets the CPU inputs)
+            parallel = st.handled == "`DataParallel`" and not st.bare
+            if st.moved and (parallel or st.handled == _PLACES_ITS_INPUTS and _returns_on_device(sem, callee)):
                 # ``nn.DataParallel(model).cuda()`` scatters its CPU inputs to the GPUs
                 # itself, and gathers the outputs on the GPU; a moved model whose forward
                 # moves its inputs returns device tensors: what meets them must be there
                 self.models.append((st, sem.segment(callee), c))
                 return frozenset(), True
-            if st.handled:
+            if st.handled and not (st.handled == "`DataParallel`" and st.moved):
                 self.skip = st.handled
                 return _EMPTY
             if not st.moved:
@@ -1509,7 +1511,8 @@ class DeviceBatchNotMoved(Rule):
     out of `accelerator.prepare(...)`, models wrapped in `DistributedDataParallel` or
     FSDP or loaded with `device_map=`, the inputs of a model wrapped in `DataParallel`
     and moved (`nn.DataParallel(model).cuda()` scatters them itself; what meets its
-    outputs, the labels in the loss, is still reported), the inputs of same-file models
+    outputs, the labels in the loss, is still reported; a model wrapped only `if
+    torch.cuda.device_count() > 1:` is the bare module on one GPU: reported), the inputs of same-file models
     that move what their methods receive (what meets their outputs is reported unless
     `forward` returns them to the host), models moved to the CPU, loaders with a
     `collate_fn` or dataset that may place tensors, and batches handed (before they
