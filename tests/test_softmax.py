@@ -1817,3 +1817,24 @@ def test_an_element_of_a_softmax_fed_to_the_loss(use, found, dim, lands):
     assert codes(r) == (["TM501"] if found and lands else [])
     if found and lands:
         assert "an element of `torch.softmax(logits, " in r.findings[0].message and r.findings[0].fix is None
+
+
+@pytest.mark.parametrize("other, found", [
+    ("", ["TM502"]),
+    # look-alike: one class of the registry ends with logits
+    ("class Plain(nn.Module):\n    def forward(self, x):\n        return x, self.fc(x)\n\n\n", []),
+])
+def test_model_built_by_a_registry_of_a_sibling_module(tmp_path, other, found):
+    """KaiyangZhou/pytorch-center-loss (before 850cde7): ``models.create(name, n)`` returns
+    ``__factory[name](n)`` of ``__factory = {'cnn': ConvNet}``, whose forward returns
+    ``F.log_softmax(y)`` as element 1; main.py feeds it to ``nn.CrossEntropyLoss()``."""
+    registry = "{'cnn': ConvNet, 'plain': Plain}" if other else "{'cnn': ConvNet}"
+    (tmp_path / "models.py").write_text(
+        HEAD + "class ConvNet(nn.Module):\n    def forward(self, x):\n        y = self.fc(x)\n"
+        "        return x, F.log_softmax(y, dim=1)\n\n\n" + other +
+        f"__factory = {registry}\n\n\ndef create(name, num_classes):\n    return __factory[name](num_classes)\n")
+    src = HEAD + "import models\nmodel = models.create(name='cnn', num_classes=10)\ncriterion = nn.CrossEntropyLoss()\n" \
+        "features, outputs = model(x)\nloss = criterion(outputs, y)\n"
+    (tmp_path / "main.py").write_text(src)
+    r = process_text(str(tmp_path / "main.py"), src, Options(unsafe_fixes=True))
+    assert codes(r) == found and not r.changed

@@ -646,7 +646,8 @@ def _foreign_model(sem: SemanticModel, call: ast.Call, via: str = "") -> Optiona
 
 def _built_model(sem: SemanticModel, fdef) -> Optional[Model]:
     """The model a builder function returns on every path (a same-file class whose
-    forward ends with a softmax, or an ``nn.Sequential`` ending with one), else None."""
+    forward ends with a softmax, each class of a registry it calls, or an
+    ``nn.Sequential`` ending with one), else None."""
     found = None
     rets = sem.returns(fdef)
     if not rets:
@@ -656,11 +657,14 @@ def _built_model(sem: SemanticModel, fdef) -> Optional[Model]:
         for o in (sem.origins(r) if r is not None else []):
             if o.kind is not OriginKind.VALUE or not isinstance(o.node, ast.Call):
                 return None
-            c = sem.callee(o.node)
-            m = class_model(sem, c) if isinstance(c, ast.ClassDef) else seq_model(sem, o.node)
-            if m is None or (got is not None and got.soft.log != m.soft.log):
-                return None
-            got = m
+            # a class, or each class of a registry (``__factory[name](num_classes)`` of
+            # ``__factory = {'cnn': ConvNet}``); else an ``nn.Sequential``
+            cs = sem.callees(o.node)
+            for m in [class_model(sem, c) if isinstance(c, ast.ClassDef) else None for c in cs] if cs \
+                    else [seq_model(sem, o.node)]:
+                if m is None or (got is not None and got.soft.log != m.soft.log):
+                    return None
+                got = m
         if got is None or (found is not None and found.soft.log != got.soft.log):
             return None
         found = got

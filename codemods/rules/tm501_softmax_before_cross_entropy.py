@@ -33,7 +33,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     module object or a model that ends with the softmax, report only.  The loss object and
     the model are followed through names, `self` attributes, function parameters,
     builder functions and `nn.DataParallel`; a model class imported from a sibling
-    module is read there (a model of another file is reported, never fixed: also one
+    module (or a builder function there, each class of a registry it calls too:
+    `models.create(name)` returning `__factory[name](n)`) is read there (a model of another file is reported, never fixed: also one
     handed with a cross-entropy to a training function of another module, at the
     argument, and one the scripts of the directory, or of the one above, pass to a
     training function or method of this file, `train.fit(Net(), ...)` in main.py for `def
