@@ -1662,3 +1662,37 @@ def test_a_tensor_type_chosen_by_a_condition_is_no_model(alias, reported):
         opt.step()
     """)
     assert (codes(r) == ["TM201"]) == reported, [f.message for f in r.findings]
+
+
+NESTED_AMP = """
+def main(args):
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    scaler = torch.amp.GradScaler()
+    for epoch in range(10):
+{outer}        for x, y in loader:
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            if not args.bf16:
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            else:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+"""
+
+
+@pytest.mark.parametrize("outer, found", [
+    ("", ["TM201"]),
+    # a zero_grad of the epoch loop, outside the batch loop: TM202's (misplaced), not TM201's
+    ("        opt.zero_grad()\n", []),
+])
+def test_a_branch_that_never_clears_inside_an_epoch_loop(outer, found):
+    """facebookresearch/nwm (before 7782ade), reduced: ``opt.zero_grad()`` only in the
+    non-bfloat16 branch of the batch loop, which runs inside an epoch loop; the zero_grad
+    inside the inner loop is no clearing by the outer one."""
+    r, _ = run(NESTED_AMP.format(outer=outer))
+    assert [f.code for f in r.findings if f.code == "TM201"] == found
+    if found:
+        assert "on its branch" in r.findings[0].message

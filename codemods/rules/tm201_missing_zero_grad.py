@@ -383,11 +383,12 @@ class MissingZeroGrad(Rule):
         return False
 
     def _zeroed_outside(self, ctx, an, loop, st, facts) -> bool:
-        """A zero_grad in an enclosing loop: TM202's business."""
+        """A zero_grad in an enclosing loop, outside this one: TM202's business."""
         for a in ctx.sem.ancestors(loop):
             if isinstance(a, _SCOPES):
                 return False
-            if isinstance(a, _LOOPS) and an.zero_ops(a.body, st, facts):
+            if isinstance(a, _LOOPS) and any(z is not loop and not any(x is loop for x in ctx.sem.ancestors(z))
+                                             for z in an.zero_ops(a.body, st, facts)):
                 return True
         return False
 
