@@ -2312,3 +2312,68 @@ def test_a_model_wrapped_in_data_parallel_only_with_several_gpus(wrap, found):
     assert [f.code for f in findings] == (["TM101"] if found else [])
     if found:
         assert "    x = x.cuda()\n" in out
+
+
+CLIP_SERVICE = """\
+from transformers import CLIPModel, CLIPProcessor
+
+
+class ClipInference:
+{annotations}
+    def __init__(self, device):
+        self.clip_model = CLIPModel.from_pretrained("openai/clip"{load}){move}
+        self.processor = CLIPProcessor.from_pretrained("openai/clip")
+
+    def vectorize(self, texts):
+        inputs = self.processor(
+            text=texts,
+            return_tensors="pt",
+            padding=True,
+        )
+        text_outputs = self.clip_model.text_model(**inputs)
+        return text_outputs[1]
+"""
+
+
+@pytest.mark.parametrize("annotations, load, move, found", [
+    ("", "", ".to(device)", True),
+    # weaviate/multi2vec-clip-inference clip.py (before 84bb771): the attributes are declared
+    # on the class, without a value, and set by __init__
+    ("    clip_model: CLIPModel\n    processor: CLIPProcessor\n", "", ".to(device)", True),
+    # the whole model on one GPU by device_map: no hook places its inputs
+    ("", ', device_map="cuda"', "", True),
+    ("", ', device_map={"": 0}', "", True),
+    # look-alikes: a device_map that may split it (its hooks place the inputs); not moved
+    ("", ', device_map="auto"', "", False),
+    ("", "", "", False),
+])
+def test_a_processor_output_into_a_submodule_of_a_moved_hugging_face_model(annotations, load, move, found):
+    src = CLIP_SERVICE.format(annotations=annotations, load=load, move=move)
+    r = process_text("clip.py", src, Options(select=frozenset({"TM101"})))
+    at = src.splitlines().index("        text_outputs = self.clip_model.text_model(**inputs)") + 1
+    assert [f.line for f in r.findings] == ([at] if found else [])
+
+
+def test_a_dataclass_field_without_a_value_is_set_by_its_constructor():
+    """In a dataclass, ``model: nn.Module`` is a field the constructor sets: its value is
+    not known (so nothing is reported of it), unlike a plain class's declaration."""
+    src = ("import dataclasses\nimport torch\nimport torch.nn as nn\n\n\n@dataclasses.dataclass\nclass Runner:\n"
+           "    model: nn.Module\n\n    def setup(self):\n        self.model = nn.Linear(4, 2).cuda()\n\n"
+           "    def run(self):\n        x = torch.randn(3, 4)\n        return self.model(x)\n")
+    r = process_text("runner.py", src, Options(select=frozenset({"TM101"})))
+    assert r.findings == []
+    r = process_text("runner.py", src.replace("@dataclasses.dataclass\n", ""), Options(select=frozenset({"TM101"})))
+    assert [f.line for f in r.findings] == [14]
+
+
+def test_a_star_import_of_transformers_brings_its_classes():
+    """cisnlp/simalign (issue #16): ``from transformers import *``, ``AutoModel`` and
+    ``AutoTokenizer`` loaded in a class that moves the model; the tokenizer's output is not."""
+    src = ("import torch\nfrom transformers import *\n\n\nclass EmbeddingLoader:\n    def __init__(self, model, device):\n"
+           "        self.device = device\n        self.emb_model = None\n        self.tokenizer = None\n"
+           "        self.emb_model = AutoModel.from_pretrained(model)\n        self.emb_model.to(self.device)\n"
+           "        self.tokenizer = AutoTokenizer.from_pretrained(model)\n\n    def embed(self, pairs):\n"
+           "        inputs = self.tokenizer(pairs, padding=True, return_tensors=\"pt\")\n"
+           "        return self.emb_model(**inputs)[0]\n")
+    r = process_text("simalign.py", src, Options(select=frozenset({"TM101"})))
+    assert [f.line for f in r.findings] == [16]

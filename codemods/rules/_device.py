@@ -649,7 +649,13 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             return _model_paths(sem, expr.args[0], use, depth + 1, seen, builder, importers)
         if q in _PARALLEL:
             return [("handled:`" + q.rsplit(".", 1)[-1] + "`", [], expr)]
-        if sem.keyword(expr, "device_map") is not None:
+        dm = sem.keyword(expr, "device_map")
+        if dm is not None:
+            one = single_device_map(dm)
+            if one is not None:
+                # ``from_pretrained(..., device_map="cuda")``: the whole model on that one
+                # GPU, with no hooks that would place its inputs (as ``.to("cuda")``)
+                return [("moved", [Move(expr, "to", one, guard_of(sem, sem.statement_of(expr), use), builder)], expr)]
             return [("handled:`device_map=`", [], expr)]
         if _prepared(sem, expr):
             return [(_PREPARED, [], expr)]
@@ -1563,23 +1569,47 @@ def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bo
     meet a moved model (:func:`made_tensors`)."""
     end = len(text) if end is None else end
     seen = set()
-    for needle in (".to(", ".cuda("):
-        i = text.find(needle, start, end)
-        while i >= 0:
+    for needle in (".to(", ".cuda(", "device_map"):
+        at = text.find(needle, start, end)
+        while at >= 0:
+            i = at
+            if needle == "device_map":
+                # ``model = AutoModel.from_pretrained(name, device_map="cuda")``: the name the
+                # call it is a keyword of is assigned to
+                i = _opening_bracket(text, at, start, open_only=True)
             j = i
             while j > start and (text[j - 1].isalnum() or text[j - 1] in "_."):
                 j -= 1
             name = text[j:i]
-            if not name or text[i - 1] == ")":  # ``Net().to(``: the name it is assigned to
-                ls = text.rfind("\n", start, i) + 1
+            if not name or text[i - 1] == ")" or needle == "device_map":  # ``Net().to(``: the name it is assigned to
+                # (the line the call opens on: ``model = AutoModel.from_pretrained(\n...\n).to(``)
+                k = _opening_bracket(text, i - 1, start) if text[i - 1] == ")" else i
+                ls = text.rfind("\n", start, k) + 1
                 m = _ASSIGNED.match(text, ls, i)
                 name = m.group(1) if m else ""
             if name and name not in seen:
                 seen.add(name)
                 if _calls_name(text, name, start, end):
                     return True
-            i = text.find(needle, i + 1, end)
+            at = text.find(needle, at + 1, end)
     return False
+
+
+def _opening_bracket(text: str, close: int, start: int, open_only: bool = False) -> int:
+    """Where the bracket that the ``)`` at ``close`` closes opens (brackets counted back
+    to ``start``, strings not told apart); ``close`` itself when none is found.  With
+    ``open_only``, ``close`` is inside the brackets: where the innermost one around it opens."""
+    depth, k = (1 if open_only else 0), (close - 1 if open_only else close)
+    while k >= start:
+        ch = text[k]
+        if ch in ")]}":
+            depth += 1
+        elif ch in "([{":
+            depth -= 1
+            if depth == 0:
+                return k
+        k -= 1
+    return close
 
 
 # ``name =`` / ``self.name =`` at the start of a line
@@ -1793,6 +1823,8 @@ def _hf_class(sem: SemanticModel, expr, pattern) -> bool:
     module methods that return it: ``.to(device)``, ``.eval()``) with ``Class`` matching
     ``pattern``."""
     origins = sem.origins(expr) if isinstance(expr, (ast.Name, ast.Attribute)) else []
+    # (``self.tokenizer = None`` until it is loaded: calling None would fail anyway)
+    origins = [o for o in origins if not (isinstance(o.node, ast.Constant) and o.node.value is None)]
     if not origins:
         return False
     for o in origins:
@@ -1802,26 +1834,52 @@ def _hf_class(sem: SemanticModel, expr, pattern) -> bool:
         while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (
                 n.func.attr in MOVE_METHODS or n.func.attr in SELF_METHODS):
             n = n.func.value
-        q = sem.call_qualname(n) if isinstance(n, ast.Call) else None
-        if not (q and q.startswith("transformers.") and q.endswith(".from_pretrained")):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "from_pretrained"):
             return False
-        cls = q.rsplit(".", 2)[-2]
-        if (pattern is _HF_NOT_MODEL) == bool(pattern.search(cls)):
+        # the class: ``AutoTokenizer`` of ``transformers``, or each one a name may hold
+        # (``model_class, tokenizer_class = MODELS[name]`` of a dict of such classes)
+        q = sem.qualname(n.func.value)
+        classes = [q] if q else [c.qualname for c in sem.origins(n.func.value)
+                                 if c.kind is OriginKind.IMPORT] or [None]
+        if len(classes) != len(sem.origins(n.func.value)) and not q:
             return False
+        for c in classes:
+            if not (c and c.startswith("transformers.")) or \
+                    (pattern is _HF_NOT_MODEL) == bool(pattern.search(c.rsplit(".", 1)[-1])):
+                return False
     return True
+
+
+def single_device_map(dm) -> Optional[ast.expr]:
+    """The GPU a ``device_map=`` literal puts a whole model on: ``"cuda"``, ``"cuda:1"``,
+    ``0`` or ``{"": 0}`` (accelerate then moves the model there and installs no hook that
+    would move its inputs); None for anything else (``"auto"`` may split it over devices,
+    whose hooks place the inputs)."""
+    if isinstance(dm, ast.Dict) and len(dm.keys) == 1 and isinstance(dm.keys[0], ast.Constant) and dm.keys[0].value == "":
+        dm = dm.values[0]
+    if not isinstance(dm, ast.Constant):
+        return None
+    v = dm.value
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int) and v >= 0 or isinstance(v, str) and re.fullmatch(r"cuda(?::\d+)?", v):
+        return dm
+    return None
 
 
 def hf_model(sem: SemanticModel, expr) -> bool:
     """``expr`` is a Hugging Face model (``AutoModelForCausalLM.from_pretrained(...)``,
     not a tokenizer, processor or config) loaded without ``device_map=`` (whose hooks
-    place its inputs on the model's device themselves)."""
+    place its inputs on the model's device themselves), or with one that puts it whole
+    on one GPU (:func:`single_device_map`)."""
     if not _hf_class(sem, expr, _HF_NOT_MODEL):
         return False
     for o in sem.origins(expr):
         n = o.node
         while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr != "from_pretrained":
             n = n.func.value
-        if not isinstance(n, ast.Call) or any(k.arg in (None, "device_map") for k in n.keywords):
+        if not isinstance(n, ast.Call) or any(k.arg is None or k.arg == "device_map" and single_device_map(k.value) is None
+                                              for k in n.keywords):
             return False
     return True
 
@@ -2005,17 +2063,26 @@ _NAME = re.compile(r"[A-Za-z_]\w*")
 def _module_moved_names(text: str) -> frozenset:
     """The names module-level code moves: a line ``model = <...>.to(`` / ``model.to(`` /
     ``model.<...>.cuda(`` in column 0, or indented outside every top-level definition
-    (under ``if __name__ == "__main__":``, an ``if``, a ``with``)."""
-    return _module_moved_cached(text) if ".to(" in text or ".cuda(" in text else frozenset()
+    (under ``if __name__ == "__main__":``, an ``if``, a ``with``), and ``model =
+    X.from_pretrained(..., device_map=...)`` in column 0."""
+    return _module_moved_cached(text) if ".to(" in text or ".cuda(" in text or "device_map" in text else frozenset()
 
 
 @functools.lru_cache(maxsize=4)
 def _module_moved_cached(text: str) -> frozenset:
     out = set()
     defs = None
-    for needle in (".to(", ".cuda("):
+    for needle in (".to(", ".cuda(", "device_map"):
         i = text.find(needle)
         while i >= 0:
+            if needle == "device_map":  # (``model = X.from_pretrained(..., device_map="cuda")``)
+                k = _opening_bracket(text, i, 0, open_only=True)
+                ls = text.rfind("\n", 0, k) + 1
+                m = _ASSIGNED.match(text, ls, k)
+                if m is not None and "." not in m.group(1) and (ls == k or text[ls] not in " \t"):
+                    out.add(m.group(1))
+                i = text.find(needle, i + 1)
+                continue
             ls = text.rfind("\n", 0, i) + 1
             start = ls
             while start < i and text[start] in " \t":

@@ -21,7 +21,7 @@ from ._device import (
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
-    hf_model,
+    hf_model, _MODULE_API,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -1308,8 +1308,9 @@ def _fed_by_method(sem: SemanticModel, recv, meth: str, call: ast.Call) -> Optio
     ``recv`` is no such module or ``meth`` no method of its class."""
     if not isinstance(recv, (ast.Name, ast.Attribute)) or meth.startswith("__"):
         return None
-    if meth == "generate" and hf_model(sem, recv):
-        # a Hugging Face model's ``generate`` runs its ``forward`` on what it is given
+    if meth not in _MODULE_API and not meth.startswith("_") and hf_model(sem, recv):
+        # a Hugging Face model's ``generate``, ``get_text_features``, a submodule
+        # (``clip_model.text_model(**inputs)``): they compute on what they are given
         return frozenset(range(len(call.args) + len(call.keywords)))
     where, cls = sem, sem.instance_class(recv)
     if cls is None:
@@ -1391,8 +1392,11 @@ class DeviceBatchNotMoved(Rule):
     or processor (loaded with `from_pretrained`) returns with `return_tensors="pt"`: one
     tensor from `tokenizer.encode(...)`, a `BatchEncoding` from `tokenizer(...)` (a dict of
     tensors whose own `.to(device)` moves it in place, also as a statement; fixed with
-    `inputs = inputs.to(device)`), fed to the model or to its `generate` (not a model loaded
-    with `device_map=`, whose hooks place its inputs), through casts, shape methods
+    `inputs = inputs.to(device)`), fed to the model, its `generate` or another of its
+    methods or submodules (`clip_model.text_model(**inputs)`); a model loaded with
+    `device_map="cuda"` (or `{"": 0}`) is on that GPU as after `.to("cuda")`, one loaded
+    with another `device_map=` (`"auto"`) is not reported (its hooks may place its
+    inputs), through casts, shape methods
     and `Variable(...)`, `torch` under any name; not `torch.tensor(2.0)`, a 0-dim tensor
     that mixes with device tensors, nor `torch.tensor(t)` of what may already be a
     tensor), or returned by a same-file function or method called there, every return
@@ -1526,7 +1530,7 @@ class DeviceBatchNotMoved(Rule):
     severity = Severity.BUG
     # a loop over a torch DataLoader (resolved by qualified name, so the file spells
     # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
-    needles = ("DataLoader", ".to(", ".cuda(")
+    needles = ("DataLoader", ".to(", ".cuda(", "device_map")
     uses_project = True  # (loaders a function of an imported module makes; importers of a function)
     verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (20, 16)
@@ -1564,9 +1568,10 @@ class DeviceBatchNotMoved(Rule):
             return True
         if may_witness(text):
             return True  # a loop over a parameter may move its batch first (``param_loader``'s witness)
-        # a tensor the script makes (``torch.from_numpy(a)``) and a move (of the model)
-        # (``torch`` with no dot: ``import torch as th`` names it once, ``th.zeros(`` after)
-        return (has(".to(") or has(".cuda(")) and has("torch") \
+        # a tensor the script makes (``torch.from_numpy(a)``, a tokenizer's output) and a
+        # move (of the model) (``torch`` with no dot: ``import torch as th`` names it once,
+        # ``th.zeros(`` after)
+        return (has(".to(") or has(".cuda(") or has("device_map")) and (has("torch") or has("return_tensors")) \
             and (next(made_lines_outside_classes(text), None) is not None
                  or next(made_lines_outside_classes(text, inline=True), None) is not None)
 
@@ -2121,16 +2126,17 @@ def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
     is not bound there yet, or the tensor is also used on the host (``X.numpy()``,
     ``plt.plot(X)``, a dataset) where a device tensor would fail or be wrong."""
     stmt = lp.node
+    made = lp.names[0] if lp.names else lp.container  # (a ``BatchEncoding`` is held whole)
     if made_by_call(sem, stmt.value) == "tuple":
-        return (f"`{lp.names[0]}` holds several tensors made on the CPU (a tuple): make them with `device=` in"
+        return (f"`{made}` holds several tensors made on the CPU (a tuple): make them with `device=` in"
                 f" `{sem.segment(stmt.value.func)}`, or move each")
     if plan.style == "to" and not bound_before(sem, plan.device, stmt):
-        return f"`{plan.device}` is not bound yet where `{lp.names[0]}` is made: move it where it meets the model"
+        return f"`{plan.device}` is not bound yet where `{made}` is made: move it where it meets the model"
     if plan.guard:
         # the names the copied condition reads (``args`` of ``args.cuda``) must hold values there
         roots = sorted({n.id for n in ast.walk(ast.parse(plan.guard, mode="eval")) if isinstance(n, ast.Name)})
         if roots and not bound_before(sem, " and ".join(roots), stmt):
-            return f"`{plan.guard}` is not known yet where `{lp.names[0]}` is made: move it where it meets the model"
+            return f"`{plan.guard}` is not known yet where `{made}` is made: move it where it meets the model"
     b = sem.target_binding(stmt.targets[0])
     if b is None:
         return "where it is read cannot be told"

@@ -41,6 +41,9 @@ from .source import words as find_words
 __all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "SemanticModel", "LazyParseError", "ValueUses"]
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# libraries whose ``from m import *`` is taken to bring a name no statement of the file
+# binds (``from transformers import *`` then ``AutoModel``)
+_STAR_LIBRARIES = frozenset({"torch", "transformers"})
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SCOPE_NODES = (*_DEFS, ast.ClassDef, ast.Lambda, *_COMPS)
 _BUILTINS = frozenset(dir(builtins))
@@ -670,7 +673,7 @@ class SemanticModel:
     def _star_qualnames(self, name: str, _depth: int = 0) -> set[str]:
         """The dotted names of ``name``, which no statement of this file binds, when a
         ``from m import *`` of a module of the project brings it (``from utils import *``
-        where utils.py has ``import torch``): what that module's own imports (or, in
+        where utils.py has ``import torch``), or of torch or transformers (the name in it): what that module's own imports (or, in
         turn, its ``from torch.nn import *``) make of it.  Empty when unknown: no project,
         the module binds it otherwise (a function, an assignment), keeps it out of a
         literal ``__all__``, or cannot be read.  The last star import that exports the
@@ -678,7 +681,7 @@ class SemanticModel:
         if self.project is None or name.startswith("_") or _depth > _MAX_DEPTH:
             return set()
         for mod in reversed(self.module_scope.star_imports):
-            if mod.startswith("torch"):
+            if mod.split(".", 1)[0] in _STAR_LIBRARIES:
                 return {f"{mod}.{name}"}
             path = self.project.module_file(mod, self.path)
             other = self.project.model_for(path) if path is not None else None
@@ -826,6 +829,17 @@ class SemanticModel:
             else:
                 return None  # stored into, deleted from, handed on, bound again by another name
         return list(b.value.values)
+
+    def _plain_class(self, cls: ast.ClassDef) -> bool:
+        """No decorator, and no base but ``object``, ``ABC`` or a torch module: a class
+        whose annotations without value make no constructor fields."""
+        if cls.decorator_list or cls.keywords:
+            return False
+        for b in cls.bases:
+            q = self.qualname(b) or ""
+            if q not in ("builtins.object", "abc.ABC") and not q.startswith("torch.nn."):
+                return False
+        return True
 
     def method(self, cls: ast.ClassDef, name: str, _depth: int = 0):
         """Method ``name`` of ``cls`` or of a same-file base class."""
@@ -1113,7 +1127,11 @@ class SemanticModel:
                     if isinstance(t, ast.Name):
                         class_attrs.setdefault(t.id, []).append(s.value)
             elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name):
-                class_attrs.setdefault(s.target.id, []).append(s.value)
+                # (``clip_model: CLIPModel`` in a plain class declares the attribute its
+                # methods set, with no value; in a dataclass or the like it is a field
+                # its constructor sets: unknown)
+                if s.value is not None or not self._plain_class(cls):
+                    class_attrs.setdefault(s.target.id, []).append(s.value)
         me = weakref.ref(self)  # the model holds its ClassInfos: no cycle back to it
         got = self._classes[cls] = ClassInfo(cls, methods, lambda: me()._self_attrs(methods), class_attrs)
         return got
