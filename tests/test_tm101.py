@@ -2377,3 +2377,20 @@ def test_a_star_import_of_transformers_brings_its_classes():
            "        return self.emb_model(**inputs)[0]\n")
     r = process_text("simalign.py", src, Options(select=frozenset({"TM101"})))
     assert [f.line for f in r.findings] == [16]
+
+
+@pytest.mark.parametrize("call, fixed", [
+    ('out = model(**tokenizer("hello", return_tensors="pt"))\n',
+     'out = model(**tokenizer("hello", return_tensors="pt").to(device))\n'),
+    ('ids = model.generate(tokenizer.encode("hi", return_tensors="pt"), max_new_tokens=5)\n',
+     'ids = model.generate(tokenizer.encode("hi", return_tensors="pt").to(device), max_new_tokens=5)\n'),
+    # look-alikes: moved right there; a model left on the CPU
+    ('out = model(**tokenizer("hello", return_tensors="pt").to(device))\n', None),
+    ('out = AutoModelForCausalLM.from_pretrained("gpt2")(**tokenizer("hello", return_tensors="pt"))\n', None),
+])
+def test_a_tokenizer_output_made_in_the_call_of_a_moved_hugging_face_model(call, fixed):
+    body = 'model = AutoModelForCausalLM.from_pretrained("gpt2").to(device)\n' + call
+    findings, out, src = run(body, head=HF_HEAD)
+    assert [f.code for f in findings] == (["TM101"] if fixed else [])
+    if fixed:
+        assert fixed in out

@@ -1572,6 +1572,9 @@ def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bo
     for needle in (".to(", ".cuda(", "device_map"):
         at = text.find(needle, start, end)
         while at >= 0:
+            if needle == "device_map" and not _device_map_keyword(text, at):
+                at = text.find(needle, at + 1, end)
+                continue  # (not the keyword)
             i = at
             if needle == "device_map":
                 # ``model = AutoModel.from_pretrained(name, device_map="cuda")``: the name the
@@ -1597,9 +1600,12 @@ def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bo
 
 def _opening_bracket(text: str, close: int, start: int, open_only: bool = False) -> int:
     """Where the bracket that the ``)`` at ``close`` closes opens (brackets counted back
-    to ``start``, strings not told apart); ``close`` itself when none is found.  With
-    ``open_only``, ``close`` is inside the brackets: where the innermost one around it opens."""
+    to ``start``, at most ``_BRACKET_REACH`` characters: strings are not told apart, and a
+    bracket in one must not send every search to the top of the file); ``close`` itself
+    when none is found.  With ``open_only``, ``close`` is inside the brackets: where the
+    innermost one around it opens."""
     depth, k = (1 if open_only else 0), (close - 1 if open_only else close)
+    start = max(start, close - _BRACKET_REACH)
     while k >= start:
         ch = text[k]
         if ch in ")]}":
@@ -1611,6 +1617,15 @@ def _opening_bracket(text: str, close: int, start: int, open_only: bool = False)
         k -= 1
     return close
 
+
+_BRACKET_REACH = 4000
+_DEVICE_MAP_KW = re.compile(r"device_map[ \t]*=(?!=)")
+
+
+def _device_map_keyword(text: str, at: int) -> bool:
+    """The ``device_map`` at ``at`` is written as a keyword argument, ``device_map=``
+    (not ``hf_device_map``, ``self.device_map``, ``device_map ==``)."""
+    return not (at and (text[at - 1].isalnum() or text[at - 1] in "_.")) and _DEVICE_MAP_KW.match(text, at) is not None
 
 # ``name =`` / ``self.name =`` at the start of a line
 _ASSIGNED = re.compile(r"[ \t]*([A-Za-z_][\w.]*)[ \t]*=(?!=)")
@@ -1772,20 +1787,23 @@ def _made_scan(text: str) -> _MadeScan:
     for name in names:
         starts += _lines_calling(text, name, _MAKER_PREFIX, "_")
     if "return_tensors" in text:
-        starts += _encoding_lines(text)
+        got, at_call = _encoding_lines(text)
+        starts += got
+        inline += at_call
     return _MadeScan(tuple(sorted(set(starts))), names, tuple(sorted(set(inline))))
 
 
 _RETURN_TENSORS_PT = re.compile(r"return_tensors[ \t]*=[ \t]*[\"']pt[\"']")
 
 
-def _encoding_lines(text: str) -> list:
+def _encoding_lines(text: str) -> tuple:
     """The starts of the lines that begin a statement ``x = <name>(..., return_tensors="pt",
     ...)`` (``x = tokenizer(``, ``x = self.tok.encode(``; the keyword on a later line of the
     call too): what a Hugging Face tokenizer or processor makes on the CPU
-    (:func:`tokenizer_output` decides).  The call's opening bracket is found by counting
-    brackets back from the keyword."""
-    out = []
+    (:func:`tokenizer_output` decides); and of the lines where such a call is an argument
+    of another call (``model(**tokenizer(text, return_tensors="pt"))``).  The call's
+    opening bracket is found by counting brackets back from the keyword."""
+    out, inline = [], []
     for m in _RETURN_TENSORS_PT.finditer(text):
         depth, k = 0, m.start() - 1
         while k >= 0:
@@ -1805,7 +1823,14 @@ def _encoding_lines(text: str) -> list:
         ls = text.rfind("\n", 0, b) + 1
         if b < k and _MAKER_PREFIX.fullmatch(text, ls, b):
             out.append(ls)
-    return out
+            continue
+        a = b
+        while a > ls and (text[a - 1].isalnum() or text[a - 1] in "_."):
+            a -= 1  # (the receiver: ``self.tok.``)
+        before = text[ls:a].rstrip(" \t*")
+        if before.endswith(("(", ",")):
+            inline.append(ls)
+    return out, inline
 
 
 # a Hugging Face class whose ``from_pretrained`` makes a tokenizer or a processor (its
@@ -2076,6 +2101,9 @@ def _module_moved_cached(text: str) -> frozenset:
         i = text.find(needle)
         while i >= 0:
             if needle == "device_map":  # (``model = X.from_pretrained(..., device_map="cuda")``)
+                if not _device_map_keyword(text, i):
+                    i = text.find(needle, i + 1)
+                    continue  # (not the keyword)
                 k = _opening_bracket(text, i, 0, open_only=True)
                 ls = text.rfind("\n", 0, k) + 1
                 m = _ASSIGNED.match(text, ls, k)
@@ -2107,7 +2135,8 @@ def _calls_name(text: str, name: str, start: int, end: int) -> bool:
     """``name(`` stands in ``text[start:end]`` as a callee of its own (not ``x.name(`` or
     ``othername(``), or ``name.meth(`` calls a method of the module's own class (one
     that is no ``nn.Module`` method: ``actor_critic.act(obs, masks)``) with a tensor the
-    script makes (a name a :func:`made_line_starts` line binds) in its brackets."""
+    script makes (a name a :func:`made_line_starts` line binds, or a tokenizer's output
+    made right there: ``return_tensors``) in its brackets."""
     k = text.find(name + "(", start, end)
     while k >= 0:
         if k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_."):
@@ -2124,8 +2153,8 @@ def _calls_name(text: str, name: str, start: int, end: int) -> bool:
                 if made is None:
                     made = _made_names(text)
                 inside = text[m.end():min(end, m.end() + 400)]
-                if made and any(has_word(inside, n) for n in made):
-                    return True
+                if made and any(has_word(inside, n) for n in made) or "return_tensors" in inside:
+                    return True  # (a made name, or a tokenizer's output made right there)
         k = text.find(name + ".", k + 1, end)
     return False
 

@@ -21,7 +21,7 @@ from ._device import (
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
-    hf_model, _MODULE_API,
+    hf_model, _MODULE_API, tokenizer_output,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -1409,7 +1409,8 @@ class DeviceBatchNotMoved(Rule):
     (`actor_critic.act(obs, hidden, masks)` running `self.base(inputs, hidden, masks)`,
     the class of this file or of one it imports) is a call of the model for that
     argument.  Such a tensor made right in the call of a moved model
-    (`model(torch.from_numpy(X_test))`) is reported at the argument.  A loader that
+    (`model(torch.from_numpy(X_test))`, `model.generate(**tokenizer(text,
+    return_tensors="pt"))`) is reported at the argument.  A loader that
     comes in as a parameter no call in the file binds (a trainer class given its loaders) counts as a plain
     DataLoader when it is annotated as one (`loader: DataLoader`, `Optional[DataLoader]`),
     or when a loop of the same class (or of the module's functions) over such a
@@ -1841,19 +1842,36 @@ class DeviceBatchNotMoved(Rule):
         if not lines:
             return
         heads = tuple(f"({n}." for n in torch_names(text))
+        if "return_tensors" in text:
+            heads += ("return_tensors",)
         for call in sem.find(ast.Call, containing=heads):
-            if call.lineno not in lines or not call.args or not isinstance(call.func, (ast.Name, ast.Attribute)):
+            if call.lineno not in lines or not isinstance(call.func, (ast.Name, ast.Attribute)):
                 continue
-            arg = call.args[0]
-            if isinstance(arg, ast.Starred) or made_tensor(sem, arg) is None:
+            arg, model, kind = None, call.func, None
+            if call.args and not isinstance(call.args[0], ast.Starred) and made_tensor(sem, call.args[0]) is not None:
+                arg = call.args[0]
+            else:
+                # a tokenizer's output given to a Hugging Face model, its ``generate`` or
+                # another of its methods (``model(**tok(text, return_tensors="pt"))``)
+                for a in (*call.args, *(k.value for k in call.keywords)):
+                    kind = tokenizer_output(sem, a)
+                    if kind is not None:
+                        arg = a
+                        break
+                if arg is not None and isinstance(model, ast.Attribute) and model.attr not in _MODULE_API \
+                        and hf_model(sem, model.value):
+                    model = model.value
+            if arg is None:
                 continue
-            st = model_state(sem, call.func, call)
-            if st is None or not st.moved or st.unmoved or st.handled or _places_inputs(sem, call.func):
+            st = model_state(sem, model, call)
+            if st is None or not st.moved or st.unmoved or st.handled or _places_inputs(sem, model):
                 continue
             mv = st.moves[0]
             target = "cuda" if mv.style == "cuda" else sem.segment(mv.device) if mv.device is not None else None
             code = sem.segment(arg)
-            msg = (f"`{_short(code)}` makes a tensor on the CPU and gives it to `{sem.segment(call.func)}`, which is on"
+            what = "tensors" if kind == "encoding" else "a tensor"
+            msg = (f"`{_short(code)}` makes {what} on the CPU and gives {'them' if kind == 'encoding' else 'it'} to"
+                   f" `{sem.segment(model)}`, which is on"
                    f" `{target or 'the GPU'}`; the first op fails with 'Expected all tensors to be on the same device'")
             stmt = sem.statement_of(call)
             fixable = len(st.moves) == 1 and not mv.builder and mv.guard == () and target is not None \
@@ -1861,7 +1879,8 @@ class DeviceBatchNotMoved(Rule):
             if not fixable:
                 yield ctx.finding(self, arg, msg + "; move it to the model's device")
                 continue
-            fix_text = ".cuda()" if mv.style == "cuda" else f".to({target})"
+            # (a ``BatchEncoding`` has no ``.cuda()``)
+            fix_text = (".cuda()" if kind != "encoding" else '.to("cuda")') if mv.style == "cuda" else f".to({target})"
 
             def build(view, arg=arg, fix_text=fix_text):
                 node = view.node(arg)
