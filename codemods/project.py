@@ -635,8 +635,6 @@ class Project:
                         continue
                 found = self._module_files(bases, mod.split("."), [n for n in names if n != "*"])
             for f in found:
-                if f.endswith("torch" + os.sep + "__init__.py"):
-                    continue
                 self.deps.add(f)
                 if mod is not None and "*" in names:
                     return True

@@ -2394,3 +2394,87 @@ def test_a_tokenizer_output_made_in_the_call_of_a_moved_hugging_face_model(call,
     assert [f.code for f in findings] == (["TM101"] if fixed else [])
     if fixed:
         assert fixed in out
+
+
+# ----------------------------------------------------------------- review of the Hugging Face paths
+
+
+@pytest.mark.parametrize("body", [
+    # a BatchEncoding's ``.to`` moves it in place whatever becomes of the result
+    'inputs = tokenizer("hi", return_tensors="pt")\nids = inputs.to(device)["input_ids"]\nout = model.generate(**inputs)\n',
+    'inputs = tokenizer("hi", return_tensors="pt")\n_ = inputs.to(device)\nout = model.generate(**inputs)\n',
+    # methods of the model that compute nothing with its weights
+    'inputs = tokenizer("hi", return_tensors="pt")\nprint(model.floating_point_ops(inputs))\n',
+    'inputs = tokenizer("hi", return_tensors="pt")\nprint(model.warn_if_padding_and_no_attention_mask(inputs["input_ids"], None))\n',
+])
+def test_hugging_face_uses_that_meet_no_device(body):
+    findings, out, src = run('model = AutoModelForCausalLM.from_pretrained("gpt2").to(device)\n' + body, head=HF_HEAD)
+    assert findings == []
+
+
+def test_an_encoding_whose_items_are_used_on_the_host_is_not_moved_where_it_is_made():
+    body = ('model = AutoModelForCausalLM.from_pretrained("gpt2").to(device)\n'
+            'enc = tokenizer("hi", return_tensors="pt")\nids = enc["input_ids"].numpy()\nout = model.generate(**enc)\n')
+    findings, out, src = run(body, head=HF_HEAD)
+    assert [f.code for f in findings] == ["TM101"] and findings[0].fix is None and "used on the host" in findings[0].message
+
+
+@pytest.mark.parametrize("load", [
+    'asr = pipeline("automatic-speech-recognition", model="openai/whisper-small", device_map="cuda")\n',
+    'asr = StableDiffusionPipeline.from_pretrained("sd", torch_dtype=torch.float16).to("cuda")\n',
+])
+def test_a_pipeline_places_its_own_inputs(load):
+    src = ("import numpy as np\nimport torch\nfrom transformers import pipeline\nfrom diffusers import StableDiffusionPipeline\n\n"
+           + load + 'audio = torch.from_numpy(np.load("a.npy"))\nprint(asr(audio))\n')
+    r = process_text("p.py", src, Options(select=frozenset({"TM101"})))
+    assert r.findings == []
+
+
+@pytest.mark.parametrize("test", ["device == 'cuda'", "torch.cuda.is_available()"])
+def test_a_model_wrapped_in_data_parallel_whenever_it_is_on_a_gpu(test):
+    """The bare module runs only on a machine without CUDA, where everything is on the CPU."""
+    body = ("device = 'cuda' if torch.cuda.is_available() else 'cpu'\nmodel = nn.Linear(4, 2).to(device)\n"
+            f"if {test}:\n    model = nn.DataParallel(model)\n"
+            "for row in rows:\n    x = torch.from_numpy(row).float()\n    out = model(x)\n")
+    findings, out, src = run(body, head="import torch\nimport torch.nn as nn\n")
+    assert findings == []
+
+
+def test_loaders_of_another_module_given_device_tensors(tmp_path):
+    (tmp_path / "data.py").write_text(
+        "from torch.utils.data import DataLoader\n\n\ndef get_loaders(train_set, bs):\n"
+        "    return DataLoader(train_set, batch_size=bs), DataLoader(train_set, batch_size=bs)\n")
+    src = ("import torch\nfrom torch.utils.data import TensorDataset\nfrom data import get_loaders\n\n"
+           "X = torch.randn(100, 4).cuda()\ny = torch.randint(0, 2, (100,)).cuda()\ntrain_set = TensorDataset(X, y)\n"
+           "model = torch.nn.Linear(4, 2).cuda()\ntrain_loader, test_loader = get_loaders(train_set, 32)\n"
+           "for x, t in train_loader:\n    loss = torch.nn.functional.cross_entropy(model(x), t)\n")
+    (tmp_path / "train.py").write_text(src)
+    r = process_text(str(tmp_path / "train.py"), src, Options(), Project(roots=(str(tmp_path),)))
+    assert [f for f in r.findings if f.code == "TM101"] == []
+    cpu = src.replace(".cuda()\ny", "\ny").replace("(100,)).cuda()", "(100,))")
+    (tmp_path / "train.py").write_text(cpu)
+    r = process_text(str(tmp_path / "train.py"), cpu, Options(), Project(roots=(str(tmp_path),)))
+    assert [f.code for f in r.findings] == ["TM101"]
+
+
+@pytest.mark.parametrize("main, found", [
+    ('if __name__ == "__main__":\n    model.to("cuda")\n    print(evaluate())\n', True),
+    # look-alikes: the function runs before the move, or on the branch without it
+    ('if __name__ == "__main__":\n    print(evaluate())\n    model.to("cuda")\n', False),
+    ('print(evaluate())\nmodel.to("cuda")\n', False),
+    ('if __name__ == "__main__":\n    if mode == "train":\n        model.cuda()\n        train()\n    else:\n'
+     '        print(evaluate())\n', False),
+])
+def test_a_module_level_move_and_the_calls_of_the_function_that_uses_the_model(main, found):
+    body = ("model = nn.Linear(4, 2)\n\n\ndef evaluate():\n    x = torch.zeros(1, 4)\n    return model(x)\n\n\n"
+            "def train():\n    pass\n\n\n" + main)
+    findings, out, src = run(body, head="import torch\nimport torch.nn as nn\n")
+    assert [f.code for f in findings] == (["TM101"] if found else [])
+
+
+def test_a_star_import_of_torchvision_models_through_a_project_module(tmp_path):
+    (tmp_path / "utils.py").write_text("import torch\nfrom torchvision.models import *\n")
+    src = "import torchvision\nfrom utils import *\n\nmodel = resnet18(pretrained=True, num_classes=10)\n"
+    (tmp_path / "train.py").write_text(src)
+    r = process_text(str(tmp_path / "train.py"), src, Options(select=frozenset({"TM401"})), Project(roots=(str(tmp_path),)))
+    assert [f.code for f in r.findings] == ["TM401"]

@@ -490,10 +490,12 @@ def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None,
              if k == _MAYBE_MODULE else (k, m, b) for k, m, b in paths]
     st: Optional[ModelState] = ModelState()
     is_model = False
+    # the bare module counts only beside a wrapper applied when there are several GPUs
+    multi = any(k == "handled:`DataParallel`" and _multi_gpu_wrap(sem, b) for k, _, b in paths)
     for kind, moves, base in paths:
         if kind in ("module", "moved"):
             is_model = True
-            st.bare = st.bare or bool(moves)
+            st.bare = st.bare or (multi and bool(moves))
         elif kind.startswith("handled:"):
             st.handled = kind.split(":", 1)[1]
             is_model = True
@@ -515,6 +517,25 @@ def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None,
     if cache is not None:
         cache[key] = st
     return st
+
+
+def _multi_gpu_wrap(sem: SemanticModel, call) -> bool:
+    """``call`` (a ``DataParallel(...)``) runs only in the body of an ``if`` that tests the
+    number of GPUs (``if torch.cuda.device_count() > 1:``, or a name bound to that count):
+    with one GPU the module stays bare.  Not for a test of the device or of CUDA
+    (``if device == "cuda":``): the bare module is then on the CPU."""
+    if not isinstance(call, ast.AST):
+        return False
+    stmt = sem.statement_of(call)
+    prev, cur = stmt, sem.parent(stmt) if stmt is not None else None
+    while cur is not None and not isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+        if isinstance(cur, ast.If) and any(x is prev for x in cur.body):
+            for n in ast.walk(cur.test):
+                counts = [n] if isinstance(n, ast.Call) else [o.node for o in sem.origins(n)] if isinstance(n, ast.Name) else []
+                if any(isinstance(c, ast.Call) and sem.call_qualname(c) == "torch.cuda.device_count" for c in counts):
+                    return True
+        prev, cur = cur, sem.parent(cur)
+    return False
 
 
 def _self_moves(sem: SemanticModel, cls: ast.ClassDef, ctor: ast.Call, use) -> list:
@@ -570,7 +591,7 @@ def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:
         if not (isinstance(call, ast.Call) and call.func is p):
             continue
         stmt = sem.parent(call)
-        if not isinstance(stmt, ast.Expr) or _after(sem, stmt, use):
+        if not isinstance(stmt, ast.Expr) or _after(sem, stmt, use) or not _runs_before_calls(sem, stmt, use):
             continue
         mv = move_of(sem, call)
         if p.attr == "cpu" or mv is not None and mv.style == "to" and is_cpu_device(sem, mv.device):
@@ -578,6 +599,35 @@ def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:
         elif mv is not None:
             out.append(Move(mv.call, mv.style, mv.device, guard_of(sem, stmt, use)))
     return out
+
+
+def _runs_before_calls(sem: SemanticModel, stmt, use) -> bool:
+    """A move ``stmt`` of module-level code and a ``use`` in a module-level function: every
+    call of that function in module-level code comes after the move, on its path (not
+    before it, ``evaluate(); model.to("cuda")``, nor in another branch of an ``if`` around
+    it: ``if mode == "train": model.cuda(); train() else: predict()``).  True when the
+    function is not called at module level (an app, another function calls it) or either
+    is elsewhere."""
+    fn = sem.enclosing_function(use)
+    if fn is None or sem.scope_of(stmt) is not sem.module_scope or sem.parent(fn) is not sem.module:
+        return True
+    calls = [c for c in sem.call_sites(fn).calls if sem.enclosing_function(c) is None]
+    here = sem.position(stmt)
+    ifs = {id(a) for a in sem.ancestors(stmt) if isinstance(a, ast.If)}
+    for c in calls:
+        if sem.position(c) < here:
+            return False
+        # the innermost ``if`` around both: the two in different branches of it
+        a = next((a for a in sem.ancestors(c) if id(a) in ifs), None)
+        if a is not None and _in_block(sem, stmt, a.body) != _in_block(sem, c, a.body):
+            return False
+    return True
+
+
+def _in_block(sem: SemanticModel, node, block: list) -> bool:
+    """``node`` is one of the statements of ``block`` or inside one."""
+    ids = {id(x) for x in block}
+    return id(node) in ids or any(id(a) in ids for a in sem.ancestors(node))
 
 
 def _after(sem: SemanticModel, stmt, use) -> bool:
@@ -649,9 +699,11 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             return _model_paths(sem, expr.args[0], use, depth + 1, seen, builder, importers)
         if q in _PARALLEL:
             return [("handled:`" + q.rsplit(".", 1)[-1] + "`", [], expr)]
+        if _pipeline(q):
+            return [("handled:`a pipeline`", [], expr)]
         dm = sem.keyword(expr, "device_map")
         if dm is not None:
-            one = single_device_map(dm)
+            one = single_device_map(dm) if _hf_model_load(q) else None
             if one is not None:
                 # ``from_pretrained(..., device_map="cuda")``: the whole model on that one
                 # GPU, with no hooks that would place its inputs (as ``.to("cuda")``)
@@ -1137,8 +1189,8 @@ def sibling_loader(sem: SemanticModel, it) -> Optional[list]:
         call = o.node
         if o.kind not in (OriginKind.VALUE, OriginKind.PART) or not isinstance(call, ast.Call):
             return None
-        if mentions_device(sem, call):
-            return None  # a device handed to the builder: its loaders may place batches
+        if _hands_device(sem, call):
+            return None  # a device (or device tensors) handed to the builder: its loaders may place batches
         other, values = sem.sibling_return_values(call, o.path if o.kind is OriginKind.PART else (), holds=("DataLoader",))
         if other is None:
             return None
@@ -1150,6 +1202,20 @@ def sibling_loader(sem: SemanticModel, it) -> Optional[list]:
                 return None
         calls.append(call)
     return calls or None
+
+
+def _hands_device(sem: SemanticModel, call: ast.Call) -> bool:
+    """``call`` (or the constructor of the instance whose method it calls: ``dm =
+    DataModule(X, y); dm.loader()``) is given something that names a device or may hold
+    device tensors (``get_loaders(TensorDataset(X.cuda(), y))``, a name bound to such)."""
+    given = [*call.args, *(k.value for k in call.keywords)]
+    f = call.func
+    if isinstance(f, ast.Attribute):
+        recv = f.value
+        made = [recv] if isinstance(recv, ast.Call) else [o.node for o in sem.origins(recv) if isinstance(o.node, ast.Call)]
+        for m in made:
+            given += [*m.args, *(k.value for k in m.keywords)]
+    return mentions_device(sem, call) or any(_may_hold_device(sem, a, 2) for a in given)
 
 
 def sibling_loader_text(text: str, has=None) -> bool:
@@ -1600,32 +1666,48 @@ def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bo
 
 def _opening_bracket(text: str, close: int, start: int, open_only: bool = False) -> int:
     """Where the bracket that the ``)`` at ``close`` closes opens (brackets counted back
-    to ``start``, at most ``_BRACKET_REACH`` characters: strings are not told apart, and a
-    bracket in one must not send every search to the top of the file); ``close`` itself
-    when none is found.  With ``open_only``, ``close`` is inside the brackets: where the
-    innermost one around it opens."""
-    depth, k = (1 if open_only else 0), (close - 1 if open_only else close)
-    start = max(start, close - _BRACKET_REACH)
-    while k >= start:
-        ch = text[k]
-        if ch in ")]}":
+    to ``start``, over at most ``_BRACKET_REACH`` characters and ``_BRACKET_STEPS``
+    brackets: strings are not told apart, and a bracket in one must not send every
+    search far back); ``close`` itself when none is found.  With ``open_only``, ``close``
+    is inside the brackets: where the innermost one around it opens."""
+    pos = _bracket_positions(text)
+    depth = 1 if open_only else 0
+    i = bisect.bisect_right(pos, close if not open_only else close - 1) - 1
+    lo = max(start, close - _BRACKET_REACH)
+    stop = max(-1, i - _BRACKET_STEPS)
+    while i > stop and pos[i] >= lo:
+        k = pos[i]
+        if text[k] in ")]}":
             depth += 1
-        elif ch in "([{":
+        else:
             depth -= 1
             if depth == 0:
                 return k
-        k -= 1
+        i -= 1
     return close
 
 
-_BRACKET_REACH = 4000
-_DEVICE_MAP_KW = re.compile(r"device_map[ \t]*=(?!=)")
+@functools.lru_cache(maxsize=4)
+def _bracket_positions(text: str) -> list:
+    """Where the brackets of ``text`` stand (one scan per text)."""
+    return [m.start() for m in _BRACKETS.finditer(text)]
+
+
+_BRACKET_REACH = 2000
+_BRACKET_STEPS = 64
+_BRACKETS = re.compile(r"[()\[\]{}]")
+# ``device_map=`` given one GPU (``"cuda"``, ``"cuda:1"``, ``0``, ``{"": 0}``: what
+# :func:`single_device_map` takes for a move)
+_DEVICE_MAP_KW = re.compile(r"device_map[ \t]*=[ \t]*(?:[\"']cuda(?::\d+)?[\"']|\d|\{[ \t]*(?:\"\"|'')[ \t]*:)")
 
 
 def _device_map_keyword(text: str, at: int) -> bool:
-    """The ``device_map`` at ``at`` is written as a keyword argument, ``device_map=``
-    (not ``hf_device_map``, ``self.device_map``, ``device_map ==``)."""
-    return not (at and (text[at - 1].isalnum() or text[at - 1] in "_.")) and _DEVICE_MAP_KW.match(text, at) is not None
+    """The ``device_map`` at ``at`` is a keyword argument of a ``from_pretrained(`` call
+    that puts the model on one GPU (not ``hf_device_map``, ``device_map="auto"``, ``dict(device_map=...)``)."""
+    if (at and (text[at - 1].isalnum() or text[at - 1] in "_.")) or _DEVICE_MAP_KW.match(text, at) is None:
+        return False
+    k = _opening_bracket(text, at, 0, open_only=True)
+    return text.startswith("(", k) and text.endswith("from_pretrained", 0, k)
 
 # ``name =`` / ``self.name =`` at the start of a line
 _ASSIGNED = re.compile(r"[ \t]*([A-Za-z_][\w.]*)[ \t]*=(?!=)")
@@ -1805,17 +1887,8 @@ def _encoding_lines(text: str) -> tuple:
     opening bracket is found by counting brackets back from the keyword."""
     out, inline = [], []
     for m in _RETURN_TENSORS_PT.finditer(text):
-        depth, k = 0, m.start() - 1
-        while k >= 0:
-            ch = text[k]
-            if ch in ")]}":
-                depth += 1
-            elif ch in "([{":
-                if depth == 0:
-                    break
-                depth -= 1
-            k -= 1
-        if k < 0 or text[k] != "(":
+        k = _opening_bracket(text, m.start(), 0, open_only=True)  # (a bounded search)
+        if text[k] != "(":
             continue
         b = k
         while b > 0 and (text[b - 1].isalnum() or text[b - 1] == "_"):
@@ -1890,6 +1963,26 @@ def single_device_map(dm) -> Optional[ast.expr]:
     if isinstance(v, int) and v >= 0 or isinstance(v, str) and re.fullmatch(r"cuda(?::\d+)?", v):
         return dm
     return None
+
+
+def _pipeline(q: Optional[str]) -> bool:
+    """``q`` makes a Hugging Face pipeline, which places its inputs on its model's device
+    itself: ``transformers.pipeline(...)``, a diffusers ``...Pipeline.from_pretrained(...)``
+    (``latents=`` made on the CPU are moved by it)."""
+    if not q:
+        return False
+    if q in ("transformers.pipeline", "transformers.pipelines.pipeline"):
+        return True
+    parts = q.split(".")
+    return parts[0] == "diffusers" and any("Pipeline" in p for p in parts[1:])
+
+
+def _hf_model_load(q: Optional[str]) -> bool:
+    """``q`` (a call's qualified name) loads a Hugging Face model:
+    ``transformers.<Model>.from_pretrained`` (not a tokenizer, processor, config or
+    pipeline; a diffusers pipeline places its own inputs)."""
+    return bool(q) and q.startswith("transformers.") and q.endswith(".from_pretrained") \
+        and _HF_NOT_MODEL.search(q.rsplit(".", 2)[-2]) is None
 
 
 def hf_model(sem: SemanticModel, expr) -> bool:
@@ -2118,10 +2211,14 @@ def _module_moved_cached(text: str) -> frozenset:
             m = _NAME.match(text, start, i)
             if m is not None and start > ls:
                 if defs is None:
-                    defs = _def_starts(text)
+                    defs, ends = _def_starts(text), {}
                 k = bisect.bisect_right(defs, ls) - 1
-                if k >= 0 and ls < definition_span(text, defs[k])[1]:
-                    m = None  # in a definition: its own code
+                if k >= 0:
+                    end = ends.get(k)
+                    if end is None:
+                        end = ends[k] = definition_span(text, defs[k])[1]  # (once per definition)
+                    if ls < end:
+                        m = None  # in a definition: its own code
             if m is not None:
                 rest = text[m.end():i]
                 after = rest.lstrip(" \t")

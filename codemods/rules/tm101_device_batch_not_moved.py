@@ -21,7 +21,7 @@ from ._device import (
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
-    hf_model, _MODULE_API, tokenizer_output,
+    hf_model, tokenizer_output,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -710,8 +710,11 @@ class _Flow:
         if (meth in MOVE_METHODS and (meth != "to" or move_of(sem, c) is not None)) or (meth == "type" and type_moves(sem, c)):
             rv = self.val(recv)
             self._args(c)
-            if rv[0] and as_stmt:
-                # dropped (reported on its own) or in place (a container's own ``.to``)
+            lp = self.loop
+            if rv[0] and (as_stmt or lp.encoding and isinstance(recv, ast.Name) and recv.id == lp.container):
+                # dropped (reported on its own) or in place (a container's own ``.to``; a
+                # ``BatchEncoding``'s moves it in place whatever becomes of its result:
+                # ``ids = inputs.to(device)["input_ids"]``)
                 self.may_move("moved by a statement")
             return frozenset(), True
         if meth in HOST_METHODS:
@@ -1300,6 +1303,16 @@ def _moves_anything(sem: SemanticModel, fn) -> bool:
 # ----------------------------------------------------------------------------- the rule
 
 
+# the methods and submodules of a Hugging Face model that run it (or a part of it) on their
+# arguments (not ``floating_point_ops``, ``get_extended_attention_mask``, ``num_parameters``: no
+# computation with the weights)
+_HF_COMPUTES = frozenset({
+    "generate", "forward", "get_text_features", "get_image_features", "get_audio_features", "get_video_features",
+    "text_model", "vision_model", "audio_model", "encoder", "decoder", "model", "base_model", "transformer",
+    "language_model", "vision_tower", "lm_head", "embeddings",
+})
+
+
 def _fed_by_method(sem: SemanticModel, recv, meth: str, call: ast.Call) -> Optional[frozenset]:
     """The positions (in ``call``'s arguments, then its keywords) of the arguments that
     method ``meth`` of the module class ``recv`` is an instance of (of this file, or of a
@@ -1308,9 +1321,9 @@ def _fed_by_method(sem: SemanticModel, recv, meth: str, call: ast.Call) -> Optio
     ``recv`` is no such module or ``meth`` no method of its class."""
     if not isinstance(recv, (ast.Name, ast.Attribute)) or meth.startswith("__"):
         return None
-    if meth not in _MODULE_API and not meth.startswith("_") and hf_model(sem, recv):
-        # a Hugging Face model's ``generate``, ``get_text_features``, a submodule
-        # (``clip_model.text_model(**inputs)``): they compute on what they are given
+    if meth in _HF_COMPUTES and hf_model(sem, recv):
+        # a Hugging Face model's ``generate``, ``get_text_features``, one of its usual
+        # submodules (``clip_model.text_model(**inputs)``): they compute on what they are given
         return frozenset(range(len(call.args) + len(call.keywords)))
     where, cls = sem, sem.instance_class(recv)
     if cls is None:
@@ -1391,9 +1404,11 @@ class DeviceBatchNotMoved(Rule):
     with a `ToTensor()`, `ToTensor()(img)`, `TF.to_tensor(img)`, what a Hugging Face tokenizer
     or processor (loaded with `from_pretrained`) returns with `return_tensors="pt"`: one
     tensor from `tokenizer.encode(...)`, a `BatchEncoding` from `tokenizer(...)` (a dict of
-    tensors whose own `.to(device)` moves it in place, also as a statement; fixed with
-    `inputs = inputs.to(device)`), fed to the model, its `generate` or another of its
-    methods or submodules (`clip_model.text_model(**inputs)`); a model loaded with
+    tensors whose own `.to(device)` moves it in place whatever becomes of the result;
+    fixed with `inputs = inputs.to(device)`, report only when its items are also used on
+    the host), fed to the model, its `generate`, `get_text_features` or one of its usual
+    submodules (`clip_model.text_model(**inputs)`; a pipeline places its inputs itself:
+    `transformers.pipeline`, a diffusers `...Pipeline`); a model loaded with
     `device_map="cuda"` (or `{"": 0}`) is on that GPU as after `.to("cuda")`, one loaded
     with another `device_map=` (`"auto"`) is not reported (its hooks may place its
     inputs), through casts, shape methods
@@ -1421,7 +1436,8 @@ class DeviceBatchNotMoved(Rule):
     imports returns are read there (`train_loader, test_loader = get_loaders(32)` of
     data.py, or a method of its class on an instance the script makes): plain
     DataLoaders with the default collation count, unless the script hands that
-    function something that names a device.
+    function (or that instance) something that names a device or may hold device
+    tensors.
     A model that comes in as a parameter (a trainer given its model) and that the loop
     calls with a tensor it moves right there (`self.model(data.to(self.device))`, or a
     name the loop body has just bound to such a move: `images = images.to(device)`)
@@ -1460,7 +1476,8 @@ class DeviceBatchNotMoved(Rule):
     new module with no move in between (`model = Network(); model.load_state_dict(...);
     test_batch()`).  A global model that module-level code moves, under `if __name__ ==
     "__main__":` too (`bart_model.to(device)` before the app that calls `summarize()`
-    starts), is on the device in the functions it calls.
+    starts), is on the device in the functions it calls after the move (not in one that
+    module-level code calls before it, or on another branch of an `if` around it).
 
     ## Why is this bad?
     The first forward pass fails with `RuntimeError: Expected all tensors to be on the
@@ -1517,7 +1534,8 @@ class DeviceBatchNotMoved(Rule):
     FSDP or loaded with `device_map=`, the inputs of a model wrapped in `DataParallel`
     and moved (`nn.DataParallel(model).cuda()` scatters them itself; what meets its
     outputs, the labels in the loss, is still reported; a model wrapped only `if
-    torch.cuda.device_count() > 1:` is the bare module on one GPU: reported), the inputs of same-file models
+    torch.cuda.device_count() > 1:` is the bare module on one GPU: reported; one wrapped
+    whenever it is on a GPU, `if device == "cuda":`, is not), the inputs of same-file models
     that move what their methods receive (what meets their outputs is reported unless
     `forward` returns them to the host), models moved to the CPU, loaders with a
     `collate_fn` or dataset that may place tensors, and batches handed (before they
@@ -1858,7 +1876,7 @@ class DeviceBatchNotMoved(Rule):
                     if kind is not None:
                         arg = a
                         break
-                if arg is not None and isinstance(model, ast.Attribute) and model.attr not in _MODULE_API \
+                if arg is not None and isinstance(model, ast.Attribute) and model.attr in _HF_COMPUTES \
                         and hf_model(sem, model.value):
                     model = model.value
             if arg is None:
@@ -2161,6 +2179,11 @@ def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
         return "where it is read cannot be told"
     for ref in sem.references(b):
         p = sem.parent(ref)
+        if lp.encoding and (isinstance(p, ast.Subscript) or isinstance(p, ast.Attribute) and p.attr != "numpy") \
+                and p.value is ref:
+            # an item of a ``BatchEncoding`` (``enc["input_ids"]``, ``enc.input_ids``): read as the
+            # encoding's own use (``enc["input_ids"].numpy()`` is host use of it)
+            ref, p = p, sem.parent(p)
         host = False
         if isinstance(p, ast.Attribute) and p.value is ref and p.attr == "numpy":
             host = True
@@ -2169,7 +2192,7 @@ def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
             q = sem.call_qualname(call) or ""
             host = (q.startswith(_HOST_LIBS) and not q.startswith("builtins.")) or q.startswith("torch.utils.data.")
         if host:
-            return (f"`{ref.id}` is also used on the host (line {ref.lineno}): move it where it meets the model,"
+            return (f"`{made}` is also used on the host (line {ref.lineno}): move it where it meets the model,"
                     " not where it is made")
     return ""
 

@@ -392,7 +392,10 @@ class StrictLoadAfterHeadChange(Rule):
                 return None  # (also every value a parameter takes: its default, its call sites here)
             if complete and len(set(consts)) == 1 and isinstance(consts[0], int):
                 count = consts[0]
-        if count is None and _guarded(sem, call, nc, expected, [v for v in (w, p) if v is not None]):
+        # (a guard needs ``!=`` in its test or an ``assert``: the cheap text test first)
+        if count is None and (ctx.has("!=") or ctx.has("assert")) \
+                and _guarded(sem, call, nc, expected, [v for v in (w, p) if v is not None],
+                             ctx.cache.setdefault("tm401.guards", {})):
             return None  # (``if pretrained and n != 1000: raise ...`` before it: the load never mismatches)
         name = sem.segment(call.func)
         if head is None:  # detection / segmentation
@@ -539,7 +542,7 @@ def _splat_near(sem, call: ast.Call, entry) -> bool:
     return not any(ln.startswith(("def ", "async def ", "class ", "@")) for ln in lines)
 
 
-def _guarded(sem, call: ast.Call, nc, expected: int, flags: list) -> bool:
+def _guarded(sem, call: ast.Call, nc, expected: int, flags: list, cache: dict) -> bool:
     """A statement before ``call`` in its function, on every path to it, stops a class
     count other than ``expected``: ``if n != 1000: raise ...`` (or ``return``), also with
     the pretrained flag of the call as the other operand of an ``and`` (``if pretrained
@@ -572,11 +575,26 @@ def _guarded(sem, call: ast.Call, nc, expected: int, flags: list) -> bool:
     st = sem.statement_of(call)
     while st is not None and st is not fn:
         block = sem.block_of(st)
-        if block is not None:
-            for before in block[: next((i for i, x in enumerate(block) if x is st), 0)]:
-                if stops(before):
-                    return True
+        # (only the statements that may stop something are looked at: a block of
+        # thousands of builder calls is read once, not once per call)
+        for before in _guard_statements(block, cache) if block is not None else ():
+            if (before.lineno, before.col_offset) < (st.lineno, st.col_offset) and stops(before):
+                return True
         st = sem.parent(st)
         while st is not None and not isinstance(st, ast.stmt):
             st = sem.parent(st)
     return False
+
+
+def _guard_statements(block: list, cache: dict) -> list:
+    """The statements of ``block`` that may refuse a class count: ``assert``s and ``if``s
+    whose body ends with ``raise``/``return`` (found once per block: ``cache``, the file's)."""
+    if not block:
+        return []
+    # (keyed by its first statement: ``block_of`` may give the same block as a new list)
+    got = cache.get(id(block[0]))
+    if got is None or got[0] is not block[0] or got[1] != len(block):
+        found = [s for s in block if isinstance(s, ast.Assert)
+                 or isinstance(s, ast.If) and s.body and isinstance(s.body[-1], (ast.Raise, ast.Return))]
+        got = cache[id(block[0])] = (block[0], len(block), found)
+    return got[2]

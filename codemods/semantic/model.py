@@ -42,8 +42,9 @@ __all__ = ["CallSites", "ClassInfo", "Origin", "OriginKind", "ParamValues", "Sem
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # libraries whose ``from m import *`` is taken to bring a name no statement of the file
-# binds (``from transformers import *`` then ``AutoModel``)
-_STAR_LIBRARIES = frozenset({"torch", "transformers"})
+# binds (``from transformers import *`` then ``AutoModel``), beside torch and its kin
+# (``torchvision.models``, ``torchaudio``)
+_STAR_LIBRARIES = frozenset({"transformers"})
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SCOPE_NODES = (*_DEFS, ast.ClassDef, ast.Lambda, *_COMPS)
 _BUILTINS = frozenset(dir(builtins))
@@ -681,7 +682,7 @@ class SemanticModel:
         if self.project is None or name.startswith("_") or _depth > _MAX_DEPTH:
             return set()
         for mod in reversed(self.module_scope.star_imports):
-            if mod.split(".", 1)[0] in _STAR_LIBRARIES:
+            if mod.startswith("torch") or mod.split(".", 1)[0] in _STAR_LIBRARIES:
                 return {f"{mod}.{name}"}
             path = self.project.module_file(mod, self.path)
             other = self.project.model_for(path) if path is not None else None
