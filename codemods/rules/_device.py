@@ -1669,22 +1669,33 @@ def _opening_bracket(text: str, close: int, start: int, open_only: bool = False)
     to ``start``, over at most ``_BRACKET_REACH`` characters and ``_BRACKET_STEPS``
     brackets: strings are not told apart, and a bracket in one must not send every
     search far back); ``close`` itself when none is found.  With ``open_only``, ``close``
-    is inside the brackets: where the innermost one around it opens."""
-    pos = _bracket_positions(text)
-    depth = 1 if open_only else 0
-    i = bisect.bisect_right(pos, close if not open_only else close - 1) - 1
+    is inside the brackets: where the innermost one around it opens.  The brackets of a
+    short stretch before it are looked at first (most calls open there); the file's
+    bracket positions are listed only when that is not enough."""
     lo = max(start, close - _BRACKET_REACH)
-    stop = max(-1, i - _BRACKET_STEPS)
-    while i > stop and pos[i] >= lo:
-        k = pos[i]
+    end = close if open_only else close + 1
+    near = max(lo, close - 300)
+    got = _walk_back(text, [m.start() for m in _BRACKETS.finditer(text, near, end)], 1 if open_only else 0)
+    if got is not None or near == lo:
+        return close if got is None else got
+    pos = _bracket_positions(text)
+    i = bisect.bisect_left(pos, end)
+    found = pos[max(0, i - _BRACKET_STEPS):i]
+    got = _walk_back(text, [k for k in found if k >= lo], 1 if open_only else 0)
+    return close if got is None else got
+
+
+def _walk_back(text: str, found: list, depth: int) -> Optional[int]:
+    """The bracket of ``found`` (positions in text order) at which ``depth`` (the
+    brackets still open, counted from the end) comes to 0, walking back; None if none."""
+    for k in reversed(found[-_BRACKET_STEPS:]):
         if text[k] in ")]}":
             depth += 1
         else:
             depth -= 1
             if depth == 0:
                 return k
-        i -= 1
-    return close
+    return None
 
 
 @functools.lru_cache(maxsize=4)
