@@ -557,26 +557,8 @@ class Project:
         in its package root.  Found in the listings of the directories on the way (each
         listed once per run), with one ``isfile`` for a name found: a file whose imports
         name dozens of modules and names asks for each of them."""
-        bases = self._bases(importer)
-        parts = dotted.split(".")
-        last = parts[-1]
-        for base in bases:
-            d = base
-            for part in parts[:-1]:
-                if part not in self._entries(d):
-                    break
-                d = os.path.join(d, part)
-            else:
-                names = self._entries(d)
-                if last + ".py" in names:
-                    cand = os.path.join(d, last + ".py")
-                    if os.path.isfile(cand):
-                        return cand
-                if last in names and "__init__.py" in self._entries(os.path.join(d, last)):
-                    cand = os.path.join(d, last, "__init__.py")
-                    if os.path.isfile(cand):
-                        return cand
-        return None
+        found = self._module_files(self._bases(importer), dotted.split("."), ())
+        return found[0] if found else None
 
     def _bases(self, importer: str) -> tuple:
         """Where ``module_file`` looks for the modules ``importer`` imports: its directory
