@@ -1180,8 +1180,9 @@ def sibling_loader(sem: SemanticModel, it) -> Optional[list]:
     its class, on an instance made here) that returns the plain DataLoaders ``it`` is
     (``train_loader, test_loader = get_loaders(32)`` with ``get_loaders`` in data.py
     returning ``DataLoader(...)`` calls that :func:`loader_of` reads there, with the default
-    collation), when no call hands it anything that names a device; None otherwise.  Asked only in a file that
-    moves something (:func:`sibling_loader_text`, which the rule's gate reads too)."""
+    collation), when no call hands it a device or device tensors (:func:`_hands_device`);
+    None otherwise.  Asked only in a script that moves something
+    (:func:`sibling_loader_text`, which the rule's gate reads too)."""
     if sem.project is None or not sibling_loader_text(sem.text):
         return None
     calls = []
@@ -1630,8 +1631,9 @@ MADE_PREFIX = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]*=[ \t]*(?:(?:\w+\.)*Variable\
 
 def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bool:
     """Something ``text[start:end]`` moves is also called there: ``model.to(device)`` or
-    ``model = Net().to(device)`` (``self.model = ...cuda()``), and ``model(`` (a tensor
-    that is moved is not called).  The screen of where a tensor the script makes may
+    ``model = Net().to(device)`` (``self.model = ...cuda()``, ``model =
+    X.from_pretrained(..., device_map="cuda")``), and ``model(`` (a tensor that is moved
+    is not called).  The screen of where a tensor the script makes may
     meet a moved model (:func:`made_tensors`)."""
     end = len(text) if end is None else end
     seen = set()
