@@ -312,6 +312,14 @@ def _notebook_code(data: bytes) -> Optional[bytes]:
     return "\n".join(out).encode("utf-8", "surrogatepass")
 
 
+def _bytes_or_empty(path: str) -> bytes:
+    """The bytes of a regular file; empty for anything else or what cannot be read."""
+    try:
+        return _read_bytes(path) or b""
+    except OSError:
+        return b""
+
+
 def _read_bytes(path: str) -> Optional[bytes]:
     """The bytes of a regular file, None for anything else: opened without waiting
     (a FIFO named ``x.py`` in the tree had made the scan wait for a writer forever) and
@@ -535,12 +543,8 @@ class Project:
     def _neighbour_index(self, here: str) -> ImportIndex:
         index = self._neighbours.get(here)
         if index is None:
-            try:
-                names_here = sorted(os.listdir(here))
-            except OSError:
-                names_here = []
             index = self._neighbours[here] = ImportIndex(
-                [os.path.join(here, n) for n in names_here if n.endswith((".py", ".ipynb"))])
+                [os.path.join(here, n) for n in sorted(self._entries(here)) if n.endswith((".py", ".ipynb"))])
         return index
 
     def neighbour_files(self, path: str) -> list[str]:
@@ -623,11 +627,7 @@ class Project:
                 key = (f, word)
                 got = self._holding.get(key)
                 if got is None:
-                    try:
-                        data = _read_bytes(f) or b""
-                    except OSError:
-                        data = b""
-                    got = self._holding[key] = word.encode("utf-8") in data
+                    got = self._holding[key] = word.encode("utf-8") in _bytes_or_empty(f)
                 if got:
                     return True
         return False
@@ -664,11 +664,7 @@ class Project:
         its bytes are read once per run."""
         data = self._texts.get(path)
         if data is None:
-            try:
-                data = _read_bytes(path) or b""
-            except OSError:
-                data = b""
-            self._texts[path] = data
+            data = self._texts[path] = _bytes_or_empty(path)
         return any(w.encode("utf-8") in data for w in words)
 
     def model_for(self, path: str):
