@@ -2296,6 +2296,94 @@ def test_a_global_model_moved_under_the_main_guard_is_moved_in_the_functions_it_
     assert "    ids = ids.to(device)\n" in out
 
 
+TRAINER_HEAD = """\
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
+
+tokenizer = AutoTokenizer.from_pretrained("bert-base-uncased")
+"""
+TRAINED = (
+    'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased"{load})\n'
+    'args = TrainingArguments(output_dir="out", per_device_train_batch_size=8{args})\n'
+    'trainer = Trainer(model=model, args=args, train_dataset=train_ds)\ntrainer.train()\n'
+)
+
+
+@pytest.mark.parametrize("body, fixed", [
+    # the encoding into the model after training: moved to where the trainer put it
+    (TRAINED.format(load="", args="") + 'inputs = tokenizer("Hello", return_tensors="pt")\n'
+     "with torch.no_grad():\n    logits = model(**inputs).logits\n", "inputs = inputs.to(trainer.args.device)"),
+    # one tensor of the encoding, into generate; the model given as the first argument,
+    # default training arguments
+    ('model = AutoModelForSequenceClassification.from_pretrained("t5-small")\n'
+     "trainer = Trainer(model, train_dataset=train_ds)\ntrainer.train()\n"
+     'ids = tokenizer("Hello", return_tensors="pt").input_ids\nout = model.generate(ids, max_new_tokens=40)\n',
+     "ids = ids.to(trainer.args.device)"),
+    # a function called after the module-level training (a same-file subclass of Trainer)
+    ("class WeightedTrainer(Trainer):\n    pass\n\n\n"
+     'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n'
+     "trainer = WeightedTrainer(model=model, args=TrainingArguments(output_dir='o'))\ntrainer.train()\n\n\n"
+     'def predict(text):\n    inputs = tokenizer(text, return_tensors="pt")\n    return model(**inputs).logits\n\n\n'
+     'print(predict("hi"))\n', "    inputs = inputs.to(trainer.args.device)"),
+])
+def test_a_model_a_hugging_face_trainer_moved_meets_a_tokenizer_output(body, fixed):
+    """muellerzr/minimal-trainer-zoo token_classification.py and translation.py (before
+    PR #4): ``Trainer(model=model, ...)`` moves the model to ``args.device`` (the GPU when
+    there is one); the tokenizer's output for the inference after training stays on the
+    CPU."""
+    findings, out, src = run(body, head=TRAINER_HEAD)
+    assert [f.code for f in findings] == ["TM101"]
+    assert fixed + "\n" in out
+
+
+@pytest.mark.parametrize("body", [
+    # the trainer keeps the model on the CPU, or its arguments are not known
+    TRAINED.format(load="", args=", use_cpu=True") + 'inputs = tokenizer("Hello", return_tensors="pt")\n'
+    "logits = model(**inputs).logits\n",
+    TRAINED.format(load="", args=", **extra") + 'inputs = tokenizer("Hello", return_tensors="pt")\n'
+    "logits = model(**inputs).logits\n",
+    'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n'
+    "trainer = Trainer(model=model, args=make_args(), train_dataset=train_ds)\n"
+    'inputs = tokenizer("Hello", return_tensors="pt")\nlogits = model(**inputs).logits\n',
+    # the model places itself (accelerate's hooks, quantization): the trainer does not move it
+    TRAINED.format(load=', device_map="auto"', args="") + 'inputs = tokenizer("Hello", return_tensors="pt")\n'
+    "logits = model(**inputs).logits\n",
+    TRAINED.format(load=", quantization_config=bnb", args="") + 'inputs = tokenizer("Hello", return_tensors="pt")\n'
+    "logits = model(**inputs).logits\n",
+    # the encoding is moved; the model runs before the trainer is made
+    TRAINED.format(load="", args="") + 'inputs = tokenizer("Hello", return_tensors="pt").to(trainer.args.device)\n'
+    "logits = model(**inputs).logits\n",
+    'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n'
+    'inputs = tokenizer("Hello", return_tensors="pt")\nlogits = model(**inputs).logits\n'
+    'trainer = Trainer(model=model, args=TrainingArguments(output_dir="out"), train_dataset=train_ds)\n',
+    # called before the training
+    'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n\n\n'
+    'def predict(text):\n    inputs = tokenizer(text, return_tensors="pt")\n    return model(**inputs).logits\n\n\n'
+    'print(predict("hi"))\ntrainer = Trainer(model=model, args=TrainingArguments(output_dir="o"))\ntrainer.train()\n',
+    # not a trainer of Hugging Face's
+    'from mylib import Trainer as MyTrainer\n'
+    'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n'
+    "trainer = MyTrainer(model=model)\ntrainer.fit()\n"
+    'inputs = tokenizer("Hello", return_tensors="pt")\nlogits = model(**inputs).logits\n',
+])
+def test_a_trained_model_that_the_trainer_did_not_move_or_that_gets_moved_inputs(body):
+    findings, out, src = run(body, head=TRAINER_HEAD)
+    assert findings == []
+
+
+def test_a_trainer_made_in_a_function_is_no_name_to_fix_with():
+    """The trainer is made where its name is not visible at the inference: reported, with
+    no fix (its ``args.device`` cannot be named there)."""
+    body = ('model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n\n\n'
+            "def train():\n    trainer = Trainer(model=model, args=TrainingArguments(output_dir='o'))\n"
+            "    trainer.train()\n\n\ntrain()\n"
+            'inputs = tokenizer("Hello", return_tensors="pt")\nlogits = model(**inputs).logits\n')
+    findings, out, src = run(body, head=TRAINER_HEAD)
+    assert [f.code for f in findings] == ["TM101"]
+    assert "Trainer(...).args.device" in findings[0].message
+    assert out == src
+
+
 @pytest.mark.parametrize("wrap, found", [
     ("if torch.cuda.device_count() > 1:\n    model = nn.DataParallel(model)\nmodel = model.cuda()\n", True),
     # look-alikes: always wrapped (it scatters its CPU inputs to the GPUs itself); never moved

@@ -581,10 +581,19 @@ def _self_moves(sem: SemanticModel, cls: ast.ClassDef, ctor: ast.Call, use) -> l
 def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:
     """Moves written as statements on references (``model.to(device)``, ``model.cuda()``;
     ``Module.to`` moves in place) that may run before ``use``; ``model.cpu()`` and
-    ``model.to("cpu")`` give a move of style "cpu" (back to the CPU)."""
+    ``model.to("cpu")`` give a move of style "cpu" (back to the CPU).  A Hugging Face
+    trainer given the model (``Trainer(model=model, args=args)``) moves it in place too:
+    a move whose call and device are the trainer's call (:func:`trainer_move`)."""
     out = []
     for ref in refs:
         p = sem.parent(ref)
+        if isinstance(p, ast.keyword) or isinstance(p, ast.Call) and p.args and p.args[0] is ref:
+            call = sem.parent(p) if isinstance(p, ast.keyword) else p
+            if (isinstance(p, ast.Call) or p.arg == "model") and isinstance(call, ast.Call) and trainer_move(sem, call, ref):
+                stmt = sem.statement_of(call)
+                if not _after(sem, stmt, use) and _runs_before_calls(sem, stmt, use):
+                    out.append(Move(call, "to", call, guard_of(sem, stmt, use)))
+            continue
         if not (isinstance(p, ast.Attribute) and p.value is ref and p.attr in ("to", "cuda", "cpu")):
             continue
         call = sem.parent(p)
@@ -599,6 +608,103 @@ def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:
         elif mv is not None:
             out.append(Move(mv.call, mv.style, mv.device, guard_of(sem, stmt, use)))
     return out
+
+
+# Hugging Face trainers: ``Trainer(model=model, args=args)`` moves the model, in place, to
+# ``args.device`` (the GPU when there is one; TRL's trainers are Trainers)
+_HF_TRAINERS = frozenset({
+    "transformers.Trainer", "transformers.Seq2SeqTrainer", "transformers.trainer.Trainer",
+    "transformers.trainer_seq2seq.Seq2SeqTrainer",
+})
+_HF_TRAINING_ARGS = frozenset({
+    "transformers.TrainingArguments", "transformers.Seq2SeqTrainingArguments",
+    "transformers.training_args.TrainingArguments", "transformers.training_args_seq2seq.Seq2SeqTrainingArguments",
+})
+# the frameworks (``names.framework_of``) of those trainers
+TRAINER_FRAMEWORKS = frozenset({"HF Trainer", "TRL"})
+# training arguments under which the trainer leaves the model where it is (or on the CPU)
+_TRAINER_KEEPS = frozenset({"use_cpu", "no_cuda", "deepspeed", "fsdp", "fsdp_config", "use_ipex"})
+# keywords of ``from_pretrained`` that place a model themselves (the trainer then does not)
+_PLACED_LOAD = frozenset({"device_map", "quantization_config", "load_in_8bit", "load_in_4bit"})
+
+
+def is_trainer_call(sem: SemanticModel, call, depth: int = 0) -> bool:
+    """``call`` makes a Hugging Face trainer: ``Trainer(...)``, ``Seq2SeqTrainer(...)``,
+    TRL's ``SFTTrainer(...)`` and the like, or a class of this file derived from one."""
+    if not isinstance(call, ast.Call):
+        return False
+    for q in sem.qualnames(call.func):
+        if q in _HF_TRAINERS or q.startswith("trl.") and q.endswith("Trainer"):
+            return True
+    cls = sem.callee(call) if depth < 3 else None
+    if isinstance(cls, ast.ClassDef):
+        for b in cls.bases:
+            if any(q in _HF_TRAINERS or q.startswith("trl.") and q.endswith("Trainer") for q in sem.qualnames(b)):
+                return True
+    return False
+
+
+def _training_args(sem: SemanticModel, e) -> bool:
+    """``e`` is training arguments under which a trainer puts its model on ``args.device``:
+    every way it is made is a ``TrainingArguments(...)`` (TRL's ``...Config(...)``) call
+    with no ``**`` and none of :data:`_TRAINER_KEEPS`."""
+    origins = sem.origins(e) if isinstance(e, (ast.Name, ast.Attribute)) else [None]
+    if not origins:
+        return False
+    for o in origins:
+        n = e if o is None else o.node
+        if o is not None and o.kind is not OriginKind.VALUE or not isinstance(n, ast.Call):
+            return False
+        if not any(q in _HF_TRAINING_ARGS or q.startswith("trl.") and q.endswith("Config") for q in sem.qualnames(n.func)):
+            return False
+        if any(k.arg is None or k.arg in _TRAINER_KEEPS for k in n.keywords):
+            return False
+    return True
+
+
+def trainer_move(sem: SemanticModel, call: ast.Call, model) -> bool:
+    """``call`` is a Hugging Face trainer given ``model`` (its ``model=`` or first
+    argument) that moves it to ``args.device``: training arguments known
+    (:func:`_training_args`, or none: the defaults), no ``**``, and a model loaded
+    without its own placement (``device_map=``, 4/8-bit quantization)."""
+    if not is_trainer_call(sem, call) or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return False
+    args = sem.keyword(call, "args")
+    if args is None and len(call.args) > 1:
+        args = call.args[1]
+    if args is not None and not _training_args(sem, args):
+        return False
+    for o in sem.origins(model):
+        n = o.node
+        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr != "from_pretrained":
+            n = n.func.value
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "from_pretrained" \
+                and any(k.arg is None or k.arg in _PLACED_LOAD for k in n.keywords):
+            return False
+    return True
+
+
+def trainer_device_text(sem: SemanticModel, call: ast.Call, at) -> Optional[str]:
+    """``trainer.args.device``: where the trainer made by ``call`` put its model, when
+    ``call`` is assigned to a name that holds it (and nothing else) at ``at``."""
+    stmt = sem.parent(call)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is call and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    name = stmt.targets[0].id
+    bs = sem.lookup(sem.scope_of(at), name)
+    if len(bs) != 1 or bs[0].target is not stmt.targets[0]:
+        return None
+    return f"{name}.args.device"
+
+
+def device_label(sem: SemanticModel, dev) -> str:
+    """The text that names the device expression ``dev`` in a message (a trainer's call:
+    ``Trainer(...).args.device``)."""
+    if isinstance(dev, ast.Call) and is_trainer_call(sem, dev):
+        return f"{sem.segment(dev.func)}(...).args.device"
+    return sem.segment(dev)
 
 
 def _runs_before_calls(sem: SemanticModel, stmt, use) -> bool:
@@ -904,6 +1010,8 @@ def device_text_at(sem: SemanticModel, dev, at) -> Optional[str]:
     function's own name for the device), then ``dev`` itself, then a ``self`` attribute."""
     if isinstance(dev, ast.Constant):
         return sem.segment(dev) if isinstance(dev.value, (str, int)) and not isinstance(dev.value, bool) else None
+    if isinstance(dev, ast.Call) and is_trainer_call(sem, dev):
+        return trainer_device_text(sem, dev, at)
     want = device_origins(sem, dev)
     ident = _variable(sem, dev)
     if want is None and ident is None:
@@ -970,11 +1078,16 @@ def bound_before(sem: SemanticModel, text: str, at) -> bool:
     parameter of the function around it, a name of its scope bound by a statement that
     runs before it (earlier in a block that holds ``at``), or a module name bound before
     the definition of the function that holds ``at``.  An attribute (``self.device``:
-    set where, in which order?) is not taken."""
+    set where, in which order?) is not taken, but for a trainer's ``trainer.args.device``
+    (:func:`trainer_device_text`: set once the trainer is made)."""
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         return False
+    body = tree.body
+    if isinstance(body, ast.Attribute) and body.attr == "device" and isinstance(body.value, ast.Attribute) \
+            and body.value.attr == "args" and isinstance(body.value.value, ast.Name):
+        tree = body.value.value
     if any(isinstance(n, ast.Attribute) for n in ast.walk(tree)):
         return False
     scope = sem.scope_of(at)
@@ -1663,7 +1776,37 @@ def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bo
                 if _calls_name(text, name, start, end):
                     return True
             at = text.find(needle, at + 1, end)
+    for name in _trainer_models(text, start, end):  # (a Hugging Face trainer moves the model it is given)
+        if name not in seen:
+            seen.add(name)
+            if _calls_name(text, name, start, end):
+                return True
     return False
+
+
+# ``model=<name>``, a keyword (not ``==``), and the first argument of a call
+_MODEL_KEYWORD = re.compile(r"(?<![\w.])model[ \t]*=(?!=)[ \t]*([A-Za-z_]\w*)")
+_FIRST_ARGUMENT = re.compile(r"\s*([A-Za-z_]\w*)")
+
+
+def _trainer_models(text: str, start: int = 0, end: Optional[int] = None) -> list:
+    """The names a ``...Trainer(`` call in ``text[start:end]`` may be given as its model
+    (:func:`trainer_move`): the first argument of each such call, and every ``model=<name>``
+    from the first one on (a keyword is not told from an assignment: more names, never
+    fewer)."""
+    end = len(text) if end is None else end
+    at = text.find("Trainer(", start, end)
+    if at < 0:
+        return []
+    out = []
+    first = at
+    while at >= 0:
+        m = _FIRST_ARGUMENT.match(text, at + 8, end)
+        if m is not None:
+            out.append(m.group(1))
+        at = text.find("Trainer(", at + 8, end)
+    out += [m.group(1) for m in _MODEL_KEYWORD.finditer(text, first, end)]
+    return out
 
 
 def _opening_bracket(text: str, close: int, start: int, open_only: bool = False) -> int:
@@ -1927,6 +2070,11 @@ _HF_NOT_MODEL = re.compile(r"(?:Tokenizer|Processor|FeatureExtractor|Config|Pipe
 # tokenizer called, give a ``BatchEncoding``: a dict of tensors with an in-place ``.to``)
 _HF_TENSOR_METHODS = frozenset({"encode", "apply_chat_template"})
 _HF_ENCODING_METHODS = frozenset({"encode_plus", "batch_encode_plus", "pad", "prepare_seq2seq_batch"})
+# the tensors of a ``BatchEncoding`` read as its attributes (``tok(text, return_tensors="pt").input_ids``)
+_ENCODING_TENSORS = frozenset({
+    "input_ids", "attention_mask", "token_type_ids", "position_ids", "pixel_values", "pixel_mask", "input_features",
+    "input_values", "labels", "decoder_input_ids", "decoder_attention_mask",
+})
 
 
 def _hf_class(sem: SemanticModel, expr, pattern) -> bool:
@@ -2020,7 +2168,11 @@ def tokenizer_output(sem: SemanticModel, expr) -> Optional[str]:
     called with ``return_tensors="pt"`` returns, on the CPU: ``"tensor"`` for
     ``tok.encode(...)``/``tok.apply_chat_template(...)`` (without ``return_dict=True``),
     ``"encoding"`` for ``tok(...)``/``tok.encode_plus(...)`` (a ``BatchEncoding``, a dict of
-    tensors whose ``.to(device)`` moves it in place and returns it); None otherwise."""
+    tensors whose ``.to(device)`` moves it in place and returns it); ``"tensor"`` too for one
+    tensor of such an encoding, ``tok(...).input_ids``, ``tok(...)["input_ids"]``; None otherwise."""
+    if isinstance(expr, ast.Attribute) and expr.attr in _ENCODING_TENSORS or isinstance(expr, ast.Subscript) \
+            and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+        return "tensor" if tokenizer_output(sem, expr.value) == "encoding" else None
     if not isinstance(expr, ast.Call):
         return None
     kw = next((k.value for k in expr.keywords if k.arg == "return_tensors"), None)
@@ -2196,7 +2348,8 @@ def _module_moved_names(text: str) -> frozenset:
     ``model.<...>.cuda(`` in column 0, or indented outside every top-level definition
     (under ``if __name__ == "__main__":``, an ``if``, a ``with``), and ``model =
     X.from_pretrained(..., device_map=...)`` in column 0."""
-    return _module_moved_cached(text) if ".to(" in text or ".cuda(" in text or "device_map" in text else frozenset()
+    return _module_moved_cached(text) if ".to(" in text or ".cuda(" in text or "device_map" in text \
+        or "Trainer(" in text else frozenset()
 
 
 @functools.lru_cache(maxsize=4)
@@ -2238,6 +2391,22 @@ def _module_moved_cached(text: str) -> frozenset:
                 if rest == "" or rest.startswith(".") or (after.startswith("=") and not after.startswith("==")):
                     out.add(m.group(0))
             i = text.find(needle, i + 1)
+    i = text.find("Trainer(")
+    while i >= 0:  # a Hugging Face trainer made by module-level code moves the model it is given
+        ls = text.rfind("\n", 0, i) + 1
+        if text[ls] in " \t":
+            if defs is None:
+                defs, ends = _def_starts(text), {}
+            k = bisect.bisect_right(defs, ls) - 1
+            if k >= 0:
+                end = ends.get(k)
+                if end is None:
+                    end = ends[k] = definition_span(text, defs[k])[1]
+                if ls < end:
+                    i = text.find("Trainer(", i + 8)
+                    continue  # in a definition: its own code
+        out.update(_trainer_models(text, i))
+        break  # (the names of every trainer call from this one on)
     return frozenset(out)
 
 

@@ -21,7 +21,7 @@ from ._device import (
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
-    hf_model, tokenizer_output,
+    hf_model, tokenizer_output, device_label, is_trainer_call, trainer_device_text, TRAINER_FRAMEWORKS as _TRAINER_FRAMEWORKS,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
 from ._main_guard import is_main_guard
@@ -1403,7 +1403,8 @@ class DeviceBatchNotMoved(Rule):
     torchvision, `img = transform(image).unsqueeze(0)` of a `Compose` of its transforms
     with a `ToTensor()`, `ToTensor()(img)`, `TF.to_tensor(img)`, what a Hugging Face tokenizer
     or processor (loaded with `from_pretrained`) returns with `return_tensors="pt"`: one
-    tensor from `tokenizer.encode(...)`, a `BatchEncoding` from `tokenizer(...)` (a dict of
+    tensor from `tokenizer.encode(...)` or of an encoding (`tokenizer(...).input_ids`,
+    `tokenizer(...)["input_ids"]`), a `BatchEncoding` from `tokenizer(...)` (a dict of
     tensors whose own `.to(device)` moves it in place whatever becomes of the result;
     fixed with `inputs = inputs.to(device)`, report only when its items are also used on
     the host), fed to the model, its `generate`, `get_text_features` or one of its usual
@@ -1411,7 +1412,13 @@ class DeviceBatchNotMoved(Rule):
     `transformers.pipeline`, a diffusers `...Pipeline`); a model loaded with
     `device_map="cuda"` (or `{"": 0}`) is on that GPU as after `.to("cuda")`, one loaded
     with another `device_map=` (`"auto"`) is not reported (its hooks may place its
-    inputs), through casts, shape methods
+    inputs); a model given to a Hugging Face trainer (`Trainer(model=model, args=args)`,
+    `Seq2SeqTrainer`, TRL's trainers, a same-file subclass) is moved by it to
+    `args.device`, in place, for the code after it (the inference after
+    `trainer.train()`; the fix moves to `trainer.args.device`) unless the training
+    arguments are not known or keep it on the CPU (`use_cpu=True`, `no_cuda=True`,
+    DeepSpeed, FSDP) or the model places itself (`device_map=`, 4/8-bit
+    quantization), through casts, shape methods
     and `Variable(...)`, `torch` under any name; not `torch.tensor(2.0)`, a 0-dim tensor
     that mixes with device tensors, nor `torch.tensor(t)` of what may already be a
     tensor), or returned by a same-file function or method called there, every return
@@ -1529,7 +1536,8 @@ class DeviceBatchNotMoved(Rule):
     values of a dict batch are tensors then); report only for an integer index (a
     namedtuple batch cannot be assigned to) or a same-file `collate_fn` (it may put
     objects whose `.to` is in place there).  Nothing is reported for files that use a
-    training framework (Lightning, Accelerate, DeepSpeed, HF `Trainer`), values that come
+    training framework (Lightning, Accelerate, DeepSpeed, HF `Trainer`; but for the tensors
+    a script that trains with a Hugging Face trainer makes itself), values that come
     out of `accelerator.prepare(...)`, models wrapped in `DistributedDataParallel` or
     FSDP or loaded with `device_map=`, the inputs of a model wrapped in `DataParallel`
     and moved (`nn.DataParallel(model).cuda()` scatters them itself; what meets its
@@ -1549,7 +1557,7 @@ class DeviceBatchNotMoved(Rule):
     severity = Severity.BUG
     # a loop over a torch DataLoader (resolved by qualified name, so the file spells
     # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
-    needles = ("DataLoader", ".to(", ".cuda(", "device_map")
+    needles = ("DataLoader", ".to(", ".cuda(", "device_map", "Trainer(")
     uses_project = True  # (loaders a function of an imported module makes; importers of a function)
     verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (20, 16)
@@ -1569,6 +1577,9 @@ class DeviceBatchNotMoved(Rule):
         "    loss = torch.nn.functional.cross_entropy(model(x), y)\n",
         "import torch\nx = torch.zeros(3)\nx.to('cuda')\n",
         "import torch\nmodel = torch.nn.Linear(4, 2).to('cuda')\nx = torch.randn(3, 4)\nprint(model(x))\n",
+        "from transformers import AutoModel, AutoTokenizer, Trainer\ntok = AutoTokenizer.from_pretrained('m')\n"
+        "model = AutoModel.from_pretrained('m')\ntrainer = Trainer(model=model)\ntrainer.train()\n"
+        "inputs = tok('hi', return_tensors='pt')\nprint(model(**inputs))\n",
     )
 
     @classmethod
@@ -1579,7 +1590,7 @@ class DeviceBatchNotMoved(Rule):
         (:func:`made_lines_outside_classes`).  ``check`` finds nothing in any other file."""
         has = has or text.__contains__
         # (the words every rule of the device pitfall needs first: most files name no device)
-        if not file_mentions_device(text, has) or not super().may_match(text, has):
+        if not (file_mentions_device(text, has) or has("Trainer(")) or not super().may_match(text, has):
             return False
         # (a dropped move of a batch item, ``batch[k].to(``, needs a loader: its class is
         # spelled ``...DataLoader``, which lets the file through already)
@@ -1590,7 +1601,8 @@ class DeviceBatchNotMoved(Rule):
         # a tensor the script makes (``torch.from_numpy(a)``, a tokenizer's output) and a
         # move (of the model) (``torch`` with no dot: ``import torch as th`` names it once,
         # ``th.zeros(`` after)
-        return (has(".to(") or has(".cuda(") or has("device_map")) and (has("torch") or has("return_tensors")) \
+        return (has(".to(") or has(".cuda(") or has("device_map") or has("Trainer(")) \
+            and (has("torch") or has("return_tensors")) \
             and (next(made_lines_outside_classes(text), None) is not None
                  or next(made_lines_outside_classes(text, inline=True), None) is not None)
 
@@ -1615,7 +1627,7 @@ class DeviceBatchNotMoved(Rule):
 
     def _check(self, ctx: Context):
         sem = ctx.sem
-        if not file_mentions_device(ctx.text, ctx.has):
+        if not file_mentions_device(ctx.text, ctx.has) and not ctx.has("Trainer("):
             return
         yield from self._noop_moves(ctx)
         if ctx.has("set_default_device") or ctx.has("set_default_tensor_type"):
@@ -1653,7 +1665,9 @@ class DeviceBatchNotMoved(Rule):
                 continue
             if framework is ...:
                 framework = framework_in_file(sem)
-            if framework is not None:
+            if framework is not None and not (lp.made and framework in _TRAINER_FRAMEWORKS):
+                # (a tensor the script makes itself, given to the model after a Hugging Face
+                # trainer moved it, is placed by no framework: ``model(**tokenizer(...))``)
                 return
             if _fresh_at_every_call(sem, lp, flow):
                 continue
@@ -1723,7 +1737,7 @@ class DeviceBatchNotMoved(Rule):
                 if t is None and m.fed and _same_in_loop(sem, m.device, loop, m.call):
                     t = sem.segment(m.device)  # the very device the loop moves the tensor it gives the model to
                 if t is None:
-                    dev = sem.segment(m.device)
+                    dev = device_label(sem, m.device)
                     how = "gets tensors moved" if m.fed else "is moved"
                     return _Plan(why=f"`{mname}` {how} to `{dev}`, which is not known here", where=f"`{dev}`")
                 texts.add(t)
@@ -1885,12 +1899,13 @@ class DeviceBatchNotMoved(Rule):
             if st is None or not st.moved or st.unmoved or st.handled or _places_inputs(sem, model):
                 continue
             mv = st.moves[0]
-            target = "cuda" if mv.style == "cuda" else sem.segment(mv.device) if mv.device is not None else None
+            target = "cuda" if mv.style == "cuda" else None if mv.device is None else \
+                trainer_device_text(sem, mv.device, call) if is_trainer_call(sem, mv.device) else sem.segment(mv.device)
             code = sem.segment(arg)
             what = "tensors" if kind == "encoding" else "a tensor"
             msg = (f"`{_short(code)}` makes {what} on the CPU and gives {'them' if kind == 'encoding' else 'it'} to"
                    f" `{sem.segment(model)}`, which is on"
-                   f" `{target or 'the GPU'}`; the first op fails with 'Expected all tensors to be on the same device'")
+                   f" `{target or (device_label(sem, mv.device) if mv.device is not None else 'the GPU')}`; the first op fails with 'Expected all tensors to be on the same device'")
             stmt = sem.statement_of(call)
             fixable = len(st.moves) == 1 and not mv.builder and mv.guard == () and target is not None \
                 and (mv.style == "cuda" or bound_before(sem, target, stmt))
