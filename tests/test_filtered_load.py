@@ -421,6 +421,29 @@ def test_pretrained_builder_variants():
         in r.findings[0].message
 
 
+@pytest.mark.parametrize("src, found", [
+    # the ImageNet scripts' idiom: the architecture chosen by name when the code runs
+    (TV + "net = models.__dict__[args.arch](pretrained=True, num_classes=10)\n", "(not fixed: the architecture is chosen"),
+    ("import torchvision\n\n\ndef create(arch, pretrained, num_classes):\n"
+     "    return torchvision.models.__dict__[arch](pretrained=pretrained, num_classes=num_classes)\n",
+     "(if the weights are pretrained) (if num_classes is not 1000)"),
+    # look-alikes: 1000 classes, no pretrained weights, a package of the project's own
+    (TV + "net = models.__dict__[args.arch](pretrained=True, num_classes=1000)\n", None),
+    (TV + "net = models.__dict__[args.arch](pretrained=False, num_classes=10)\n", None),
+    ("import models\nnet = models.__dict__[args.arch](pretrained=True, num_classes=10)\n", None),
+])
+def test_a_torchvision_builder_chosen_by_name(src, found):
+    """neuralmagic/sparseml torchvision/train.py (before PR #1455):
+    ``torchvision.models.__dict__[arch_key](pretrained=pretrained, num_classes=num_classes)``
+    loads the 1000-class weights into a head built for another count."""
+    r, out = run(src)
+    if found is None:
+        assert r.findings == []
+        return
+    [f] = r.findings
+    assert f.code == "TM401" and f.fix is None and found in f.message and "expected value 1000" in f.message
+
+
 @pytest.mark.parametrize("ctor", [
     "models.resnet18(pretrained=True, num_classes=1000)", "models.resnet18(num_classes=10)",
     "models.resnet18(weights=None, num_classes=10)", "models.resnet18(pretrained=False, num_classes=10)",

@@ -80,6 +80,17 @@ def may_be_torchvision_builder(func) -> bool:
     return any(rx.fullmatch(last) for rx, _ in (*_TV_HEADS, *_TV_TASKS)) or bool(re.fullmatch(r"squeezenet1_[01]|inception_v3", last))
 
 
+def builder_by_name(sem, func) -> bool:
+    """``func`` is a torchvision classification builder chosen by name when the code runs:
+    ``torchvision.models.__dict__[arch]`` (the ImageNet training scripts' idiom), whose
+    entries that take ``pretrained=``/``weights=`` are the classification builders (the
+    detection and segmentation ones live in submodules)."""
+    if not isinstance(func, ast.Subscript):
+        return False
+    d = func.value
+    return isinstance(d, ast.Attribute) and d.attr == "__dict__" and "torchvision.models" in sem.qualnames(d.value)
+
+
 _TV_TASKS = (  # (builder name, the class count its pretrained weights have)
     (re.compile(r"keypointrcnn_\w+"), 2),
     (re.compile(r"(fasterrcnn|maskrcnn|retinanet|fcos|ssd|ssdlite)\w*"), 91),

@@ -7,7 +7,7 @@ import os
 import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
-from ._filtered_load import CLASS_KWARGS, HEADS, SAVES, TV_DEFAULT_CLASSES, TV_OTHER_HEADS, Heads, Values, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
+from ._filtered_load import CLASS_KWARGS, HEADS, SAVES, TV_DEFAULT_CLASSES, TV_OTHER_HEADS, Heads, Values, builder_by_name, may_be_torchvision_builder, torchvision_head, torchvision_task_classes
 from ..semantic import UNKNOWN_ARG, OriginKind
 from ._device import is_module_class
 
@@ -52,7 +52,9 @@ class StrictLoadAfterHeadChange(Rule):
     load fails the same way.  Also finds torchvision classification builders asked for pretrained
     weights and another number of classes (`models.resnet18(pretrained=True,
     num_classes=10)`, also with the count in a `**` dict: `classes = {"num_classes":
-    len(names)}`, `resnet152(pretrained=True, **classes)`, report only), which load the
+    len(names)}`, `resnet152(pretrained=True, **classes)`, report only; the builder chosen
+    by name when the code runs, `torchvision.models.__dict__[args.arch](pretrained=True,
+    num_classes=n)`, report only), which load the
     1000-class weights into the new head themselves; a count that is a parameter is read
     through the values it takes (its default, the file's call sites): all equal to the
     pretrained count, nothing is reported; nor after a statement on every path to the
@@ -359,12 +361,15 @@ class StrictLoadAfterHeadChange(Rule):
         if "num_classes" not in kws and (None not in kws or not kws & {"weights", "pretrained"}):
             return None  # (the cheap test first: most calls holding ``**`` are no such builder)
         nc = sem.argument(call, "num_classes")
-        if nc is None or nc is UNKNOWN_ARG or not may_be_torchvision_builder(call.func):
+        if nc is None or nc is UNKNOWN_ARG:
+            return None
+        by_name = not may_be_torchvision_builder(call.func) and builder_by_name(sem, call.func)
+        if not by_name and not may_be_torchvision_builder(call.func):
             return None
         if sem.keyword(call, "num_classes") is None and not _splat_near(sem, call, nc):
             return None
         q = sem.call_qualname(call)
-        head = torchvision_head(q)
+        head = "" if by_name else torchvision_head(q)
         expected = TV_DEFAULT_CLASSES
         if head is None:
             expected = torchvision_task_classes(q)
@@ -409,7 +414,8 @@ class StrictLoadAfterHeadChange(Rule):
                 "`weights_backbone=` instead (a pretrained backbone, a new head) or replace the predictor "
                 "after building it with its pretrained head (not fixed)",
             )
-        other = TV_OTHER_HEADS.get((q or "").rsplit(".", 1)[-1], ("the head", "its head is not a single Linear layer"))
+        other = ("the head", "the architecture is chosen when it runs") if by_name else \
+            TV_OTHER_HEADS.get((q or "").rsplit(".", 1)[-1], ("the head", "its head is not a single Linear layer"))
         msg = (
             f"`{name}(...)` loads the pretrained 1000-class weights into a head built for "
             f"num_classes={sem.segment(nc)}: torchvision raises (\"expected value 1000\"); build it with the "
