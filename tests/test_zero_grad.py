@@ -1696,3 +1696,45 @@ def test_a_branch_that_never_clears_inside_an_epoch_loop(outer, found):
     assert [f.code for f in r.findings if f.code == "TM201"] == found
     if found:
         assert "on its branch" in r.findings[0].message
+
+
+TRAINER_CLASS = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, loader):
+        self.model = model
+        self.optimizer = optimizer
+        self.loader = loader
+
+    def train_step(self, x, y):
+        loss = torch.nn.functional.cross_entropy(self.model(x), y)
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+    def train(self):
+        for x, y in self.loader:
+            self.train_step(x, y)
+"""
+
+
+# a trainer class of its own file whose optimizer the script that imports it makes
+@pytest.mark.parametrize("made, reported", [
+    ("torch.optim.Adam(model.parameters(), lr=1e-3)", True),
+    ("make_optimizer(model)", False),  # (not known to be an optimizer: its step may be anything)
+])
+def test_a_trainer_class_given_its_optimizer_by_the_script_that_imports_it(tmp_path, made, reported):
+    from torchmend.engine import process_file
+
+    (tmp_path / "trainer.py").write_text(TRAINER_CLASS)
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom trainer import Trainer\n\nmodel = torch.nn.Linear(4, 2)\n"
+        f"optimizer = {made}\nTrainer(model, optimizer, loader).train()\n")
+    res = process_file(str(tmp_path / "trainer.py"), Options(select=frozenset({"TM201"})))
+    assert res.error is None, res.error
+    assert [f.line for f in res.findings] == ([13] if reported else []), [f.message for f in res.findings]
+    if reported:
+        assert "`self.optimizer.step()` in `train_step`" in res.findings[0].message
+        assert str(tmp_path / "main.py") in {d for d, *_ in res.deps}

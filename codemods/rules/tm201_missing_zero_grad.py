@@ -6,6 +6,8 @@ import ast
 import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
+from ..semantic import OriginKind
+from ..semantic import names as N
 from ._zero_grad import (
     _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, binding, direct,
     framework_skip, guarded_run, innermost_loop, known, method_may_be_called, models_of, new_zero,
@@ -53,13 +55,38 @@ def _handed(call: ast.Call) -> tuple:
     return (*call.args, *(k.value for k in call.keywords), *recv)
 
 
+
+def _importers_pass_optimizers(sem, expr) -> bool:
+    """Every value of ``expr`` that comes in as a parameter (``self.optimizer`` set from
+    the constructor's ``optimizer``) is, where the scripts that import this file call it
+    (``Trainer(model, torch.optim.Adam(...), loader)`` in main.py), a torch.optim
+    optimizer (``SemanticModel.importer_arguments``); False when no importer passes one."""
+    found = False
+    for o in sem.origins(expr):
+        if o.kind is not OriginKind.PARAMETER:
+            continue
+        b = o.binding
+        fn = b.scope.node if b is not None else None
+        args = sem.importer_arguments(fn, b.name) if fn is not None else []
+        if not args:
+            return False
+        for other, arg, _ in args:
+            origins = other.origins(arg)
+            if not origins or not all(x.kind is OriginKind.VALUE and isinstance(x.node, ast.Call)
+                                      and N.is_optimizer(other.call_qualname(x.node)) for x in origins):
+                return False
+        found = True
+    return found
+
 class MissingZeroGrad(Rule):
     """## What it does
     Finds training loops that call `loss.backward()` and `optimizer.step()` (or
     `scaler.step(optimizer)`) while nothing clears the gradients.  Also a training step
     written as a function or method of its own (`def train_step(model, x, y,
     optimizer): ...; loss.backward(); optimizer.step()`, straight-line, one step of a
-    torch.optim optimizer besides any scheduler's; its `backward()` may run in a
+    torch.optim optimizer besides any scheduler's, also one a trainer class of its own
+    file gets from the scripts that import it, `Trainer(model, torch.optim.Adam(...),
+    loader)` in main.py; its `backward()` may run in a
     same-file helper it calls before the step) that a loop calls every iteration, when nothing in it or in
     that loop clears the gradients (no `zero_grad`, no `.grad`, no unknown call given the
     optimizer or the model, no same-file callee that clears them); its fix puts
@@ -208,7 +235,7 @@ class MissingZeroGrad(Rule):
             step = steps[0]
             rtext = sem.dotted(sem.receiver(step))
             b = binding(sem, sem.receiver(step))
-            if rtext is None or b.kind != "opt":
+            if rtext is None or b.kind != "opt" and not (b.kind == "param" and _importers_pass_optimizers(sem, sem.receiver(step))):
                 continue
             watched = {rtext, *(models_of(sem, b.ctors) or ())}
             if any(not known(sem, c) and an._receives(c, watched) for c in own if c is not step and c not in backs):

@@ -1053,8 +1053,9 @@ class SemanticModel:
         where they call it (``from train import fit`` then ``fit(net, ...)``; ``import
         train`` then ``train.fit(net, ...)``), or of a method ``fdef`` of its module-level
         class, called on an instance the importer makes (``local =
-        LocalUpdate(...)``, then ``local.train(net=net)``): a script's callers, which
-        ``param_values`` cannot see.  At most ``limit`` importers are read."""
+        LocalUpdate(...)``, then ``local.train(net=net)``), or of its ``__init__``, where
+        the importer makes an instance (``Trainer(model, optimizer, loader)``): a script's
+        callers, which ``param_values`` cannot see.  At most ``limit`` importers are read."""
         if self.project is None or not isinstance(fdef, _DEFS):
             return []
         owner = self.parent(fdef)
@@ -1070,13 +1071,14 @@ class SemanticModel:
             return []
         index = pos.index(param) - skip if param in pos else None
         out = []
+        made = owner is not None and fdef.name == "__init__"  # (called as the class)
         for path, module in self.project.neighbour_importers(self.path, owner.name if owner else fdef.name)[:limit]:
             other = self.project.model_for(path)
             if other is None:
                 continue
             target = f"{module}.{owner.name if owner else fdef.name}"
-            for call in other.find_named((ast.Call,), (fdef.name,)):
-                if owner is None:
+            for call in other.find_named((ast.Call,), (owner.name if made else fdef.name,)):
+                if owner is None or made:
                     if target not in other.qualnames(call.func):
                         continue
                 elif not (isinstance(call.func, ast.Attribute) and other._made_by(call.func.value, target)):
