@@ -363,9 +363,11 @@ class StrictLoadAfterHeadChange(Rule):
         nc = sem.argument(call, "num_classes")
         if nc is None or nc is UNKNOWN_ARG:
             return None
-        by_name = not may_be_torchvision_builder(call.func) and builder_by_name(sem, call.func)
-        if not by_name and not may_be_torchvision_builder(call.func):
-            return None
+        by_name = False
+        if not may_be_torchvision_builder(call.func):
+            by_name = builder_by_name(sem, call.func)
+            if not by_name:
+                return None
         if sem.keyword(call, "num_classes") is None and not _splat_near(sem, call, nc):
             return None
         q = sem.call_qualname(call)
