@@ -1838,3 +1838,27 @@ def test_model_built_by_a_registry_of_a_sibling_module(tmp_path, other, found):
     (tmp_path / "main.py").write_text(src)
     r = process_text(str(tmp_path / "main.py"), src, Options(unsafe_fixes=True))
     assert codes(r) == found and not r.changed
+
+
+def test_a_trainer_class_given_a_softmax_model_by_the_script_that_imports_it(tmp_path):
+    """The trainer class of its own file feeds ``self.model``'s output to its
+    cross-entropy; the script that imports it builds it with a model (of a third file)
+    whose ``forward`` ends with a softmax: reported at the loss, in the trainer's file."""
+    (tmp_path / "net.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+        "        return torch.softmax(self.fc(x), dim=1)\n")
+    (tmp_path / "trainer.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Trainer:\n    def __init__(self, model, optimizer):\n"
+        "        self.model = model\n        self.optimizer = optimizer\n        self.criterion = nn.CrossEntropyLoss()\n\n"
+        "    def fit(self, loader):\n        for x, y in loader:\n            self.optimizer.zero_grad()\n"
+        "            loss = self.criterion(self.model(x), y)\n            loss.backward()\n            self.optimizer.step()\n")
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom net import Net\nfrom trainer import Trainer\n\nmodel = Net()\n"
+        "Trainer(model, torch.optim.SGD(model.parameters(), lr=0.1)).fit(loader)\n")
+    from torchmend.engine import Options
+    from torchmend.runner import run as run_tree
+
+    out = run_tree([str(tmp_path)], Options(select=frozenset({"TM501"}), roots=(str(tmp_path),)), isolate=False)
+    [f] = [f for r in out.results for f in r.findings]
+    assert f.path.endswith("trainer.py") and f.line == 14 and "passed by main.py line 6" in f.message

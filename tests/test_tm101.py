@@ -2325,6 +2325,15 @@ TRAINED = (
      "trainer = WeightedTrainer(model=model, args=TrainingArguments(output_dir='o'))\ntrainer.train()\n\n\n"
      'def predict(text):\n    inputs = tokenizer(text, return_tensors="pt")\n    return model(**inputs).logits\n\n\n'
      'print(predict("hi"))\n', "    inputs = inputs.to(trainer.args.device)"),
+    # the model first, a comment before it; the script also loops over a DataLoader (its
+    # batches are left to the trainer's kind of script: not read)
+    ('from torch.utils.data import DataLoader\n'
+     'net = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n'
+     "trainer = Trainer(  # the model, then its arguments\n    net,\n    TrainingArguments(output_dir='o'),\n"
+     "    train_dataset=ds,\n)\ntrainer.train()\nfor batch in DataLoader(test_ds, batch_size=8):\n"
+     "    print(net(**batch).logits)\n"
+     'inputs = tokenizer("Hello", return_tensors="pt")\nlogits = net(**inputs).logits\n',
+     "inputs = inputs.to(trainer.args.device)"),
 ])
 def test_a_model_a_hugging_face_trainer_moved_meets_a_tokenizer_output(body, fixed):
     """muellerzr/minimal-trainer-zoo token_classification.py and translation.py (before
@@ -2337,8 +2346,12 @@ def test_a_model_a_hugging_face_trainer_moved_meets_a_tokenizer_output(body, fix
 
 
 @pytest.mark.parametrize("body", [
-    # the trainer keeps the model on the CPU, or its arguments are not known
+    # the trainer puts the model on the CPU (also one moved to the GPU before), or its
+    # arguments are not known, or it does not place it (a half-precision evaluation)
     TRAINED.format(load="", args=", use_cpu=True") + 'inputs = tokenizer("Hello", return_tensors="pt")\n'
+    "logits = model(**inputs).logits\n",
+    TRAINED.format(load=').to("cuda"', args=", no_cuda=True") + 'inputs = tokenizer("Hello", return_tensors="pt")\nlogits = model(**inputs).logits\n',
+    TRAINED.format(load="", args=", fp16_full_eval=True") + 'inputs = tokenizer("Hello", return_tensors="pt")\n'
     "logits = model(**inputs).logits\n",
     TRAINED.format(load="", args=", **extra") + 'inputs = tokenizer("Hello", return_tensors="pt")\n'
     "logits = model(**inputs).logits\n",
@@ -2360,6 +2373,17 @@ def test_a_model_a_hugging_face_trainer_moved_meets_a_tokenizer_output(body, fix
     'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n\n\n'
     'def predict(text):\n    inputs = tokenizer(text, return_tensors="pt")\n    return model(**inputs).logits\n\n\n'
     'print(predict("hi"))\ntrainer = Trainer(model=model, args=TrainingArguments(output_dir="o"))\ntrainer.train()\n',
+    # a trainer made in a lambda that never runs; a subclass with an ``__init__`` of its own
+    # given another model first
+    'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n'
+    "make = lambda: Trainer(model=model, args=TrainingArguments(output_dir='o'))\n"
+    'inputs = tokenizer("Hello", return_tensors="pt")\nlogits = model(**inputs).logits\n',
+    "class DistillTrainer(Trainer):\n    def __init__(self, teacher, *args, **kwargs):\n"
+    "        super().__init__(*args, **kwargs)\n        self.teacher = teacher\n\n\n"
+    'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n'
+    'teacher = AutoModelForSequenceClassification.from_pretrained("bert-large-uncased")\n'
+    "trainer = DistillTrainer(teacher, model=model, args=TrainingArguments(output_dir='o'))\ntrainer.train()\n"
+    'inputs = tokenizer("Hello", return_tensors="pt")\nlogits = teacher(**inputs).logits\n',
     # not a trainer of Hugging Face's
     'from mylib import Trainer as MyTrainer\n'
     'model = AutoModelForSequenceClassification.from_pretrained("bert-base-uncased")\n'
@@ -2566,3 +2590,82 @@ def test_a_star_import_of_torchvision_models_through_a_project_module(tmp_path):
     (tmp_path / "train.py").write_text(src)
     r = process_text(str(tmp_path / "train.py"), src, Options(select=frozenset({"TM401"})), Project(roots=(str(tmp_path),)))
     assert [f.code for f in r.findings] == ["TM401"]
+
+
+# ----------------------------------------------------------------- the screens' shortcuts for many names
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_PIECES = ["m0", "m1", "mx", "self.m1", "net", ".", "(", ")", "to", "act", "cuda", " ", "\n", "=", "x", "_", "2", "é"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40), st.sets(st.sampled_from(
+    ["m0", "m1", "mx", "self.m1", "net", "x", "é", "2x", "m0.m1"]), max_size=9), st.integers(0, 10), st.integers(0, 10))
+def test_any_called_answers_as_the_name_by_name_search(pieces, names, a, b):
+    """``_any_called`` (one scan of the text for many names) says what asking
+    ``_calls_name`` of each name says, at any bounds."""
+    text = "".join(pieces)
+    start, end = min(a, len(text)), min(len(text), max(a, len(text) - b))
+    assert D._any_called(text, names, start, end) == any(D._calls_name(text, n, start, end) for n in names)
+
+
+def test_many_dropped_moves_are_found_as_a_few_are():
+    """Past 64 distinct statement moves, the statements are found by their endings
+    (``_exprs_holding``): the same statements as the search by every word, in linear time."""
+    from torchmend.rules.tm101_device_batch_not_moved import _exprs_holding, _statement_moves
+
+    lines = [f"m{i}.to(device)" if i % 3 else f"b{i}[0].cuda()" for i in range(100)]
+    lines += ["y.to(m5.to(device))", "print(q.to(device))", "foo(x).to(device)", "z = m7.to(device)"]
+    text = "import torch\ndevice = 'cuda'\n" + "\n".join(lines) + "\n"
+    sem = SemanticModel(text, "t.py")
+    words = _statement_moves(text)
+    assert len(words) > 64
+    got = _exprs_holding(sem, words)
+    assert [e.lineno for e in got] == [e.lineno for e in sem.find(ast.Expr, containing=words)]
+    assert len(got) == 101  # (every statement move, ``y.to(m5.to(device))`` too; not ``print(q.to(``, ``foo(x).to(``)
+
+
+def test_a_trainer_of_the_importing_script_is_named_short(tmp_path):
+    """The script that imports the evaluation module trains the model with a Hugging Face
+    trainer written over several lines, then hands it over: the finding names the
+    trainer's device in one line (``Trainer(...).args.device``)."""
+    (tmp_path / "evaluator.py").write_text(
+        "# evaluates on the model's device\nimport torch\nfrom torch.utils.data import DataLoader\n\n\n"
+        "def evaluate(model, loader: DataLoader):\n    preds = []\n    for batch in loader:\n        out = model(input_ids=batch['input_ids'])\n"
+        "        preds.append(out.logits.argmax(-1))\n    return preds\n")
+    (tmp_path / "main.py").write_text(
+        "from torch.utils.data import DataLoader\n"
+        "from transformers import AutoModelForSequenceClassification, Trainer, TrainingArguments\n"
+        "from evaluator import evaluate\n\n"
+        "model = AutoModelForSequenceClassification.from_pretrained('bert-base-uncased')\n"
+        "trainer = Trainer(\n    model=model,\n    args=TrainingArguments(output_dir='out'),\n)\ntrainer.train()\n"
+        "evaluate(model, DataLoader(test_ds, batch_size=8))\n")
+    from torchmend.runner import run as run_tree
+
+    out = run_tree([str(tmp_path)], Options(select=frozenset({"TM101"}), roots=(str(tmp_path),)), isolate=False)
+    [f] = [f for r in out.results for f in r.findings]
+    assert f.path.endswith("evaluator.py") and "\n" not in f.message and "main.py line 11, which moves it to `Trainer(...).args.device`" in f.message
+
+
+def test_a_trainer_class_given_its_model_by_the_script_that_imports_it(tmp_path):
+    """A class of its own file keeps the model its constructor gets (``self.model =
+    model``); the script that imports it builds it with a moved model: the batches its
+    loop gives ``self.model`` are reported there (report only: the device is the script's)."""
+    (tmp_path / "evaluator.py").write_text(
+        "# evaluates on the device of the model\nimport torch\nfrom torch.utils.data import DataLoader\n\n\n"
+        "class Evaluator:\n    def __init__(self, model, loader: DataLoader):\n        self.model = model\n"
+        "        self.loader = loader\n\n    def run(self):\n        correct = 0\n        for x, y in self.loader:\n"
+        "            out = self.model(x)\n            correct += (out.argmax(1) == y).sum().item()\n"
+        "        return correct\n")
+    (tmp_path / "main.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\nfrom evaluator import Evaluator\n\n"
+        "device = torch.device('cuda')\nmodel = torch.nn.Linear(4, 2).to(device)\n"
+        "loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8, dtype=torch.long)), batch_size=4)\n"
+        "Evaluator(model, loader).run()\n")
+    from torchmend.runner import run as run_tree
+
+    out = run_tree([str(tmp_path)], Options(select=frozenset({"TM101"}), roots=(str(tmp_path),)), isolate=False)
+    [f] = [f for r in out.results for f in r.findings]
+    assert f.path.endswith("evaluator.py") and f.line == 14 and f.fix is None
+    assert "`self.model` comes from main.py line 8, which moves it to `device`" in f.message

@@ -41,7 +41,7 @@ import functools
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple, Optional
+from typing import Iterable, Iterator, NamedTuple, Optional
 
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
@@ -589,10 +589,13 @@ def _stmt_moves(sem: SemanticModel, refs: Iterable, use) -> list:
         p = sem.parent(ref)
         if isinstance(p, ast.keyword) or isinstance(p, ast.Call) and p.args and p.args[0] is ref:
             call = sem.parent(p) if isinstance(p, ast.keyword) else p
-            if (isinstance(p, ast.Call) or p.arg == "model") and isinstance(call, ast.Call) and trainer_move(sem, call, ref):
-                stmt = sem.statement_of(call)
-                if not _after(sem, stmt, use) and _runs_before_calls(sem, stmt, use):
-                    out.append(Move(call, "to", call, guard_of(sem, stmt, use)))
+            if not ((isinstance(p, ast.Call) or p.arg == "model") and isinstance(call, ast.Call)):
+                continue
+            stmt = _made_by_statement(sem, call)
+            where = trainer_move(sem, call, ref, positional=isinstance(p, ast.Call)) if stmt is not None else None
+            if where is not None and not _after(sem, stmt, use) and _runs_before_calls(sem, stmt, use):
+                out.append(Move(call, "to", call, guard_of(sem, stmt, use)) if where == "device"
+                           else Move(call, "cpu", None, guard_of(sem, stmt, use)))
             continue
         if not (isinstance(p, ast.Attribute) and p.value is ref and p.attr in ("to", "cuda", "cpu")):
             continue
@@ -622,67 +625,95 @@ _HF_TRAINING_ARGS = frozenset({
 })
 # the frameworks (``names.framework_of``) of those trainers
 TRAINER_FRAMEWORKS = frozenset({"HF Trainer", "TRL"})
-# training arguments under which the trainer leaves the model where it is (or on the CPU)
-_TRAINER_KEEPS = frozenset({"use_cpu", "no_cuda", "deepspeed", "fsdp", "fsdp_config", "use_ipex"})
+# training arguments under which the trainer does not place the model when it is made
+# (DeepSpeed, FSDP; a half-precision evaluation that does not train), and those under
+# which it places it on the CPU
+_TRAINER_KEEPS = frozenset({"deepspeed", "fsdp", "fsdp_config", "use_ipex", "fp16_full_eval", "bf16_full_eval"})
+_TRAINER_CPU = frozenset({"use_cpu", "no_cuda"})
 # keywords of ``from_pretrained`` that place a model themselves (the trainer then does not)
 _PLACED_LOAD = frozenset({"device_map", "quantization_config", "load_in_8bit", "load_in_4bit"})
 
 
-def is_trainer_call(sem: SemanticModel, call, depth: int = 0) -> bool:
+def _trainer_names(sem: SemanticModel, e) -> bool:
+    return any(q in _HF_TRAINERS or q.startswith("trl.") and q.endswith("Trainer") for q in sem.qualnames(e))
+
+
+def is_trainer_call(sem: SemanticModel, call, own_init: bool = True) -> bool:
     """``call`` makes a Hugging Face trainer: ``Trainer(...)``, ``Seq2SeqTrainer(...)``,
-    TRL's ``SFTTrainer(...)`` and the like, or a class of this file derived from one."""
+    TRL's ``SFTTrainer(...)`` and the like, or a class of this file derived from one
+    (without ``own_init``: one that keeps the trainer's ``__init__``, and so its
+    arguments)."""
     if not isinstance(call, ast.Call):
         return False
-    for q in sem.qualnames(call.func):
-        if q in _HF_TRAINERS or q.startswith("trl.") and q.endswith("Trainer"):
-            return True
-    cls = sem.callee(call) if depth < 3 else None
-    if isinstance(cls, ast.ClassDef):
-        for b in cls.bases:
-            if any(q in _HF_TRAINERS or q.startswith("trl.") and q.endswith("Trainer") for q in sem.qualnames(b)):
-                return True
+    if _trainer_names(sem, call.func):
+        return True
+    cls = sem.callee(call)
+    if isinstance(cls, ast.ClassDef) and any(_trainer_names(sem, b) for b in cls.bases):
+        return own_init or not any(isinstance(st, _DEFS) and st.name == "__init__" for st in cls.body)
     return False
 
 
-def _training_args(sem: SemanticModel, e) -> bool:
-    """``e`` is training arguments under which a trainer puts its model on ``args.device``:
-    every way it is made is a ``TrainingArguments(...)`` (TRL's ``...Config(...)``) call
-    with no ``**`` and none of :data:`_TRAINER_KEEPS`."""
+def _made_by_statement(sem: SemanticModel, call: ast.Call):
+    """The statement that runs ``call`` where it stands: ``trainer = Trainer(...)``,
+    ``Trainer(...)`` or ``Trainer(...).train()`` (not one in a lambda, a comprehension or a
+    condition, which may not run); None otherwise."""
+    p = sem.parent(call)
+    if isinstance(p, ast.Attribute) and p.value is call and isinstance(sem.parent(p), ast.Call) \
+            and sem.parent(p).func is p:
+        call = sem.parent(p)
+        p = sem.parent(call)
+    if isinstance(p, (ast.Assign, ast.AnnAssign, ast.Expr)) and p.value is call:
+        return p
+    return None
+
+
+def _training_args(sem: SemanticModel, e) -> Optional[str]:
+    """Where a trainer given the training arguments ``e`` puts its model: ``"device"``
+    (``args.device``) when every way they are made is a ``TrainingArguments(...)`` (TRL's
+    ``...Config(...)``) call with no ``**`` and none of :data:`_TRAINER_KEEPS`; ``"cpu"``
+    when each of those also says ``use_cpu=``/``no_cuda=`` with anything but ``False``;
+    None otherwise."""
     origins = sem.origins(e) if isinstance(e, (ast.Name, ast.Attribute)) else [None]
     if not origins:
-        return False
+        return None
+    found = set()
     for o in origins:
         n = e if o is None else o.node
         if o is not None and o.kind is not OriginKind.VALUE or not isinstance(n, ast.Call):
-            return False
+            return None
         if not any(q in _HF_TRAINING_ARGS or q.startswith("trl.") and q.endswith("Config") for q in sem.qualnames(n.func)):
-            return False
+            return None
         if any(k.arg is None or k.arg in _TRAINER_KEEPS for k in n.keywords):
-            return False
-    return True
+            return None
+        cpu = [k.value for k in n.keywords if k.arg in _TRAINER_CPU]
+        found.add("cpu" if any(not (isinstance(v, ast.Constant) and v.value is False) for v in cpu) else "device")
+    return found.pop() if len(found) == 1 else None
 
 
-def trainer_move(sem: SemanticModel, call: ast.Call, model) -> bool:
-    """``call`` is a Hugging Face trainer given ``model`` (its ``model=`` or first
-    argument) that moves it to ``args.device``: training arguments known
-    (:func:`_training_args`, or none: the defaults), no ``**``, and a model loaded
-    without its own placement (``device_map=``, 4/8-bit quantization)."""
-    if not is_trainer_call(sem, call) or any(isinstance(a, ast.Starred) for a in call.args) \
+def trainer_move(sem: SemanticModel, call: ast.Call, model, positional: bool = False) -> Optional[str]:
+    """Where the Hugging Face trainer ``call`` given ``model`` (its ``model=``, or its
+    first argument: ``positional``) moves it: ``"device"`` (``args.device``) or ``"cpu"``
+    (:func:`_training_args`; no arguments: the defaults, ``"device"``), when there is no
+    ``**`` and the model was loaded without a placement of its own (``device_map=``,
+    4/8-bit quantization); None otherwise.  A same-file subclass with an ``__init__`` of
+    its own is taken only by ``model=``."""
+    if not is_trainer_call(sem, call, own_init=not positional) or any(isinstance(a, ast.Starred) for a in call.args) \
             or any(k.arg is None for k in call.keywords):
-        return False
+        return None
     args = sem.keyword(call, "args")
-    if args is None and len(call.args) > 1:
+    if args is None and len(call.args) > 1 and is_trainer_call(sem, call, own_init=False):
         args = call.args[1]
-    if args is not None and not _training_args(sem, args):
-        return False
+    where = "device" if args is None else _training_args(sem, args)
+    if where is None:
+        return None
     for o in sem.origins(model):
         n = o.node
         while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr != "from_pretrained":
             n = n.func.value
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "from_pretrained" \
                 and any(k.arg is None or k.arg in _PLACED_LOAD for k in n.keywords):
-            return False
-    return True
+            return None
+    return where
 
 
 def trainer_device_text(sem: SemanticModel, call: ast.Call, at) -> Optional[str]:
@@ -917,7 +948,7 @@ def _importer_paths(sem: SemanticModel, fn, name: str, depth: int) -> list:
         for kind, moves, base in _model_paths(other, arg, call, depth + 1, set()):
             moves = [Move(m.call, m.style, m.device, None, m.builder, m.fed, where,
                           "cuda" if m.style == "cuda" and m.device is None
-                          else other.segment(m.device) if m.device is not None else "")
+                          else device_label(other, m.device) if m.device is not None else "")
                      for m in moves]
             out.append((kind, moves, base))
     return out
@@ -1749,7 +1780,22 @@ def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bo
     is not called).  The screen of where a tensor the script makes may
     meet a moved model (:func:`made_tensors`)."""
     end = len(text) if end is None else end
-    seen = set()
+    seen: set = set()
+    rest = []  # the names after the first few: looked up by one scan of the text (_any_called)
+    for name in _moved_names(text, start, end):
+        if name in seen:
+            continue
+        seen.add(name)
+        if len(seen) <= _FEW_NAMES:
+            if _calls_name(text, name, start, end):
+                return True
+        else:
+            rest.append(name)
+    return bool(rest) and _any_called(text, rest, start, end)
+
+
+def _moved_names(text: str, start: int, end: int) -> Iterator[str]:
+    """The names :func:`moved_and_called` asks about, in order (repeats left in)."""
     for needle in (".to(", ".cuda(", "device_map"):
         at = text.find(needle, start, end)
         while at >= 0:
@@ -1771,22 +1817,46 @@ def moved_and_called(text: str, start: int = 0, end: Optional[int] = None) -> bo
                 ls = text.rfind("\n", start, k) + 1
                 m = _ASSIGNED.match(text, ls, i)
                 name = m.group(1) if m else ""
-            if name and name not in seen:
-                seen.add(name)
-                if _calls_name(text, name, start, end):
-                    return True
+            if name:
+                yield name
             at = text.find(needle, at + 1, end)
-    for name in _trainer_models(text, start, end):  # (a Hugging Face trainer moves the model it is given)
-        if name not in seen:
-            seen.add(name)
-            if _calls_name(text, name, start, end):
-                return True
-    return False
+    yield from _trainer_models(text, start, end)  # (a Hugging Face trainer moves the model it is given)
+
+
+# past this many names, whether any of them is called is told by one scan of the text
+_FEW_NAMES = 8
+# a name written as a callee of its own (``name(``) or as a receiver (``name.``, and the
+# method called on it right there: ``name.meth(``)
+_CALLEE_OR_RECEIVER = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(\(|\.(?:(\w+)\()?)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _any_called(text: str, names, start: int, end: int) -> bool:
+    """``any(_calls_name(text, n, start, end) for n in names)``, for many names: one scan
+    of ``text[start:end]`` lists the names written as callees and those on which a method
+    other than ``nn.Module``'s own is called; only such a receiver among them
+    (``name.act(``) is asked about on its own.  (A name that is no plain identifier,
+    ``self.model``, is asked as :func:`_calls_name` does.)"""
+    names = set(names)
+    plain = {n for n in names if _IDENTIFIER.fullmatch(n)}
+    if any(_calls_name(text, n, start, end) for n in names - plain):
+        return True
+    if not plain:
+        return False
+    called, receivers = set(), set()
+    for m in _CALLEE_OR_RECEIVER.finditer(text, start, end):
+        if m.group(2) == "(":
+            called.add(m.group(1))
+        elif m.group(3) is not None and m.group(3) not in _MODULE_API:
+            receivers.add(m.group(1))
+    if not plain.isdisjoint(called):
+        return True
+    return any(_calls_name(text, n, start, end) for n in plain & receivers)
 
 
 # ``model=<name>``, a keyword (not ``==``), and the first argument of a call
 _MODEL_KEYWORD = re.compile(r"(?<![\w.])model[ \t]*=(?!=)[ \t]*([A-Za-z_]\w*)")
-_FIRST_ARGUMENT = re.compile(r"\s*([A-Za-z_]\w*)")
+_FIRST_ARGUMENT = re.compile(r"(?:\s|#[^\n]*)*([A-Za-z_]\w*)")
 
 
 def _trainer_models(text: str, start: int = 0, end: Optional[int] = None) -> list:
@@ -2337,7 +2407,10 @@ def _definition_may_meet(text: str, top: int, end: int) -> bool:
     if moved_and_called(text, top, end):
         return True
     # a model the module-level code moves, called in this definition
-    return any(_calls_name(text, name, top, end) for name in _module_moved_names(text))
+    names = _module_moved_names(text)
+    if len(names) > _FEW_NAMES:
+        return _any_called(text, names, top, end)
+    return any(_calls_name(text, name, top, end) for name in names)
 
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -2348,12 +2421,13 @@ def _module_moved_names(text: str) -> frozenset:
     ``model.<...>.cuda(`` in column 0, or indented outside every top-level definition
     (under ``if __name__ == "__main__":``, an ``if``, a ``with``), and ``model =
     X.from_pretrained(..., device_map=...)`` in column 0."""
-    return _module_moved_cached(text) if ".to(" in text or ".cuda(" in text or "device_map" in text \
-        or "Trainer(" in text else frozenset()
+    return _module_moved_cached(text)
 
 
 @functools.lru_cache(maxsize=4)
 def _module_moved_cached(text: str) -> frozenset:
+    if not (".to(" in text or ".cuda(" in text or "device_map" in text or "Trainer(" in text):
+        return frozenset()
     out = set()
     defs = None
     for needle in (".to(", ".cuda(", "device_map"):
@@ -2394,19 +2468,24 @@ def _module_moved_cached(text: str) -> frozenset:
     i = text.find("Trainer(")
     while i >= 0:  # a Hugging Face trainer made by module-level code moves the model it is given
         ls = text.rfind("\n", 0, i) + 1
-        if text[ls] in " \t":
-            if defs is None:
-                defs, ends = _def_starts(text), {}
-            k = bisect.bisect_right(defs, ls) - 1
-            if k >= 0:
-                end = ends.get(k)
-                if end is None:
-                    end = ends[k] = definition_span(text, defs[k])[1]
-                if ls < end:
-                    i = text.find("Trainer(", i + 8)
-                    continue  # in a definition: its own code
-        out.update(_trainer_models(text, i))
-        break  # (the names of every trainer call from this one on)
+        if defs is None:
+            defs, ends = _def_starts(text), {}
+        k = bisect.bisect_right(defs, ls) - 1
+        if k >= 0 and text[ls] in " \t" or k >= 0 and defs[k] == ls:
+            end = ends.get(k)
+            if end is None:
+                end = ends[k] = definition_span(text, defs[k])[1]
+            if ls < end:
+                i = text.find("Trainer(", end)
+                continue  # in a definition: its own code
+        # the call's text: up to the next line that starts in column 0 (the statement's
+        # end or later), to the end of the file should a triple-quoted string stand between
+        m = _NEXT_TOP.search(text, i)
+        stop = m.start() if m is not None else len(text)
+        if '"""' in text[i:stop] or "'''" in text[i:stop]:
+            stop = len(text)
+        out.update(_trainer_models(text, i, stop))
+        i = text.find("Trainer(", stop)
     return frozenset(out)
 
 

@@ -67,6 +67,34 @@ def _statement_moves(text: str) -> tuple:
     return got
 
 
+def _exprs_holding(sem, words: tuple) -> list:
+    """``sem.find(ast.Expr, containing=words)`` for the statement moves ``words`` (each ends
+    with ``.to(`` or ``.cuda(``): past a few dozen of them, the statements that hold either
+    ending, kept when one of the words ends at one of its places there (each statement
+    searched once per ending, not once per word)."""
+    if len(words) <= 64:
+        return sem.find(ast.Expr, containing=words)
+    lengths: dict = {}  # ending -> the lengths of the words with that ending
+    for w in words:
+        lengths.setdefault(".to(" if w.endswith(".to(") else ".cuda(", set()).add(len(w))
+    wordset, text = frozenset(words), sem.text
+    out = []
+    for e in sem.find(ast.Expr, containing=tuple(lengths)):
+        a, b = sem.offsets(e)
+        if any(a <= j + len(end) - n and text[j + len(end) - n: j + len(end)] in wordset
+               for end, ns in lengths.items() for j in _places(text, end, a, b) for n in ns):
+            out.append(e)
+    return out
+
+
+def _places(text: str, word: str, a: int, b: int):
+    """Where ``word`` stands whole in ``text[a:b]``."""
+    j = text.find(word, a, b)
+    while j >= 0:
+        yield j
+        j = text.find(word, j + 1, b)
+
+
 def _find_statement_moves(text: str) -> tuple:
     out = set()
     for needle in (".to(", ".cuda("):
@@ -1413,12 +1441,13 @@ class DeviceBatchNotMoved(Rule):
     `device_map="cuda"` (or `{"": 0}`) is on that GPU as after `.to("cuda")`, one loaded
     with another `device_map=` (`"auto"`) is not reported (its hooks may place its
     inputs); a model given to a Hugging Face trainer (`Trainer(model=model, args=args)`,
-    `Seq2SeqTrainer`, TRL's trainers, a same-file subclass) is moved by it to
-    `args.device`, in place, for the code after it (the inference after
-    `trainer.train()`; the fix moves to `trainer.args.device`) unless the training
-    arguments are not known or keep it on the CPU (`use_cpu=True`, `no_cuda=True`,
-    DeepSpeed, FSDP) or the model places itself (`device_map=`, 4/8-bit
-    quantization), through casts, shape methods
+    `Seq2SeqTrainer`, TRL's trainers, a same-file subclass named `...Trainer`, by `model=`
+    only when it has an `__init__` of its own) is moved by it to `args.device`, in place,
+    for the code after it (the inference after `trainer.train()`; the fix moves to
+    `trainer.args.device`), to the CPU with `use_cpu=True`/`no_cuda=True`, and not at all
+    when the training arguments are not known or use DeepSpeed, FSDP or a half-precision
+    evaluation, or the model places itself (`device_map=`, 4/8-bit quantization),
+    through casts, shape methods
     and `Variable(...)`, `torch` under any name; not `torch.tensor(2.0)`, a 0-dim tensor
     that mixes with device tensors, nor `torch.tensor(t)` of what may already be a
     tensor), or returned by a same-file function or method called there, every return
@@ -1520,7 +1549,8 @@ class DeviceBatchNotMoved(Rule):
     a model moved inside a builder function or under a condition that cannot be copied,
     a batch whose structure is unknown, a model parameter of a function that only the
     scripts importing the file call (`net = Net().to(device); evaluate(net, loader)` in
-    main.py, read there: the device is theirs).  A made tensor is moved right after the
+    main.py, read there: the device is theirs), also one a class keeps from its
+    constructor (`self.model = model`; `Evaluator(net, loader).run()` in main.py).  A made tensor is moved right after the
     statement that makes it, when the device's names are bound before it and no read of
     the tensor is on the host (`X.numpy()`, `plt.plot(X)`, a dataset); otherwise report
     only; a call that returns a tuple of them (an LSTM's `(h0, c0)`) is reported only.
@@ -1636,24 +1666,28 @@ class DeviceBatchNotMoved(Rule):
             yield from self._made_inline(ctx)
         batches = []
         loader_calls = _loader_calls(sem) if ctx.has("DataLoader") else []
-        if loader_calls and framework_in_file(sem) is not None:
-            return  # (before its loops are read: a framework's files make many loaders)
-        # no loader made here, but loaders that come in as parameters may be plain ones
-        # (param_loader: another loop of the class moves its batches)
-        annotated = not loader_calls and ctx.has("DataLoader") and has_loader_annotation(ctx.text)
-        owners = witness_owners(sem) if not loader_calls and not annotated and may_witness(ctx.text) else frozenset()
-        passed = (annotated or bool(owners)) and framework_in_file(sem) is None
-        # loaders made by a function of an imported module (``may_match_project``)
-        passed = passed or (not loader_calls and may_have_sibling_loaders(ctx.path, ctx.text, ctx.project, ctx.has)
-                            and framework_in_file(sem) is None)
+        framework = framework_in_file(sem) if loader_calls else ...  # (else asked when a flow needs it)
+        if framework is not ... and framework is not None:
+            if framework not in _TRAINER_FRAMEWORKS:
+                return  # (before its loops are read: a framework's files make many loaders)
+            loader_calls = None  # (a Hugging Face trainer's script: only the tensors it makes itself are read)
+        passed = False
+        if loader_calls == []:
+            # no loader made here, but loaders that come in as parameters may be plain ones
+            # (param_loader: another loop of the class moves its batches)
+            annotated = ctx.has("DataLoader") and has_loader_annotation(ctx.text)
+            owners = witness_owners(sem) if not annotated and may_witness(ctx.text) else frozenset()
+            passed = (annotated or bool(owners)) and framework_in_file(sem) is None
+            # loaders made by a function of an imported module (``may_match_project``)
+            passed = passed or (may_have_sibling_loaders(ctx.path, ctx.text, ctx.project, ctx.has)
+                                and framework_in_file(sem) is None)
         if loader_calls or passed:
             loops = sem.statement_chunks(("for",))
             batches = [loop_batch(sem, loop) for loop in sem.find(ast.For, containing=("for",), chunks=loops)] if loops else []
             batches += [taken_batch(sem, a) for a in sem.find(ast.Assign, containing=("next(",))]
-            batches += taken_samples(sem, loader_calls)
+            batches += taken_samples(sem, loader_calls or [])
         if not is_test_path(ctx.path):  # (test code makes CPU tensors on purpose: compared with device results)
             batches += made_tensors(sem)
-        framework = None if loader_calls else ...  # (asked when a made tensor's flow needs it)
         for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
             flow = _Flow(sem, lp)
             flow.start()
@@ -1668,6 +1702,8 @@ class DeviceBatchNotMoved(Rule):
             if framework is not None and not (lp.made and framework in _TRAINER_FRAMEWORKS):
                 # (a tensor the script makes itself, given to the model after a Hugging Face
                 # trainer moved it, is placed by no framework: ``model(**tokenizer(...))``)
+                if framework in _TRAINER_FRAMEWORKS:
+                    continue
                 return
             if _fresh_at_every_call(sem, lp, flow):
                 continue
@@ -1930,7 +1966,7 @@ class DeviceBatchNotMoved(Rule):
         words = _statement_moves(ctx.text)
         if not words:
             return
-        for e in sem.find(ast.Expr, containing=words):
+        for e in _exprs_holding(sem, words):
             call = e.value
             if not isinstance(call, ast.Call) or sem.method_name(call) not in ("to", "cuda"):
                 continue

@@ -38,7 +38,9 @@ class SoftmaxBeforeCrossEntropy(Rule):
     handed with a cross-entropy to a training function of another module, at the
     argument, and one the scripts of the directory, or of the one above, pass to a
     training function or method of this file, `train.fit(Net(), ...)` in main.py for `def
-    fit(model, ...)` here, `LocalUpdate(args).train(net=copy.deepcopy(net))`).  A softmax on the *target* side (distillation), an attention
+    fit(model, ...)` here, `LocalUpdate(args).train(net=copy.deepcopy(net))`, or to the
+    constructor of a class of this file that keeps it, `Trainer(Net(), opt).fit(loader)`
+    for `self.model = model` here).  A softmax on the *target* side (distillation), an attention
     softmax inside a network, a softmax used only for metrics, `log_softmax` with
     `NLLLoss` and a `forward` that branches on `self.training` are not reported.
 
