@@ -382,3 +382,30 @@ def test_namespace_attribute_values(make, before, after, values):
 def test_namespace_attribute_values_unknown(src):
     sem = model(src)
     assert sem.namespace_values(_device_read(sem)) is None
+
+
+def test_the_parent_of_a_node_in_a_long_run_of_module_statements():
+    """In a chunk of many module-level statements the parent of a node no walk has
+    recorded is found from the one statement that holds it (decorated definitions,
+    statements sharing a line, nested bodies): the same parents as a walk of all."""
+    import ast as _ast
+
+    parts = []
+    for i in range(120):
+        parts.append(f"a{i} = f({i}); b{i} = [g(x) for x in range({i})]")
+        if i % 10 == 0:
+            parts.append(f"if a{i}:\n    c{i} = h(a{i}, key=lambda v: v + {i})\nelse:\n    c{i} = None")
+        if i % 50 == 0:
+            parts.append(f"@deco(k={i})\ndef fn{i}(x):\n    return x * {i}")
+    text = "\n".join(parts) + "\n"
+    sem = SemanticModel(text, "t.py")
+    stmts = [st for c in sem.source.chunks for st in (c.stmts or [])]
+    truth = {}
+    for st in stmts:
+        for p in _ast.walk(st):
+            for ch in _ast.iter_child_nodes(p):
+                truth[ch] = p
+    nodes = [n for n in truth if hasattr(n, "lineno")]
+    for n in nodes[::-1]:  # (from the end: nothing recorded for most of them yet)
+        assert sem.parent(n) is truth[n], _ast.dump(n)[:80]
+    assert sem._stmt_starts  # (the statement that holds each was found by its start)

@@ -2669,3 +2669,40 @@ def test_a_trainer_class_given_its_model_by_the_script_that_imports_it(tmp_path)
     [f] = [f for r in out.results for f in r.findings]
     assert f.path.endswith("evaluator.py") and f.line == 14 and f.fix is None
     assert "`self.model` comes from main.py line 8, which moves it to `device`" in f.message
+
+
+def _may_witness_by_each_line(text):
+    """The witness screen as it read each move line's definition from its start (the
+    reference for the one that reads each definition's loops once)."""
+    lines = D._move_lines(text)
+    defs = D._def_starts(text)
+    for ls in lines:
+        le = text.find("\n", ls)
+        le = len(text) if le < 0 else le
+        j = k = min(x for x in (text.find(".to(", ls, le), text.find(".cuda(", ls, le)) if x >= 0)
+        while k > ls and (text[k - 1].isalnum() or text[k - 1] == "_"):
+            k -= 1
+        name = text[k:j]
+        i = __import__("bisect").bisect_right(defs, ls) - 1
+        if i < 0 or not name:
+            continue
+        for m in D._matches_on_lines(D._FOR_TARGET, text, "for", defs[i], ls):
+            if D.has_word(m.group(1), name) and not D._NOT_A_LOADER.match(text, m.end()):
+                return True
+    return False
+
+
+_WITNESS_LINES = [
+    "def f(loader):", "def g(x):", "class T:", "    def run(self, loader):", "for x in loader:",
+    "    for x, y in loader:", "    for (x,", "        y) in loader:", "    for i in range(3):",
+    "    for k, v in d.items():", "        x = x.to(dev)", "    x = x.cuda()", "        y = y.to(dev)",
+    "x = x.to(dev)", "    z = 1", "'''", "    for x in zip(a, b):", "        xs = xs.to(d)", "    for xs in loader:",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_WITNESS_LINES), max_size=16))
+def test_the_witness_screen_reads_each_definition_once_with_the_same_answer(lines):
+    text = "\n".join(lines) + "\n"
+    D.may_witness.cache_clear()
+    assert D.may_witness(text) == _may_witness_by_each_line(text)

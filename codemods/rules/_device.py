@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import functools
 import re
 import weakref
@@ -1482,6 +1483,7 @@ def may_witness(text: str) -> bool:
     if not lines:
         return False
     defs = _def_starts(text)
+    loops: dict = {}  # definition index -> its loop targets (_LoopTargets)
     for ls in lines:
         # (the move stands on the line: the searches stop at its end, not at the file's)
         le = text.find("\n", ls)
@@ -1494,10 +1496,44 @@ def may_witness(text: str) -> bool:
         i = bisect.bisect_right(defs, ls) - 1
         if i < 0 or not name:
             continue  # module-level code: no parameter to loop over
-        for m in _matches_on_lines(_FOR_TARGET, text, "for", defs[i], ls):
-            if has_word(m.group(1), name) and not _NOT_A_LOADER.match(text, m.end()):
-                return True
+        got = loops.get(i)
+        if got is None:
+            got = loops[i] = _LoopTargets(text, defs[i], defs[i + 1] if i + 1 < len(defs) else len(text))
+        if got.binds_before(text, name, defs[i], ls):
+            return True
     return False
+
+
+class _LoopTargets:
+    """The ``for`` targets of ``text[start:end]`` (:data:`_FOR_TARGET`, as
+    :func:`_matches_on_lines` finds them), read once: for each word a target holds (of a
+    loop over no :data:`_NOT_A_LOADER`), where the first such loop's target ends."""
+
+    __slots__ = ("starts", "reach", "first")
+
+    def __init__(self, text: str, start: int, end: int):
+        found = _matches_on_lines(_FOR_TARGET, text, "for", start, end)
+        self.starts = [m.start() for m in found]
+        self.reach = list(itertools.accumulate((m.end() for m in found), max))  # the furthest end so far
+        self.first: dict = {}
+        for m in found:
+            if not _NOT_A_LOADER.match(text, m.end()):
+                for w in _WORD_RUN.findall(m.group(1)):
+                    self.first.setdefault(w, m.end())
+
+    def binds_before(self, text: str, name: str, start: int, ls: int) -> bool:
+        """``any(has_word(m.group(1), name) and not _NOT_A_LOADER.match(text, m.end()) for
+        m in _matches_on_lines(_FOR_TARGET, text, "for", start, ls))``: the targets read
+        over the whole span end where they would end before ``ls`` unless one runs past
+        it (then asked again, up to ``ls``)."""
+        k = bisect.bisect_left(self.starts, ls)
+        if k and self.reach[k - 1] > ls:  # (a target that runs past the line: read up to it)
+            return any(has_word(m.group(1), name) and not _NOT_A_LOADER.match(text, m.end())
+                       for m in _matches_on_lines(_FOR_TARGET, text, "for", start, ls))
+        return self.first.get(name, ls + 1) <= ls
+
+
+_WORD_RUN = re.compile(r"\w+")
 
 
 # what a ``for`` iterates that no parameter can be: a dict's or a module's own view, a

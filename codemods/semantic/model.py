@@ -146,6 +146,15 @@ class ValueUses:
         return not self.escapes
 
 
+
+def _stmt_start(st) -> tuple:
+    """Where a top-level statement's text starts: its first decorator's line for a
+    decorated definition, else its own (line, column)."""
+    decos = getattr(st, "decorator_list", None)
+    if decos:
+        return min((st.lineno, st.col_offset), (decos[0].lineno, decos[0].col_offset))
+    return st.lineno, st.col_offset
+
 class SemanticModel:
     def __init__(self, text: str, path: str = "", project=None, lazy: bool = True, package: Optional[str] = None,
                  lazy_min_chars: int = 2000):
@@ -163,6 +172,7 @@ class SemanticModel:
         self._origins: dict = {}
         self._sites: dict = {}
         self._named: dict = {}  # find_named's answers (types, names, words) -> nodes
+        self._stmt_starts: dict = {}  # chunk -> where each of its statements starts (_adopt_around)
         self._classes: dict = {}
         self._attr_cache: dict = {}
         self._instance_busy: set = set()
@@ -373,7 +383,14 @@ class SemanticModel:
         c = self.source.chunk_of_line(line)  # the one chunk whose lines hold the node's
         if c is None or c.stmts is None:
             return None
-        stack = [(self.module, st) for st in c.stmts]
+        stmts = c.stmts
+        if len(stmts) > 32:  # (a long run of module-level statements: the one that may hold it)
+            starts = self._stmt_starts.get(c)
+            if starts is None:
+                starts = self._stmt_starts[c] = [_stmt_start(st) for st in stmts]
+            k = bisect.bisect_right(starts, key[:2]) - 1
+            stmts = stmts[k:k + 1] if k >= 0 else []
+        stack = [(self.module, st) for st in stmts]
         while stack:
             p, n = stack.pop()
             if n not in parent:
