@@ -708,9 +708,7 @@ def trainer_move(sem: SemanticModel, call: ast.Call, model, positional: bool = F
     if where is None:
         return None
     for o in sem.origins(model):
-        n = o.node
-        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr != "from_pretrained":
-            n = n.func.value
+        n = _loading_call(o.node)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "from_pretrained" \
                 and any(k.arg is None or k.arg in _PLACED_LOAD for k in n.keywords):
             return None
@@ -1864,7 +1862,6 @@ _FEW_NAMES = 8
 # a name written as a callee of its own (``name(``) or as a receiver (``name.``, and the
 # method called on it right there: ``name.meth(``)
 _CALLEE_OR_RECEIVER = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(\(|\.(?:(\w+)\()?)")
-_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
 def _any_called(text: str, names, start: int, end: int) -> bool:
@@ -1874,7 +1871,7 @@ def _any_called(text: str, names, start: int, end: int) -> bool:
     (``name.act(``) is asked about on its own.  (A name that is no plain identifier,
     ``self.model``, is asked as :func:`_calls_name` does.)"""
     names = set(names)
-    plain = {n for n in names if _IDENTIFIER.fullmatch(n)}
+    plain = {n for n in names if _NAME.fullmatch(n)}
     if any(_calls_name(text, n, start, end) for n in names - plain):
         return True
     if not plain:
@@ -2252,6 +2249,15 @@ def _hf_model_load(q: Optional[str]) -> bool:
         and _HF_NOT_MODEL.search(q.rsplit(".", 2)[-2]) is None
 
 
+def _loading_call(n):
+    """The ``from_pretrained(...)`` call a value made by a chain of method calls on it
+    comes from (``X.from_pretrained(...).to(device).eval()``); the chain's first node when
+    it holds none."""
+    while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr != "from_pretrained":
+        n = n.func.value
+    return n
+
+
 def hf_model(sem: SemanticModel, expr) -> bool:
     """``expr`` is a Hugging Face model (``AutoModelForCausalLM.from_pretrained(...)``,
     not a tokenizer, processor or config) loaded without ``device_map=`` (whose hooks
@@ -2260,9 +2266,7 @@ def hf_model(sem: SemanticModel, expr) -> bool:
     if not _hf_class(sem, expr, _HF_NOT_MODEL):
         return False
     for o in sem.origins(expr):
-        n = o.node
-        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr != "from_pretrained":
-            n = n.func.value
+        n = _loading_call(o.node)
         if not isinstance(n, ast.Call) or any(k.arg is None or k.arg == "device_map" and single_device_map(k.value) is None
                                               for k in n.keywords):
             return False
@@ -2465,7 +2469,22 @@ def _module_moved_cached(text: str) -> frozenset:
     if not (".to(" in text or ".cuda(" in text or "device_map" in text or "Trainer(" in text):
         return frozenset()
     out = set()
-    defs = None
+    defs, ends = None, {}  # the top-level definitions' starts, and their ends once read
+
+    def definition_at(ls: int) -> tuple:
+        """``(start, end)`` of the top-level definition last started at or before ``ls``
+        ((-1, -1): none)."""
+        nonlocal defs
+        if defs is None:
+            defs = _def_starts(text)
+        k = bisect.bisect_right(defs, ls) - 1
+        if k < 0:
+            return -1, -1
+        end = ends.get(k)
+        if end is None:
+            end = ends[k] = definition_span(text, defs[k])[1]  # (once per definition)
+        return defs[k], end
+
     for needle in (".to(", ".cuda(", "device_map"):
         i = text.find(needle)
         while i >= 0:
@@ -2485,16 +2504,8 @@ def _module_moved_cached(text: str) -> frozenset:
             while start < i and text[start] in " \t":
                 start += 1
             m = _NAME.match(text, start, i)
-            if m is not None and start > ls:
-                if defs is None:
-                    defs, ends = _def_starts(text), {}
-                k = bisect.bisect_right(defs, ls) - 1
-                if k >= 0:
-                    end = ends.get(k)
-                    if end is None:
-                        end = ends[k] = definition_span(text, defs[k])[1]  # (once per definition)
-                    if ls < end:
-                        m = None  # in a definition: its own code
+            if m is not None and start > ls and ls < definition_at(ls)[1]:
+                m = None  # in a definition: its own code
             if m is not None:
                 rest = text[m.end():i]
                 after = rest.lstrip(" \t")
@@ -2504,16 +2515,10 @@ def _module_moved_cached(text: str) -> frozenset:
     i = text.find("Trainer(")
     while i >= 0:  # a Hugging Face trainer made by module-level code moves the model it is given
         ls = text.rfind("\n", 0, i) + 1
-        if defs is None:
-            defs, ends = _def_starts(text), {}
-        k = bisect.bisect_right(defs, ls) - 1
-        if k >= 0 and text[ls] in " \t" or k >= 0 and defs[k] == ls:
-            end = ends.get(k)
-            if end is None:
-                end = ends[k] = definition_span(text, defs[k])[1]
-            if ls < end:
-                i = text.find("Trainer(", end)
-                continue  # in a definition: its own code
+        top, end = definition_at(ls)
+        if (text[ls] in " \t" or top == ls) and ls < end:
+            i = text.find("Trainer(", end)
+            continue  # in a definition: its own code
         # the call's text: up to the next line that starts in column 0 (the statement's
         # end or later), to the end of the file should a triple-quoted string stand between
         m = _NEXT_TOP.search(text, i)

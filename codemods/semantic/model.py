@@ -147,13 +147,13 @@ class ValueUses:
 
 
 
-def _stmt_start(st) -> tuple:
-    """Where a top-level statement's text starts: its first decorator's line for a
-    decorated definition, else its own (line, column)."""
-    decos = getattr(st, "decorator_list", None)
+def _text_start(n) -> tuple:
+    """Where a node's text starts, ``(line, column)``: its first decorator's for a
+    decorated definition (decorators stand above the ``def`` line)."""
+    decos = getattr(n, "decorator_list", None)
     if decos:
-        return min((st.lineno, st.col_offset), (decos[0].lineno, decos[0].col_offset))
-    return st.lineno, st.col_offset
+        return min((n.lineno, n.col_offset), (decos[0].lineno, decos[0].col_offset))
+    return n.lineno, n.col_offset
 
 class SemanticModel:
     def __init__(self, text: str, path: str = "", project=None, lazy: bool = True, package: Optional[str] = None,
@@ -387,7 +387,7 @@ class SemanticModel:
         if len(stmts) > 32:  # (a long run of module-level statements: the one that may hold it)
             starts = self._stmt_starts.get(c)
             if starts is None:
-                starts = self._stmt_starts[c] = [_stmt_start(st) for st in stmts]
+                starts = self._stmt_starts[c] = [_text_start(st) for st in stmts]
             k = bisect.bisect_right(starts, key[:2]) - 1
             stmts = stmts[k:k + 1] if k >= 0 else []
         stack = [(self.module, st) for st in stmts]
@@ -403,10 +403,7 @@ class SemanticModel:
                 if not lz[2] <= key[0] <= lz[3]:
                     continue  # the node is in another method's text: this one stays unparsed
             elif ln is not None:
-                start = (ln, n.col_offset)
-                decos = getattr(n, "decorator_list", None)
-                if decos:  # decorators stand above the ``def`` line, outside its span
-                    start = min(start, (decos[0].lineno, decos[0].col_offset))
+                start = _text_start(n)  # (decorators stand outside the ``def``'s span)
                 pc = pending_class(n)
                 if pc is not None and start <= key[:2] and key[0] < pc[1]:
                     pass  # in a class before its last method (not parsed yet): inside the class
