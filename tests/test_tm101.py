@@ -2706,3 +2706,102 @@ def test_the_witness_screen_reads_each_definition_once_with_the_same_answer(line
     text = "\n".join(lines) + "\n"
     D.may_witness.cache_clear()
     assert D.may_witness(text) == _may_witness_by_each_line(text)
+
+
+# ----------------------------------------------------------------------------- models of other files, wrappers
+
+
+_NET_PY = ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self, device):\n        super().__init__()\n"
+           "        self.device = device\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n{body}"
+           "        return self.fc(x)\n")
+
+
+@pytest.mark.parametrize("build", ['Net("cuda").cuda()', 'net.Net("cuda").cuda()'])
+@pytest.mark.parametrize("body, found", [
+    ("", True),
+    # look-alike: its forward moves what it gets (a model that places its inputs)
+    ("        x = x.to(self.device)\n", False),
+])
+def test_a_model_of_another_file_that_places_its_inputs(tmp_path, build, body, found):
+    (tmp_path / "net.py").write_text(_NET_PY.format(body=body))
+    src = ("import torch\nimport net\nfrom net import Net\nfrom torch.utils.data import DataLoader\n\n\n"
+           f"def main(ds):\n    loader = DataLoader(ds, batch_size=4)\n    model = {build}\n"
+           "    for x, y in loader:\n        out = model(x)\n        print(out)\n")
+    (tmp_path / "main.py").write_text(src)
+    r = process_text(str(tmp_path / "main.py"), src, Options(), Project(roots=(str(tmp_path),)))
+    got = [f for f in r.findings if f.code == "TM101"]
+    assert len(got) == (1 if found else 0)
+    if found:
+        assert got[0].line == 11 and "x = x.cuda()" in r.diff.decode()
+
+
+@pytest.mark.parametrize("module, found", [
+    (None, True),  # the module is not in the tree: read as a plain module, as where it is moved
+    ("class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n"
+     "    def forward(self, x):\n        return self.fc(x)\n", True),
+    # look-alike: the class of the tree moves what it gets
+    ("class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n"
+     "    def forward(self, x):\n        return self.fc(x.cuda())\n", False),
+])
+def test_a_model_of_another_file_moved_under_a_condition(tmp_path, module, found):
+    """zylo117/Yet-Another-EfficientDet-Pytorch train.py, reduced: the model is moved only
+    when there is a GPU (``if params.num_gpus > 0: model = model.cuda()``) and the
+    validation loop gives it the batch unmoved; the fix moves the batch under the same
+    condition."""
+    if module is not None:
+        (tmp_path / "backbone.py").write_text("import torch.nn as nn\n\n\n" + module)
+    src = ("import torch\nfrom torch.utils.data import DataLoader\nfrom backbone import Net\n\n\n"
+           "def validate(params, ds):\n    loader = DataLoader(ds, batch_size=4)\n    model = Net()\n"
+           "    if params.num_gpus > 0:\n        model = model.cuda()\n    for x, y in loader:\n"
+           "        out = model(x)\n        print(out)\n")
+    (tmp_path / "main.py").write_text(src)
+    r = process_text(str(tmp_path / "main.py"), src, Options(), Project(roots=(str(tmp_path),)))
+    got = [f for f in r.findings if f.code == "TM101"]
+    assert len(got) == (1 if found else 0)
+    if found:
+        assert got[0].line == 12
+        assert "    for x, y in loader:\n+        if params.num_gpus > 0:\n+            x = x.cuda()\n" in r.diff.decode()
+
+
+_SERVER = """\
+import numpy as np
+import torch
+
+
+class Inference(Worker):
+    def __init__(self):
+        super().__init__()
+{init}
+    def {method}(self, data):
+        x = torch.from_numpy(np.asarray(data, dtype=np.float32))
+        with torch.no_grad():
+            return self.model(x).tolist()
+"""
+
+
+@pytest.mark.parametrize("method", ["forward", "predict"])
+@pytest.mark.parametrize("init, fixed", [
+    ("        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+     "        self.model = torch.nn.Linear(4, 2)\n        self.model.to(self.device)\n", True),
+    # look-alikes for the fix (reported only): a method of its own runs before the device is
+    # set; the device is set under a condition
+    ("        self.load()\n        self.device = torch.device('cuda')\n"
+     "        self.model = torch.nn.Linear(4, 2)\n        self.model.to(self.device)\n", False),
+    ("        if torch.cuda.is_available():\n            self.device = torch.device('cuda')\n"
+     "        else:\n            self.device = torch.device('cpu')\n"
+     "        self.model = torch.nn.Linear(4, 2)\n        self.model.to(self.device)\n", False),
+])
+def test_a_tensor_a_serving_worker_makes_for_its_moved_model(method, init, fixed):
+    """mosecorg/mosec examples (before 92f4548), reduced: a serving framework's worker
+    (``forward`` is its API, not a module's) moves its model in ``__init__`` and gives it
+    a tensor made on the CPU; ``self.device``, set by ``__init__`` before anything else
+    runs, holds the device in every other method."""
+    src = "from mosec import Worker\n" + _SERVER.format(init=init, method=method)
+    r = process_text("server.py", src, Options(select=frozenset({"TM101"})))
+    line = src.splitlines().index("            return self.model(x).tolist()") + 1
+    assert [f.line for f in r.findings] == [line] and r.changed == fixed
+    if fixed:
+        out = apply_patch(src.encode(), r.diff).decode()
+        assert "        x = torch.from_numpy(np.asarray(data, dtype=np.float32))\n        x = x.to(self.device)\n" in out
+    else:
+        assert not r.changed and r.findings[0].fix is None

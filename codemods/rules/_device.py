@@ -487,8 +487,9 @@ def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None,
     # a constructor of another file's class: a module (as a same-file one) when it is
     # one and some other way the value comes is moved (its file is read only then)
     moved = any(moves for _, moves, _ in paths)
-    paths = [("module" if moved and _sibling_module_class(sem, b) else "moved" if m else "unknown", m, b)
-             if k == _MAYBE_MODULE else (k, m, b) for k, m, b in paths]
+    moved_bases = {id(b) for _, m, b in paths if m}
+    paths = [(_maybe_module_kind(sem, b, m, moved, moved_bases), m, b) if k == _MAYBE_MODULE else (k, m, b)
+             for k, m, b in paths]
     st: Optional[ModelState] = ModelState()
     is_model = False
     # the bare module counts only beside a wrapper applied when there are several GPUs
@@ -874,16 +875,50 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
 _MAYBE_MODULE = "maybe-module"
 
 
+def _maybe_module_kind(sem: SemanticModel, call: ast.Call, moves: list, moved: bool, moved_bases: set) -> str:
+    """The kind of a way a value made by ``call`` (a callee this file does not define)
+    reaches its use: "module" when some way is moved and it is a module class of another
+    file that stays where it is made; "moved" on a way that moves it; "moved" too, with
+    no move on this way, when another way moves the value this very call made
+    (``if args.cuda: model = model.cuda()``) and no file of the tree defines the callee
+    (an installed package, a module the tree lacks): as where it is moved, a module,
+    read as a plain one; "unknown" otherwise."""
+    if moved and _sibling_module_class(sem, call):
+        return "module"
+    if moves:
+        return "moved"
+    if id(call) in moved_bases and sem.sibling_definitions(call.func)[0] is None:
+        return "moved"
+    return "unknown"
+
+
+def _sibling_class(sem: SemanticModel, call: ast.Call) -> tuple:
+    """``(model of the other file, class)`` when ``call`` constructs a module class of
+    another file of the project (``from model import VAE``; ``VAE(opt)``), else ``(None,
+    None)``."""
+    if not isinstance(call.func, (ast.Name, ast.Attribute)) or not sem.sibling_may_define(call.func, "class "):
+        return None, None
+    other, bs = sem.sibling_definitions(call.func)
+    if other is None or len(bs) != 1 or bs[0].kind is not BindingKind.CLASS or not isinstance(bs[0].node, ast.ClassDef):
+        return None, None
+    return other, bs[0].node
+
+
+def sibling_places_inputs(sem: SemanticModel, call: ast.Call) -> bool:
+    """``call`` constructs a module class of another file of the project one of whose
+    methods moves what it receives (``x = x.to(self.device)`` in ``forward``): it places
+    its inputs itself, as :func:`class_moves_arguments` tells of a same-file one."""
+    other, cls = _sibling_class(sem, call)
+    return cls is not None and is_module_class(other, cls) and class_moves_arguments(other, cls)
+
+
 def _sibling_module_class(sem: SemanticModel, call: ast.Call) -> bool:
     """``call`` constructs a module class of another file of the project (``from model
     import VAE``; ``VAE(opt)``) that neither moves itself in ``__init__`` nor moves what
     its methods receive: a module that stays where it is made, as a same-file one."""
-    if not isinstance(call.func, (ast.Name, ast.Attribute)) or not sem.sibling_may_define(call.func, "class "):
+    other, cls = _sibling_class(sem, call)
+    if cls is None:
         return False
-    other, bs = sem.sibling_definitions(call.func)
-    if other is None or len(bs) != 1 or bs[0].kind is not BindingKind.CLASS or not isinstance(bs[0].node, ast.ClassDef):
-        return False
-    cls = bs[0].node
     got = _SIBLING_CLASSES.get(cls)
     if got is None and not is_module_class(other, cls):
         got = _SIBLING_CLASSES[cls] = False
@@ -1107,14 +1142,17 @@ def bound_before(sem: SemanticModel, text: str, at) -> bool:
     """Every name the expression ``text`` reads holds a value when ``at`` runs: a
     parameter of the function around it, a name of its scope bound by a statement that
     runs before it (earlier in a block that holds ``at``), or a module name bound before
-    the definition of the function that holds ``at``.  An attribute (``self.device``:
-    set where, in which order?) is not taken, but for a trainer's ``trainer.args.device``
-    (:func:`trainer_device_text`: set once the trainer is made)."""
+    the definition of the function that holds ``at``.  An attribute (set where, in which
+    order?) is not taken, but for a trainer's ``trainer.args.device``
+    (:func:`trainer_device_text`: set once the trainer is made) and for ``self.<name>``
+    in a method that the class's ``__init__`` sets first thing (:func:`_set_by_init`)."""
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         return False
     body = tree.body
+    if isinstance(body, ast.Attribute) and isinstance(body.value, ast.Name) and body.value.id == "self":
+        return _set_by_init(sem, body.attr, at)
     if isinstance(body, ast.Attribute) and body.attr == "device" and isinstance(body.value, ast.Attribute) \
             and body.value.attr == "args" and isinstance(body.value.value, ast.Name):
         tree = body.value.value
@@ -1125,6 +1163,29 @@ def bound_before(sem: SemanticModel, text: str, at) -> bool:
         if isinstance(n, ast.Name) and not any(_binding_before(sem, b, scope, at) for b in sem.lookup(scope, n.id)):
             return False
     return True
+
+
+def _set_by_init(sem: SemanticModel, attr: str, at) -> bool:
+    """``at`` is in a method (other than ``__init__``) of a class whose ``__init__`` sets
+    ``self.<attr>`` by a statement of its own body, before it calls any method of
+    ``self``: the attribute holds a value whenever a method of a made object runs."""
+    fn = sem.enclosing_function(at)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__" \
+            or not fn.args.args or fn.args.args[0].arg != "self":
+        return False
+    cls = sem.parent(fn)
+    init = sem.method(cls, "__init__") if isinstance(cls, ast.ClassDef) else None
+    if init is None or not init.args.args or init.args.args[0].arg != "self":
+        return False
+    for st in init.body:
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) and t.value.id == "self"
+               for t in targets):
+            return True
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+               and n.func.value.id == "self" for n in ast.walk(st)):
+            return False  # (a method of its own may run before the attribute is set)
+    return False
 
 
 def _binding_before(sem: SemanticModel, b, scope, at) -> bool:
@@ -2440,12 +2501,14 @@ _TOP_DEF = re.compile(r"\n(?:class |def |async def |@)")
 
 def _definition_may_meet(text: str, top: int, end: int) -> bool:
     """The top-level definition ``text[top:end]`` moves and calls something
-    (:func:`moved_and_called`) or calls a name the module-level code moves; False for
-    a class that defines a ``forward`` (a module, whose own code is TM102's)."""
-    if text.startswith("class ", top) and text.find("def forward", top, end) >= 0:
-        return False  # a trainer defines no forward
+    (:func:`moved_and_called`) or calls a name the module-level code moves; a class that
+    defines a ``forward`` (most often a module, whose own code is TM102's) only when it
+    moves and calls something itself (a serving framework's worker: ``forward`` is its
+    API; :func:`made_tensors` tells a module class by its bases)."""
     if moved_and_called(text, top, end):
         return True
+    if text.startswith("class ", top) and text.find("def forward", top, end) >= 0:
+        return False  # a trainer defines no forward
     # a model the module-level code moves, called in this definition
     names = _module_moved_names(text)
     if len(names) > _FEW_NAMES:

@@ -21,6 +21,7 @@ from ._device import (
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
+    sibling_places_inputs,
     hf_model, tokenizer_output, device_label, is_trainer_call, trainer_device_text, TRAINER_FRAMEWORKS as _TRAINER_FRAMEWORKS,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
@@ -167,10 +168,23 @@ def _returns_on_device(sem: SemanticModel, callee) -> bool:
 
 
 def _places_inputs(sem: SemanticModel, callee) -> bool:
-    """A same-file module class that moves what its methods receive (``x =
-    x.to(self.device)`` in ``forward`` or a preprocessing method): it places its inputs
-    itself.  Tensors it makes (``torch.zeros(...).to(device)``) do not count."""
-    return any(cls is not None and _class_moves_arguments(sem, cls) for cls in _constructor_classes(sem, callee))
+    """A module class that moves what its methods receive (``x = x.to(self.device)`` in
+    ``forward`` or a preprocessing method), of this file or of another file of the
+    project that the constructor names (``net.Net(...)``): it places its inputs itself.
+    Tensors it makes (``torch.zeros(...).to(device)``) do not count."""
+    for o in sem.origins(callee):
+        n = o.node
+        while isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Call):
+            n = n.func.value  # ``Net(...).to(device).eval()``; ``net.Net(...)`` stays
+        if not isinstance(n, ast.Call):
+            continue
+        cls = sem.callee(n)
+        if isinstance(cls, ast.ClassDef):
+            if _class_moves_arguments(sem, cls):
+                return True
+        elif cls is None and sibling_places_inputs(sem, n):
+            return True
+    return False
 
 
 def _store_result(stmt: ast.stmt, target: str, code: str):
