@@ -1560,12 +1560,17 @@ class DeviceBatchNotMoved(Rule):
     under an `if` is copied with its condition verbatim.  When an element also goes to a callee that cannot be
     read together with device values (an imported loss, a metric object) the fix moves
     it too and is unsafe.  Report only: an unknown device (`args.device`, `local_rank`),
-    a model moved inside a builder function or under a condition that cannot be copied,
+    a model moved inside a builder function or under a condition that cannot be copied
+    (a model made by a callee no file of the tree defines, `model = Net()` then `if
+    args.cuda: model = model.cuda()`, is that module moved under that condition; one
+    whose class, of this file or another of the project, moves what its `forward` gets
+    places its inputs: not reported),
     a batch whose structure is unknown, a model parameter of a function that only the
     scripts importing the file call (`net = Net().to(device); evaluate(net, loader)` in
     main.py, read there: the device is theirs), also one a class keeps from its
     constructor (`self.model = model`; `Evaluator(net, loader).run()` in main.py).  A made tensor is moved right after the
-    statement that makes it, when the device's names are bound before it and no read of
+    statement that makes it, when the device's names are bound before it (in a method,
+    `self.device` that `__init__` sets first thing) and no read of
     the tensor is on the host (`X.numpy()`, `plt.plot(X)`, a dataset); otherwise report
     only; a call that returns a tuple of them (an LSTM's `(h0, c0)`) is reported only.
     One made as a moved model's argument gets the model's move there
