@@ -864,6 +864,35 @@ def test_builders_kwargs_without_another_count_is_silent(args):
     assert r.findings == []
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("call, found", [
+    ("net(pretrained=True, num_classes=16)", True),
+    ("models.net(num_classes=16, pretrained=True)", True),
+    # look-alikes: the default count; no load runs; the builder of another module
+    ("net(pretrained=True, num_classes=1000)", False),
+    ("net(num_classes=16)", False),
+    ("other.net(pretrained=True, num_classes=16)", False),
+])
+def test_class_count_through_a_builders_kwargs_from_an_importer(tmp_path, jobs, call, found):
+    """VectXmy/FCOS.Pytorch-style: a copied torchvision ``resnet.py`` whose builders no
+    code of its own file calls; the script that imports it asks for another class count
+    with the pretrained weights."""
+    from torchmend import runner
+
+    builder = KWARGS_BUILDER.split("\n\nmodel = net(")[0] + "\n"
+    (tmp_path / "models.py").write_text(builder)
+    (tmp_path / "other.py").write_text("def net(**kwargs):\n    return None\n")
+    (tmp_path / "train.py").write_text(f"import models\nimport other\nfrom models import net\n\nmodel = {call}\n")
+    opts = Options(select=frozenset({"TM401"}))
+    res = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=jobs).results}
+    got = res["models.py"].findings
+    assert len(got) == (1 if found else 0) and not res["train.py"].findings
+    if found:
+        assert got[0].line == builder.splitlines().index(
+            '        model.load_state_dict(load_state_dict_from_url("https://x/net_imagenet-1000.pth"))') + 1
+        assert "num_classes=16 (through `**kwargs` from train.py line 5)" in got[0].message
+
+
 def test_builder_that_changes_its_kwargs_is_not_read():
     # ``kwargs.pop("num_classes")``: the count the call passes may not reach the constructor
     src = KWARGS_BUILDER.format(args="num_classes=16, pretrained=True").replace(

@@ -810,7 +810,13 @@ class Heads:
         guards = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} & {
             x.id for n in sem.walk(fn) if isinstance(n, (ast.If, ast.IfExp)) for x in ast.walk(n.test)
             if isinstance(x, ast.Name)}
-        for site in sem.file_calls(fn):
+        # the calls of this file, then (a builder no code of its file calls: a copied
+        # torchvision ``resnet.py``) those of the scripts that import it
+        sites = [(sem, site, f"line {site.lineno}") for site in sem.file_calls(fn)]
+        if not sites and sem.parent(fn) is sem.module:
+            sites = [(other, site, f"{os.path.basename(other.path)} line {site.lineno}")
+                     for other, site in sem.importer_calls(fn)]
+        for where, site, at in sites:
             given = {k.arg: k.value for k in site.keywords if k.arg}
             if any(not (isinstance(given.get(g), ast.Constant) and given[g].value) for g in guards):
                 continue  # (this call does not load: ``net(num_classes=16)``, ``pretrained=False``)
@@ -819,9 +825,9 @@ class Heads:
                     continue
                 if any(x.arg == k.arg for x in call.keywords if x is not kw):
                     return None  # (passing it twice fails: not this shape)
-                got = _sized_head(call, f"`{sem.segment(call.func)}` was built with {k.arg}={sem.segment(k.value)}"
-                                        f" (through `**{kw.value.id}` from line {site.lineno})",
-                                  sem.origins(k.value), self._default(call, cls, k.arg), k.value)
+                got = _sized_head(call, f"`{sem.segment(call.func)}` was built with {k.arg}={where.segment(k.value)}"
+                                        f" (through `**{kw.value.id}` from {at})",
+                                  where.origins(k.value), self._default(call, cls, k.arg), k.value)
                 if got is not None:
                     return got
         return None

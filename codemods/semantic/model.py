@@ -1085,6 +1085,24 @@ class SemanticModel:
             return []
         index = pos.index(param) - skip if param in pos else None
         out = []
+        for other, call in self.importer_calls(fdef, limit):
+            found, _ = _passed(call, param, index)
+            if found is not None:
+                out.append((other, found, call))
+        return out
+
+    def importer_calls(self, fdef, limit: int = 8) -> list:
+        """``(model of the other file, call)`` for the calls of ``fdef`` (a module-level
+        function, a method of a module-level class or its ``__init__``) that the files
+        importing this one make (:meth:`importer_arguments`)."""
+        if self.project is None or not isinstance(fdef, _DEFS):
+            return []
+        owner = self.parent(fdef)
+        if owner is self.module:
+            owner = None
+        elif not (isinstance(owner, ast.ClassDef) and self.parent(owner) is self.module and not fdef.decorator_list):
+            return []
+        out = []
         made = owner is not None and fdef.name == "__init__"  # (called as the class)
         for path, module in self.project.neighbour_importers(self.path, owner.name if owner else fdef.name)[:limit]:
             other = self.project.model_for(path)
@@ -1097,9 +1115,7 @@ class SemanticModel:
                         continue
                 elif not (isinstance(call.func, ast.Attribute) and other._made_by(call.func.value, target)):
                     continue
-                found, _ = _passed(call, param, index)
-                if found is not None:
-                    out.append((other, found, call))
+                out.append((other, call))
         return out
 
     def _made_by(self, expr, qualname: str) -> bool:
