@@ -944,6 +944,49 @@ def test_a_step_on_a_branch_that_never_clears(test, other, reported):
         assert got[0].fix is None and "on its branch" in got[0].message and got[0].line == 13
 
 
+# (GodWriter/GAN-Pytorch unit/train.py: ``optimizer_G`` steps every batch, and the only
+# call that may clear its gradients, ``save_sample(..., E1, E2, G1, G2, ...)`` of a module
+# the tree lacks, runs every ``opt.sample_interval`` batches)
+WINDOWED = """\
+import torch
+from utils import save_sample
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(10):
+    for i, (x, y) in enumerate(loader):
+        batches_done = epoch * len(loader) + i
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+{window}"""
+
+
+@pytest.mark.parametrize("window, reported", [
+    ("        if i % 100 == 0:\n            optimizer.zero_grad()\n", "its gradients are cleared only under `if i % 100 == 0:`"),
+    ("        if batches_done % 50 == 0:\n            save_sample(loader, model)\n",
+     "nothing but `save_sample(...)` may clear its gradients, and only under `if batches_done % 50 == 0:`"),
+    # look-alikes: something clears on every iteration too; a test that is no window of the
+    # loop counter; an else branch; the step also runs only in the window (accumulation)
+    ("        if i % 100 == 0:\n            save_sample(loader, model)\n        optimizer.zero_grad()\n", None),
+    ("        if args.sample:\n            optimizer.zero_grad()\n", None),
+    ("        if i % 100 == 0:\n            optimizer.zero_grad()\n        else:\n            print(i)\n", None),
+])
+def test_gradients_cleared_only_once_every_few_iterations(window, reported):
+    r = process_text("t.py", WINDOWED.format(window=window), Options(select=frozenset({"TM201", "TM202"})))
+    assert r.error is None, r.error
+    got = [f for f in r.findings if f.code == "TM201"]
+    assert len(got) == (1 if reported else 0), [f.message for f in r.findings]
+    if reported:
+        assert got[0].fix is None and got[0].line == 10 and reported in got[0].message, got[0].message
+
+
+def test_an_accumulation_window_that_steps_is_not_a_cleared_window():
+    src = WINDOWED.format(window="").replace(
+        "        optimizer.step()\n", "        if (i + 1) % 4 == 0:\n            optimizer.step()\n            optimizer.zero_grad()\n")
+    r = process_text("t.py", src, Options(select=frozenset({"TM201", "TM202"})))
+    assert not any("once every few iterations" in f.message for f in r.findings)
+
+
 def test_a_branch_whose_other_branch_clears_by_assignment():
     """``p.grad = None`` in the AMP branch (an assignment, not a call) is named as it is written."""
     src = BRANCHES.format(test="args.amp", other="        loss.backward()\n        optimizer.step()\n").replace(

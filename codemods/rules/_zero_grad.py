@@ -547,6 +547,31 @@ class Analysis:
                     return steps[0], zeros[0], a
         return None
 
+    def windowed_clear(self, loop, st: Stepper, facts: LoopFacts, all_opts: set[str]):
+        """``(if, what)``: the first ``if`` of the loop body that opens once every few
+        iterations (``if i % 100 == 0:``; the counter also through a name the body binds
+        to it plus an offset, ``batches_done = epoch * len(loader) + i``) and may clear
+        ``st``'s gradients (``what``: why), when every clearing of them in the loop may
+        happen only in such ``if``s while each step of ``st`` and a backward() run every
+        iteration: between two of its openings, each step applies the gradients
+        accumulated since.  None otherwise."""
+        sem = self.sem
+        if not all(direct(sem, c, loop) for c in st.calls) or not any(direct(sem, c, loop) for c in facts.backwards):
+            return None
+        counters = loop_counters(sem, loop)
+        counters |= _offset_counters(loop, counters)
+        windows = [s for s in loop.body if isinstance(s, ast.If) and not s.orelse and window_test(sem, s.test, counters)]
+        if not windows:
+            return None
+        rest = [s for s in loop.body if not any(s is w for w in windows)]
+        if self.may_clear(loop, st, facts, all_opts, rest) is not None:
+            return None
+        for w in windows:
+            why = self.may_clear(loop, st, facts, all_opts, [w])
+            if why is not None:
+                return w, why
+        return None
+
     def _follow(self, fn, call: Optional[ast.Call], st, facts, watched, seen) -> Optional[str]:
         """Scan the body of a same-file function ``fn`` that ``call`` runs: the caller's
         watched values are watched under the names of the parameters they are passed as
@@ -745,6 +770,19 @@ def loop_counters(sem: SemanticModel, loop) -> set[str]:
             d = sem.dotted(s.target)
             if d is not None:
                 out.add(d)
+    return out
+
+
+def _offset_counters(loop, counters: set[str]) -> set[str]:
+    """Names a statement of the loop body (not under control flow) binds to a counter
+    plus something (``batches_done = epoch * len(loader) + i``, ``step = i + 1``): they
+    change by one every iteration too."""
+    out = set()
+    for s in loop.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
+                and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Add) \
+                and any(isinstance(x, ast.Name) and x.id in counters for x in (s.value.left, s.value.right)):
+            out.add(s.targets[0].id)
     return out
 
 

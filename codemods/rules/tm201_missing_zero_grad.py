@@ -147,7 +147,11 @@ class MissingZeroGrad(Rule):
     at the top of the loop instead).  Gradients cleared by hand only in the body of an
     `if params is not None:` (or `if params:`) where every call of the function in the
     file leaves `params` None (d2l's `train_ch3(..., params=None, optimizer=opt)`) are
-    never cleared.
+    never cleared.  A step and a backward that run every iteration, while whatever
+    clears the gradients (a `zero_grad()`, or an unknown call given the model) runs only
+    under `if i % 100 == 0:` (the counter also through `batches_done = epoch *
+    len(loader) + i`), apply the gradients accumulated since its last opening: reported
+    only (which of the two the author meant is not known).
     """
 
     code = "TM201"
@@ -439,6 +443,17 @@ class MissingZeroGrad(Rule):
         if self._zeroed_outside(ctx, an, loop, st, facts):
             return None
         if an.may_clear(loop, st, facts, all_opts):
+            windowed = an.windowed_clear(loop, st, facts, all_opts)
+            if windowed is not None:
+                w, why = windowed
+                what = "its gradients are cleared only" if why == "zero" else \
+                    f"nothing but {why} may clear its gradients, and only"
+                return ctx.finding(
+                    self, st.calls[0],
+                    f"`{st.text}.step()` runs every iteration, but {what} under `if {sem.segment(w.test)}:` (line"
+                    f" {w.lineno}), once every few iterations: in between, each step applies the gradients accumulated"
+                    " since (clear them every iteration, or step only there too; not fixed automatically)",
+                )
             got = an.unclearing_branch(loop, st, facts, all_opts)
             if got is None:
                 return None
