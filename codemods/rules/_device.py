@@ -2501,14 +2501,12 @@ _TOP_DEF = re.compile(r"\n(?:class |def |async def |@)")
 
 def _definition_may_meet(text: str, top: int, end: int) -> bool:
     """The top-level definition ``text[top:end]`` moves and calls something
-    (:func:`moved_and_called`) or calls a name the module-level code moves; a class that
-    defines a ``forward`` (most often a module, whose own code is TM102's) only when it
-    moves and calls something itself (a serving framework's worker: ``forward`` is its
-    API; :func:`made_tensors` tells a module class by its bases)."""
-    if moved_and_called(text, top, end):
-        return True
+    (:func:`moved_and_called`) or calls a name the module-level code moves; False for
+    a class that defines a ``forward`` (a module, whose own code is TM102's)."""
     if text.startswith("class ", top) and text.find("def forward", top, end) >= 0:
         return False  # a trainer defines no forward
+    if moved_and_called(text, top, end):
+        return True
     # a model the module-level code moves, called in this definition
     names = _module_moved_names(text)
     if len(names) > _FEW_NAMES:
