@@ -2534,12 +2534,21 @@ def test_an_encoding_whose_items_are_used_on_the_host_is_not_moved_where_it_is_m
 @pytest.mark.parametrize("load", [
     'asr = pipeline("automatic-speech-recognition", model="openai/whisper-small", device_map="cuda")\n',
     'asr = StableDiffusionPipeline.from_pretrained("sd", torch_dtype=torch.float16).to("cuda")\n',
+    # an Ultralytics model: calling it predicts, and its predictor moves a tensor to the model's device
+    'asr = YOLO("yolov8n.pt")\nasr.to("cuda")\n',
+    'asr = ultralytics.RTDETR("rtdetr-l.pt")\nif torch.cuda.is_available():\n    asr = asr.cuda()\n',
 ])
 def test_a_pipeline_places_its_own_inputs(load):
-    src = ("import numpy as np\nimport torch\nfrom transformers import pipeline\nfrom diffusers import StableDiffusionPipeline\n\n"
+    src = ("import numpy as np\nimport torch\nimport ultralytics\nfrom transformers import pipeline\n"
+           "from diffusers import StableDiffusionPipeline\nfrom ultralytics import YOLO\n\n"
            + load + 'audio = torch.from_numpy(np.load("a.npy"))\nprint(asr(audio))\n')
     r = process_text("p.py", src, Options(select=frozenset({"TM101"})))
     assert r.findings == []
+    if "YOLO(" in load or "RTDETR(" in load:  # a model of another library, moved the same way, is reported
+        other = src.replace("ultralytics.RTDETR(", "SomeNet(").replace("YOLO(", "SomeNet(").replace(
+            "from ultralytics import YOLO", "from zoo import SomeNet")
+        r = process_text("p.py", other, Options(select=frozenset({"TM101"})))
+        assert [f.code for f in r.findings] == ["TM101"]
 
 
 @pytest.mark.parametrize("test", ["device == 'cuda'", "torch.cuda.is_available()"])

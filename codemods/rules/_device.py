@@ -2291,15 +2291,23 @@ def single_device_map(dm) -> Optional[ast.expr]:
 
 
 def _pipeline(q: Optional[str]) -> bool:
-    """``q`` makes a Hugging Face pipeline, which places its inputs on its model's device
-    itself: ``transformers.pipeline(...)``, a diffusers ``...Pipeline.from_pretrained(...)``
-    (``latents=`` made on the CPU are moved by it)."""
+    """``q`` makes a pipeline, which places its inputs on its model's device itself:
+    ``transformers.pipeline(...)``, a diffusers ``...Pipeline.from_pretrained(...)``
+    (``latents=`` made on the CPU are moved by it), an Ultralytics model (``YOLO(...)``:
+    calling it predicts, and its predictor moves a tensor it gets to the model's
+    device)."""
     if not q:
         return False
     if q in ("transformers.pipeline", "transformers.pipelines.pipeline"):
         return True
     parts = q.split(".")
+    if parts[0] == "ultralytics":
+        return parts[-1] in _ULTRALYTICS_MODELS
     return parts[0] == "diffusers" and any("Pipeline" in p for p in parts[1:])
+
+
+# the model classes of ``ultralytics`` (``ultralytics.YOLO``, ``ultralytics.models.RTDETR``)
+_ULTRALYTICS_MODELS = frozenset({"YOLO", "YOLOWorld", "YOLOE", "RTDETR", "SAM", "FastSAM", "NAS", "Model"})
 
 
 def _hf_model_load(q: Optional[str]) -> bool:
