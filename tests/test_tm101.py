@@ -2745,7 +2745,7 @@ def test_a_model_of_another_file_that_places_its_inputs(tmp_path, build, body, f
 
 
 @pytest.mark.parametrize("module, found", [
-    (None, True),  # the module is not in the tree: read as a plain module, as where it is moved
+    (None, True),  # the module is not in the tree: read as a plain module, as where it is moved (an unsafe fix)
     ("class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n"
      "    def forward(self, x):\n        return self.fc(x)\n", True),
     # look-alike: the class of the tree moves what it gets
@@ -2769,7 +2769,10 @@ def test_a_model_of_another_file_moved_under_a_condition(tmp_path, module, found
     assert len(got) == (1 if found else 0)
     if found:
         assert got[0].line == 12
-        assert "    for x, y in loader:\n+        if params.num_gpus > 0:\n+            x = x.cuda()\n" in r.diff.decode()
+        fix = r.diff.decode() if module is not None else r.suggestions[0].diff.decode()
+        assert "    for x, y in loader:\n+        if params.num_gpus > 0:\n+            x = x.cuda()\n" in fix
+        # (a class no file of the tree defines may place its inputs itself: offered, not applied)
+        assert r.changed == (module is not None)
 
 
 _SERVER = """\
@@ -2777,9 +2780,8 @@ import numpy as np
 import torch
 
 
-class Inference(Worker):
+class Inference({base}):
     def __init__(self):
-        super().__init__()
 {init}
     def {method}(self, data):
         x = torch.from_numpy(np.asarray(data, dtype=np.float32))
@@ -2788,25 +2790,29 @@ class Inference(Worker):
 """
 
 
+_MOVED = "        self.model = torch.nn.Linear(4, 2)\n        self.model.to(self.device)\n"
+
+
 @pytest.mark.parametrize("method", ["predict", "__call__"])
-@pytest.mark.parametrize("init, fixed", [
-    ("        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
-     "        self.model = torch.nn.Linear(4, 2)\n        self.model.to(self.device)\n", True),
-    # look-alikes for the fix (reported only): a method of its own runs before the device is
-    # set; the device is set under a condition
-    ("        self.load()\n        self.device = torch.device('cuda')\n"
-     "        self.model = torch.nn.Linear(4, 2)\n        self.model.to(self.device)\n", False),
-    ("        if torch.cuda.is_available():\n            self.device = torch.device('cuda')\n"
-     "        else:\n            self.device = torch.device('cpu')\n"
-     "        self.model = torch.nn.Linear(4, 2)\n        self.model.to(self.device)\n", False),
+@pytest.mark.parametrize("base, init, fixed", [
+    ("object", "        self.device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n" + _MOVED, True),
+    ("object", "        super().__init__()\n        self.device = torch.device('cuda')\n" + _MOVED, True),
+    # look-alikes for the fix (reported only): a method of its own may run before the device
+    # is set (called; the object handed to a function; a base's __init__ that may call an
+    # override); the device is set under a condition
+    ("object", "        self.load()\n        self.device = torch.device('cuda')\n" + _MOVED, False),
+    ("object", "        register(self)\n        self.device = torch.device('cuda')\n" + _MOVED, False),
+    ("Worker", "        super().__init__()\n        self.device = torch.device('cuda')\n" + _MOVED, False),
+    ("object", "        if torch.cuda.is_available():\n            self.device = torch.device('cuda')\n"
+     "        else:\n            self.device = torch.device('cpu')\n" + _MOVED, False),
 ])
-def test_a_tensor_a_serving_worker_makes_for_its_moved_model(method, init, fixed):
+def test_a_tensor_a_serving_worker_makes_for_its_moved_model(method, base, init, fixed):
     """An inference wrapper (mosecorg/mosec's examples before 92f4548, reduced) moves its
     model in ``__init__`` and gives it a tensor made on the CPU; ``self.device``, set by
     ``__init__`` before anything else runs, holds the device in every other method.  (A
     class that defines ``forward`` is left to TM102, as a module whose base is not known
     may be one.)"""
-    src = "from mosec import Worker\n" + _SERVER.format(init=init, method=method)
+    src = "from mosec import Worker\n" + _SERVER.format(base=base, init=init, method=method)
     r = process_text("server.py", src, Options(select=frozenset({"TM101"})))
     line = src.splitlines().index("            return self.model(x).tolist()") + 1
     assert [f.line for f in r.findings] == [line] and r.changed == fixed

@@ -970,14 +970,30 @@ for epoch in range(10):
     ("        if i % 100 == 0:\n            save_sample(loader, model)\n        optimizer.zero_grad()\n", None),
     ("        if args.sample:\n            optimizer.zero_grad()\n", None),
     ("        if i % 100 == 0:\n            optimizer.zero_grad()\n        else:\n            print(i)\n", None),
+    # (review) a modulus that may be 1 (a name bound to 1, a parameter defaulting to it): the
+    # window may open every time; a counter offset by a batch's value is no counter
+    ("        if i % k == 0:\n            optimizer.zero_grad()\n", None),
+    ("        n = y.sum() + i\n        if n % 2 == 0:\n            optimizer.zero_grad()\n", None),
 ])
 def test_gradients_cleared_only_once_every_few_iterations(window, reported):
-    r = process_text("t.py", WINDOWED.format(window=window), Options(select=frozenset({"TM201", "TM202"})))
+    r = process_text("t.py", "k = 1\n" + WINDOWED.format(window=window), Options(select=frozenset({"TM201", "TM202"})))
     assert r.error is None, r.error
     got = [f for f in r.findings if f.code == "TM201"]
     assert len(got) == (1 if reported else 0), [f.message for f in r.findings]
     if reported:
-        assert got[0].fix is None and got[0].line == 10 and reported in got[0].message, got[0].message
+        assert got[0].fix is None and got[0].line == 11 and reported in got[0].message, got[0].message
+
+
+@pytest.mark.parametrize("loop, found", [
+    ("for i in range(0, len(X), bs):", False),  # (review) ``i % bs == 0`` holds every time
+    ("for i in range(len(X)):", True),
+])
+def test_a_window_over_a_stepped_range(loop, found):
+    src = (f"import torch\nmodel = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+           f"def train(X, Y, bs=8):\n    {loop}\n        if i % bs == 0:\n            opt.zero_grad()\n"
+           "        loss = ((model(X[i:i + bs]) - Y[i:i + bs]) ** 2).mean()\n        loss.backward()\n        opt.step()\n")
+    r = process_text("t.py", src, Options(select=frozenset({"TM201"})))
+    assert len(r.findings) == int(found), [f.message for f in r.findings]
 
 
 def test_an_accumulation_window_that_steps_is_not_a_cleared_window():

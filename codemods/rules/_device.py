@@ -463,6 +463,10 @@ class ModelState:
     # ids of the expressions the module was made by, on the ways with and without a move
     moved_bases: set = field(default_factory=set)
     unmoved_bases: set = field(default_factory=set)
+    # a way without a move was read as the module moved on another way, though no file
+    # of the tree defines its class (``_maybe_module_kind``): whether its ``forward``
+    # places its inputs is not known
+    guessed: bool = False
 
     @property
     def moved(self) -> bool:
@@ -490,6 +494,8 @@ def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None,
     moved_bases = {id(b) for _, m, b in paths if m}
     paths = [(_maybe_module_kind(sem, b, m, moved, moved_bases), m, b) if k == _MAYBE_MODULE else (k, m, b)
              for k, m, b in paths]
+    guessed = any(k == _GUESSED for k, _, _ in paths)
+    paths = [("moved" if k == _GUESSED else k, m, b) for k, m, b in paths]
     st: Optional[ModelState] = ModelState()
     is_model = False
     # the bare module counts only beside a wrapper applied when there are several GPUs
@@ -516,6 +522,8 @@ def model_state(sem: SemanticModel, expr, use, cache: Optional[dict] = None,
             break
     if st is not None and (not paths or not is_model):
         st = None
+    if st is not None:
+        st.guessed = guessed
     if cache is not None:
         cache[key] = st
     return st
@@ -880,16 +888,20 @@ def _maybe_module_kind(sem: SemanticModel, call: ast.Call, moves: list, moved: b
     reaches its use: "module" when some way is moved and it is a module class of another
     file that stays where it is made; "moved" on a way that moves it; "moved" too, with
     no move on this way, when another way moves the value this very call made
-    (``if args.cuda: model = model.cuda()``) and no file of the tree defines the callee
-    (an installed package, a module the tree lacks): as where it is moved, a module,
-    read as a plain one; "unknown" otherwise."""
+    (``if args.cuda: model = model.cuda()``) and the callee's import names no file of
+    the tree (an installed package, a module the tree lacks, or one it does not resolve):
+    as where it is moved, a module, read as a plain one but marked guessed (its class,
+    maybe in the tree after all, may place its inputs); "unknown" otherwise."""
     if moved and _sibling_module_class(sem, call):
         return "module"
     if moves:
         return "moved"
     if id(call) in moved_bases and sem.sibling_definitions(call.func)[0] is None:
-        return "moved"
+        return _GUESSED
     return "unknown"
+
+
+_GUESSED = "guessed"
 
 
 def _sibling_class(sem: SemanticModel, call: ast.Call) -> tuple:
@@ -1167,8 +1179,12 @@ def bound_before(sem: SemanticModel, text: str, at) -> bool:
 
 def _set_by_init(sem: SemanticModel, attr: str, at) -> bool:
     """``at`` is in a method (other than ``__init__``) of a class whose ``__init__`` sets
-    ``self.<attr>`` by a statement of its own body, before it calls any method of
-    ``self``: the attribute holds a value whenever a method of a made object runs."""
+    ``self.<attr>`` by a statement of its own body before anything can run a method of
+    the object: no call before it is given ``self`` or calls a method of it (``self.load()``,
+    ``register(self)``, ``Thread(target=self.serve)``), and a ``super().__init__()`` before
+    it is that of a class with no base but ``object`` or ``torch.nn.Module`` (another
+    base's may call a method the class overrides).  The attribute then holds a value
+    whenever another method of a made object runs."""
     fn = sem.enclosing_function(at)
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == "__init__" \
             or not fn.args.args or fn.args.args[0].arg != "self":
@@ -1177,15 +1193,30 @@ def _set_by_init(sem: SemanticModel, attr: str, at) -> bool:
     init = sem.method(cls, "__init__") if isinstance(cls, ast.ClassDef) else None
     if init is None or not init.args.args or init.args.args[0].arg != "self":
         return False
+    plain = all(sem.qualname(b) in _PLAIN_BASES or isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
     for st in init.body:
         targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
         if any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) and t.value.id == "self"
                for t in targets):
-            return True
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
-               and n.func.value.id == "self" for n in ast.walk(st)):
-            return False  # (a method of its own may run before the attribute is set)
+            return not any(isinstance(n, ast.Call) and _may_run_a_method(n, plain) for n in ast.walk(st))
+        if any(isinstance(n, ast.Call) and _may_run_a_method(n, plain) for n in ast.walk(st)):
+            return False
     return False
+
+
+# bases whose ``__init__`` runs no method a subclass may override
+_PLAIN_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.object"})
+
+
+def _may_run_a_method(call: ast.Call, plain: bool) -> bool:
+    """``call`` (in an ``__init__``) may run a method of the object being made: it is
+    given ``self`` (or its attributes), is called on it, or is ``super().<m>(...)`` of a
+    class whose bases are not ``plain``."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) \
+            and f.value.func.id == "super":
+        return not plain
+    return any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(call))
 
 
 def _binding_before(sem: SemanticModel, b, scope, at) -> bool:

@@ -558,9 +558,12 @@ class Analysis:
         sem = self.sem
         if not all(direct(sem, c, loop) for c in st.calls) or not any(direct(sem, c, loop) for c in facts.backwards):
             return None
-        counters = loop_counters(sem, loop)
+        if _stepped_range(sem, loop):
+            return None  # (``for i in range(0, n, bs)``: ``i % bs == 0`` holds every time)
+        counters = _index_counters(sem, loop)
         counters |= _offset_counters(loop, counters)
-        windows = [s for s in loop.body if isinstance(s, ast.If) and not s.orelse and window_test(sem, s.test, counters)]
+        windows = [s for s in loop.body if isinstance(s, ast.If) and not s.orelse and window_test(sem, s.test, counters)
+                   and not _may_be_one(sem, s.test)]
         if not windows:
             return None
         rest = [s for s in loop.body if not any(s is w for w in windows)]
@@ -773,17 +776,95 @@ def loop_counters(sem: SemanticModel, loop) -> set[str]:
     return out
 
 
+def _stepped_range(sem: SemanticModel, loop) -> bool:
+    """``loop`` runs over ``range(start, stop, step)`` (or its ``enumerate``)."""
+    it = loop.iter if isinstance(loop, (ast.For, ast.AsyncFor)) else None
+    if isinstance(it, ast.Call) and sem.call_qualname(it) == "builtins.enumerate" and it.args:
+        it = it.args[0]
+    return isinstance(it, ast.Call) and sem.call_qualname(it) == "builtins.range" and len(it.args) == 3
+
+
+def _may_be_one(sem: SemanticModel, test) -> bool:
+    """A modulus of ``test`` (``i % k == 0``) may be 1 (the test then holds every time):
+    a name bound to such a constant, or a parameter whose default is one."""
+    for m in ast.walk(test):
+        if not (isinstance(m, ast.BinOp) and isinstance(m.op, ast.Mod) and isinstance(m.right, ast.Name)):
+            continue
+        for o in sem.origins(m.right):
+            v = o.node
+            if o.kind is OriginKind.PARAMETER and o.binding is not None:
+                v = _default(o.binding)
+            if isinstance(v, ast.Constant) and isinstance(v.value, int) and v.value <= 1:
+                return True
+    return False
+
+
+def _default(b) -> Optional[ast.expr]:
+    """The default value of the parameter binding ``b`` (None: none)."""
+    fn = b.scope.node
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return None
+    a = fn.args
+    pos = [*a.posonlyargs, *a.args]
+    for arg, d in zip(pos[len(pos) - len(a.defaults):], a.defaults):
+        if arg.arg == b.name:
+            return d
+    for arg, d in zip(a.kwonlyargs, a.kw_defaults):
+        if arg.arg == b.name:
+            return d
+    return None
+
+
+def _index_counters(sem: SemanticModel, loop) -> set[str]:
+    """The names that count the iterations of ``loop`` one by one: the index of ``for i,
+    batch in enumerate(...)``, the target of ``for i in range(n)``, and what a statement
+    of its body (not under control flow) increments by one (``step += 1``)."""
+    out = set()
+    if isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.iter, ast.Call):
+        q = sem.call_qualname(loop.iter)
+        t = loop.target
+        if q == "builtins.enumerate" and isinstance(t, ast.Tuple) and t.elts and isinstance(t.elts[0], ast.Name):
+            out.add(t.elts[0].id)
+        elif q == "builtins.range" and len(loop.iter.args) < 3 and isinstance(t, ast.Name):
+            out.add(t.id)
+    for s in loop.body:
+        if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) and isinstance(s.value, ast.Constant) \
+                and s.value.value == 1 and isinstance(s.target, ast.Name):
+            out.add(s.target.id)
+    return out
+
+
 def _offset_counters(loop, counters: set[str]) -> set[str]:
     """Names a statement of the loop body (not under control flow) binds to a counter
-    plus something (``batches_done = epoch * len(loader) + i``, ``step = i + 1``): they
-    change by one every iteration too."""
+    plus an integer that stays the same within the loop's run (``batches_done = epoch *
+    len(loader) + i``, ``step = i + 1``; not a batch's value): they change by one every
+    iteration too."""
+    targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)} \
+        if isinstance(loop, (ast.For, ast.AsyncFor)) else set()
     out = set()
     for s in loop.body:
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
-                and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Add) \
-                and any(isinstance(x, ast.Name) and x.id in counters for x in (s.value.left, s.value.right)):
-            out.add(s.targets[0].id)
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Add)):
+            continue
+        a, b = s.value.left, s.value.right
+        for c, other in ((a, b), (b, a)):
+            if isinstance(c, ast.Name) and c.id in counters and _steady_int(other, targets):
+                out.add(s.targets[0].id)
     return out
+
+
+def _steady_int(e, loop_names: set[str]) -> bool:
+    """``e`` is built of integer constants, names the loop does not bind, ``len(...)``
+    and ``+``/``-``/``*`` of those."""
+    if isinstance(e, ast.Constant):
+        return type(e.value) is int
+    if isinstance(e, ast.Name):
+        return e.id not in loop_names
+    if isinstance(e, ast.Call):
+        return isinstance(e.func, ast.Name) and e.func.id == "len"
+    if isinstance(e, ast.BinOp) and isinstance(e.op, (ast.Add, ast.Sub, ast.Mult)):
+        return _steady_int(e.left, loop_names) and _steady_int(e.right, loop_names)
+    return False
 
 
 def window_test(sem: SemanticModel, test, counters: set[str]) -> bool:

@@ -1410,6 +1410,7 @@ class _Plan:
     why: str = ""
     where: str = "a device"
     hint: bool = True  # end a report-only message with where to move the batch
+    unsafe: str = ""  # why the fix is only offered (``--unsafe-fixes``)
 
 
 def _expected_failures(sem: SemanticModel) -> list:
@@ -1562,7 +1563,8 @@ class DeviceBatchNotMoved(Rule):
     it too and is unsafe.  Report only: an unknown device (`args.device`, `local_rank`),
     a model moved inside a builder function or under a condition that cannot be copied
     (a model made by a callee no file of the tree defines, `model = Net()` then `if
-    args.cuda: model = model.cuda()`, is that module moved under that condition; one
+    args.cuda: model = model.cuda()`, is that module moved under that condition, the fix
+    unsafe as its class may place its inputs; one
     whose class, of this file or another of the project, moves what its `forward` gets
     places its inputs: not reported),
     a batch whose structure is unknown, a model parameter of a function that only the
@@ -1570,7 +1572,8 @@ class DeviceBatchNotMoved(Rule):
     main.py, read there: the device is theirs), also one a class keeps from its
     constructor (`self.model = model`; `Evaluator(net, loader).run()` in main.py).  A made tensor is moved right after the
     statement that makes it, when the device's names are bound before it (in a method,
-    `self.device` that `__init__` sets first thing) and no read of
+    `self.device` that `__init__` sets before anything can run a method of the object)
+    and no read of
     the tensor is on the host (`X.numpy()`, `plt.plot(X)`, a dataset); otherwise report
     only; a call that returns a tuple of them (an LSTM's `(h0, c0)`) is reported only.
     One made as a moved model's argument gets the model's move there
@@ -1733,6 +1736,10 @@ class DeviceBatchNotMoved(Rule):
     # ------------------------------------------------------------------ the finding
     def _plan(self, ctx: Context, flow: _Flow) -> _Plan:
         plan = self._move_plan(ctx, flow)
+        guessed = next((text for st, text, _ in flow.models if st.guessed), None)
+        if plan.style and guessed is not None:
+            plan.unsafe = (f"`{guessed}` is moved only under a condition and made by a callee that no file of the tree"
+                           " defines: whether it places its inputs itself is not known")
         needed = frozenset().union(*(n.srcs for n in flow.needs))
         for kept, helper, made in flow.cpu_made:
             if plan.style and kept & needed:
@@ -1864,10 +1871,12 @@ class DeviceBatchNotMoved(Rule):
             hint = f" (move the batch to `next({mname}.parameters()).device`)" if plan.hint else ""
             return ctx.finding(self, sink.node, f"{msg}; {why}{hint}")
         move = needed + maybe
-        unsafe = bool(maybe)
+        unsafe = bool(maybe) or bool(plan.unsafe)
         extra = ""
         if maybe:
             extra = f"; `{', '.join(maybe)}` also goes to {', '.join(whys)} with device values: moved too"
+        if plan.unsafe:
+            extra += f"; {plan.unsafe}"
         body = lp.body
         if not body or lp.is_loop and sem.position(body[0])[0] == lp.node.lineno:
             return ctx.finding(self, sink.node, msg + extra)

@@ -42,7 +42,7 @@ class StrictLoadAfterHeadChange(Rule):
     (`model.fc = nn.Linear(...)`, `model.classifier[-1] = ...`, `model.heads.head = ...`),
     replaced by the builder function that made the model, or sized by the constructor
     (`Net(num_classes=3)`, also through a builder's `**kwargs`: `Net(**kwargs)` in `def
-    net(pretrained=False, **kwargs)` called as `net(num_classes=16, pretrained=True)` in its file or, when no code of its file calls it (a copied torchvision `resnet.py`), in a script that imports it, or a same-file subclass whose `__init__` builds its base with
+    net(pretrained=False, **kwargs)` called as `net(num_classes=16, pretrained=True)` in its file or, when no code of its file calls it (a copied torchvision `resnet.py`), in a script that imports it (not a test), or a same-file subclass whose `__init__` builds its base with
     another count: `super().__init__(BasicBlock, [2, 2, 2, 2], num_classes=10)`).  The checkpoint is followed through variables and
     `ckpt["state_dict"]`; it may come from `torch.load`, `torch.hub.load_state_dict_from_url`,
     `model_zoo.load_url`, a torchvision weights enum or a pretrained zoo model's
