@@ -2821,3 +2821,54 @@ def test_a_tensor_a_serving_worker_makes_for_its_moved_model(method, base, init,
         assert "        x = torch.from_numpy(np.asarray(data, dtype=np.float32))\n        x = x.to(self.device)\n" in out
     else:
         assert not r.changed and r.findings[0].fix is None
+
+
+# ----------------------------------------------------------------------------- CLIP
+
+
+_CLIP = """\
+import torch
+import clip
+from PIL import Image
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model, preprocess = clip.load("ViT-B/32"{dev})
+image = preprocess(Image.open("CLIP.png")).unsqueeze(0){imove}
+text = clip.tokenize(["a diagram", "a dog", "a cat"]){tmove}
+with torch.no_grad():
+    image_features = model.encode_image(image)
+    text_features = model.encode_text(text)
+"""
+
+
+@pytest.mark.parametrize("dev, imove, tmove, expect", [
+    (", device=device", ".to(device)", ".to(device)", []),
+    (", device=device", "", ".to(device)", ["image = image.to(device)"]),
+    (", device", "", "", ["image = image.to(device)", "text = text.to(device)"]),
+    ("", "", ".to(device)", None),  # its default device (the GPU when there is one): reported only
+    (', device="cpu"', "", "", []),  # on the CPU: the tensors too
+])
+def test_a_clip_models_inputs(dev, imove, tmove, expect):
+    """OpenAI's CLIP (``clip.load`` returns the model on ``device``, the GPU by default,
+    and ``preprocess``, a Compose ending in ToTensor; ``clip.tokenize`` makes a CPU
+    tensor): an image or text not moved before ``encode_image``/``encode_text``."""
+    src = _CLIP.format(dev=dev, imove=imove, tmove=tmove)
+    r = process_text("c.py", src, Options(select=frozenset({"TM101"})))
+    assert r.error is None, r.error
+    if expect is None:
+        assert [f.line for f in r.findings] == [10] and not r.changed
+        return
+    assert len(r.findings) == len(expect), [f.message for f in r.findings]
+    out = apply_patch(src.encode(), r.diff).decode() if r.changed else src
+    assert added(src, out) == expect
+
+
+def test_an_open_clip_models_inputs():
+    src = ("import torch\nimport open_clip\nfrom PIL import Image\n\ndevice = 'cuda'\n"
+           "model, _, preprocess = open_clip.create_model_and_transforms('ViT-B-32', pretrained='laion2b_s34b_b79k')\n"
+           "{move}image = preprocess(Image.open('cat.png')).unsqueeze(0)\n"
+           "with torch.no_grad():\n    feats = model.encode_image(image)\n")
+    moved = process_text("o.py", src.format(move="model = model.to(device)\n"), Options(select=frozenset({"TM101"})))
+    assert [f.line for f in moved.findings] == [10] and "image = image.to(device)" in moved.diff.decode()
+    # not moved: the model stays on the CPU, with the image
+    assert process_text("o.py", src.format(move=""), Options(select=frozenset({"TM101"}))).findings == []

@@ -880,6 +880,57 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
     return [("unknown", [], expr)]
 
 
+# CLIP's loaders, which return the model and its image transforms (to tensors):
+# qualified name -> (the index of the model, the indexes of the transforms, the model is
+# moved to ``device=`` (else to ``"cuda"`` when there is one: OpenAI's ``clip.load``))
+CLIP_LOADERS = {
+    "clip.load": (0, (1,), True), "clip.clip.load": (0, (1,), True),
+    "open_clip.create_model_and_transforms": (0, (1, 2), False),
+    "open_clip.create_model_from_pretrained": (0, (1,), False),
+}
+# the methods of a CLIP model that run it on what they get
+CLIP_COMPUTES = frozenset({"encode_image", "encode_text"})
+# ``model, preprocess = clip.load(`` at the start of a line: the names it binds (groups 1-3)
+_CLIP_LOAD_LINE = re.compile(
+    r"^[ \t]*(\w+)[ \t]*,[ \t]*(\w+)(?:[ \t]*,[ \t]*(\w+))?[ \t]*=[ \t]*(?:\w+\.)*"
+    r"(?:load|create_model_and_transforms|create_model_from_pretrained)\(", re.M)
+
+
+def clip_part(sem: SemanticModel, expr) -> Optional[tuple]:
+    """``("model" | "transform", loader call)`` when the name ``expr`` is bound only to
+    that element of a CLIP loader's result (``model, preprocess = clip.load(...)``)."""
+    if not isinstance(expr, ast.Name):
+        return None
+    bs = sem.reaching(expr)
+    if len(bs) != 1 or bs[0].unpack is None:
+        return None
+    whole, path = bs[0].unpack
+    if not isinstance(whole, ast.Call) or len(path) != 1:
+        return None
+    spec = CLIP_LOADERS.get(sem.call_qualname(whole) or "")
+    if spec is None:
+        return None
+    if path[0] == spec[0]:
+        return "model", whole
+    return ("transform", whole) if path[0] in spec[1] else None
+
+
+def clip_model_move(sem: SemanticModel, call: ast.Call) -> Optional[ast.expr]:
+    """The device a CLIP loader's call moves its model to (``device=``; OpenAI's
+    ``clip.load`` without one: its default, ``"cuda"`` when there is one, an
+    ``ast.Constant``); None when it does not move it."""
+    spec = CLIP_LOADERS.get(sem.call_qualname(call) or "")
+    if spec is None:
+        return None
+    dev = sem.keyword(call, "device")
+    if dev is None and spec[2] and len(call.args) > 1:
+        dev = call.args[1]
+    if dev is None and spec[2]:
+        return ast.Constant(value="cuda")
+    return dev
+
+
+_MAYBE_MODULE = "maybe-module"
 _MAYBE_MODULE = "maybe-module"
 
 
@@ -965,6 +1016,17 @@ def _binding_paths(sem: SemanticModel, b, use, depth, seen, builder, importers: 
         return _model_paths(sem, b.value, use, depth + 1, seen, builder, importers)
     if k is BindingKind.ASSIGNMENT and b.unpack is not None and _prepared(sem, b.unpack[0]):
         return [(_PREPARED, [], b.unpack[0])]
+    if k is BindingKind.ASSIGNMENT and b.unpack is not None and b.target is not None:
+        part = clip_part(sem, b.target)
+        if part is not None and part[0] == "model":
+            # ``model, preprocess = clip.load(name, device=device)``: the model, moved there
+            call = part[1]
+            dev = clip_model_move(sem, call)
+            if dev is None or is_cpu_device(sem, dev):
+                return [("module", [], call)]
+            label = dev if not (isinstance(dev, ast.Constant) and sem.keyword(call, "device") is None
+                                and len(call.args) < 2) else None
+            return [("moved", [Move(call, "to", label, guard_of(sem, sem.statement_of(call), use), builder)], call)]
     if k is BindingKind.PARAMETER:
         fn = b.scope.node
         if isinstance(fn, _DEFS) and sem.self_class_of_param(b) is None:
@@ -1786,8 +1848,11 @@ def made_tensor(sem: SemanticModel, expr, _depth: int = 0) -> Optional[ast.Call]
     q = sem.call_qualname(expr)
     if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and len(expr.args) == 1 and not expr.keywords:
         return made_tensor(sem, expr.args[0], _depth + 1)
-    if q in _TO_TENSOR_FUNCTIONS or (len(expr.args) == 1 and not expr.keywords and _to_tensor_transform(sem, f)):
-        return expr  # ``ToTensor()(img)``, ``transform(img)`` of a Compose ending in one, ``TF.to_tensor(img)``
+    if q in _TO_TENSOR_FUNCTIONS or q in _CLIP_TOKENIZE or (
+            len(expr.args) == 1 and not expr.keywords and _to_tensor_transform(sem, f)):
+        # ``ToTensor()(img)``, ``transform(img)`` of a Compose ending in one (or CLIP's
+        # ``preprocess``), ``TF.to_tensor(img)``, ``clip.tokenize(texts)``
+        return expr
     fname = N.factory_name(q)
     if fname not in MADE_FACTORIES or any(k.arg is None or k.arg == "device" for k in expr.keywords):
         return None
@@ -1810,6 +1875,7 @@ _TO_TENSOR_FUNCTIONS = frozenset({
     "torchvision.transforms.functional.to_tensor", "torchvision.transforms.functional.pil_to_tensor",
 })
 _COMPOSE = frozenset({"torchvision.transforms.Compose", "torchvision.transforms.transforms.Compose"})
+_CLIP_TOKENIZE = frozenset({"clip.tokenize", "clip.clip.tokenize"})
 
 
 def _to_tensor_transform(sem: SemanticModel, f) -> bool:
@@ -1827,6 +1893,9 @@ def _to_tensor_transform(sem: SemanticModel, f) -> bool:
                 and all(x is not None and x.startswith("torchvision.transforms.") and not x.endswith(".Lambda")
                         for x in steps))
     if isinstance(f, ast.Name):
+        part = clip_part(sem, f)
+        if part is not None:
+            return part[0] == "transform"  # (``preprocess`` of ``clip.load``: a Compose ending in ToTensor)
         origins = sem.origins(f)
         return bool(origins) and all(o.kind is OriginKind.VALUE and _to_tensor_transform(sem, o.node) for o in origins)
     return False
@@ -1947,6 +2016,31 @@ def _moved_names(text: str, start: int, end: int) -> Iterator[str]:
                 yield name
             at = text.find(needle, at + 1, end)
     yield from _trainer_models(text, start, end)  # (a Hugging Face trainer moves the model it is given)
+    yield from _clip_models(text, start, end)
+
+
+def _clip_models(text: str, start: int = 0, end: Optional[int] = None, moving: bool = True) -> list:
+    """The names a CLIP loader's line in ``text[start:end]`` binds its model to
+    (``model, preprocess = clip.load(name, device=device)``); with ``moving``, only where
+    it may move it: OpenAI's ``clip.load`` always may (its default device is the GPU), the
+    others with ``device`` written in the call's line."""
+    end = len(text) if end is None else end
+    if text.find("clip", start, end) < 0:
+        return []
+    out = []
+    for m in _CLIP_LOAD_LINE.finditer(text, start, end):
+        line_end = text.find("\n", m.end(), end)
+        line = text[m.start():line_end if line_end >= 0 else end]
+        if not moving or "clip.load(" in line or "device" in line:
+            out.append(m.group(1))
+    return out
+
+
+def _clip_transforms(text: str) -> list:
+    """The names a CLIP loader's line binds its image transforms to (``preprocess``)."""
+    if "clip" not in text:
+        return []
+    return [n for m in _CLIP_LOAD_LINE.finditer(text) for n in (m.group(2), m.group(3)) if n]
 
 
 # past this many names, whether any of them is called is told by one scan of the text
@@ -2216,6 +2310,10 @@ def _made_scan(text: str) -> _MadeScan:
                 starts.append(ls)
         for name in _to_tensor_heads(text)[2:]:  # (the names bound to a ``Compose(``)
             starts += _lines_calling(text, name, MADE_PREFIX, "_.")
+    for name in _clip_transforms(text):  # (``image = preprocess(Image.open(p)).unsqueeze(0)``)
+        starts += _lines_calling(text, name, MADE_PREFIX, "_.")
+    if "clip.tokenize(" in text:  # (``text = clip.tokenize(["a dog"])``)
+        starts += _lines_calling(text, "tokenize", _MAKER_PREFIX, "_")
     names = frozenset(out)
     for name in names:
         starts += _lines_calling(text, name, _MAKER_PREFIX, "_")
@@ -2647,7 +2745,7 @@ def _calls_name(text: str, name: str, start: int, end: int) -> bool:
         if k == 0 or not (text[k - 1].isalnum() or text[k - 1] in "_."):
             m = _METHOD_CALL.match(text, k + len(name) + 1, end)
             if m is not None and m.group(1) not in _MODULE_API and built is None:
-                built = _built_by_a_class(text, name)
+                built = _built_by_a_class(text, name) or name in _clip_models(text, moving=False)
             if m is not None and m.group(1) not in _MODULE_API and built:
                 if made is None:
                     made = _made_names(text)
@@ -2713,7 +2811,8 @@ def made_tensors(sem: SemanticModel) -> list:
     if not chunks:
         return []
     out = []
-    heads = tuple(f"{n}." for n in torch_names(text)) + tuple(sorted(makers(text))) + _to_tensor_heads(text)
+    heads = tuple(f"{n}." for n in torch_names(text)) + tuple(sorted(makers(text))) + _to_tensor_heads(text) \
+        + tuple(_clip_transforms(text)) + (("tokenize",) if "clip.tokenize(" in text else ())
     if "return_tensors" in text:
         heads += ("return_tensors",)
     for stmt in sem.find(ast.Assign, containing=heads, chunks=[chunks[i] for i in sorted(chunks)]):

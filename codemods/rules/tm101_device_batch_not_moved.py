@@ -21,7 +21,7 @@ from ._device import (
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
-    sibling_places_inputs,
+    sibling_places_inputs, clip_part, CLIP_COMPUTES,
     hf_model, tokenizer_output, device_label, is_trainer_call, trainer_device_text, TRAINER_FRAMEWORKS as _TRAINER_FRAMEWORKS,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
@@ -1355,6 +1355,27 @@ _HF_COMPUTES = frozenset({
 })
 
 
+def _clip_model(sem: SemanticModel, recv, _depth: int = 0) -> bool:
+    """``recv`` is the model a CLIP loader returned (``model, preprocess = clip.load(...)``),
+    or what ``.to()``/``.eval()`` of it return (``model = model.to(device)``)."""
+    if not isinstance(recv, ast.Name) or _depth > 4:
+        return False
+    part = clip_part(sem, recv)
+    if part is not None:
+        return part[0] == "model"
+    bs = sem.reaching(recv)
+    for b in bs:
+        v = b.value if b.kind is BindingKind.ASSIGNMENT else None
+        while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _THROUGH_MODEL:
+            v = v.func.value
+        if not _clip_model(sem, v, _depth + 1):
+            return False
+    return bool(bs)
+
+
+_THROUGH_MODEL = frozenset({"to", "cuda", "eval", "train", "float", "half"})
+
+
 def _fed_by_method(sem: SemanticModel, recv, meth: str, call: ast.Call) -> Optional[frozenset]:
     """The positions (in ``call``'s arguments, then its keywords) of the arguments that
     method ``meth`` of the module class ``recv`` is an instance of (of this file, or of a
@@ -1363,9 +1384,10 @@ def _fed_by_method(sem: SemanticModel, recv, meth: str, call: ast.Call) -> Optio
     ``recv`` is no such module or ``meth`` no method of its class."""
     if not isinstance(recv, (ast.Name, ast.Attribute)) or meth.startswith("__"):
         return None
-    if meth in _HF_COMPUTES and hf_model(sem, recv):
+    if meth in _HF_COMPUTES and hf_model(sem, recv) or meth in CLIP_COMPUTES and _clip_model(sem, recv):
         # a Hugging Face model's ``generate``, ``get_text_features``, one of its usual
-        # submodules (``clip_model.text_model(**inputs)``): they compute on what they are given
+        # submodules (``clip_model.text_model(**inputs)``), a CLIP model's ``encode_image``:
+        # they compute on what they are given
         return frozenset(range(len(call.args) + len(call.keywords)))
     where, cls = sem, sem.instance_class(recv)
     if cls is None:
@@ -1444,7 +1466,9 @@ class DeviceBatchNotMoved(Rule):
     torch.from_numpy(X)`, `y = torch.tensor(df["y"].values)`, `dummy = torch.randn(1, 3,
     224, 224)`, `h0 = torch.zeros(layers, batch, hidden)`, an image made a tensor by
     torchvision, `img = transform(image).unsqueeze(0)` of a `Compose` of its transforms
-    with a `ToTensor()`, `ToTensor()(img)`, `TF.to_tensor(img)`, what a Hugging Face tokenizer
+    with a `ToTensor()`, `ToTensor()(img)`, `TF.to_tensor(img)`, CLIP's `preprocess(img)` and
+    `clip.tokenize(texts)` for the model's `encode_image`/`encode_text` (`model, preprocess =
+    clip.load(name, device=device)`; open_clip's loaders too), what a Hugging Face tokenizer
     or processor (loaded with `from_pretrained`) returns with `return_tensors="pt"`: one
     tensor from `tokenizer.encode(...)` or of an encoding (`tokenizer(...).input_ids`,
     `tokenizer(...)["input_ids"]`), a `BatchEncoding` from `tokenizer(...)` (a dict of
@@ -1609,7 +1633,7 @@ class DeviceBatchNotMoved(Rule):
     severity = Severity.BUG
     # a loop over a torch DataLoader (resolved by qualified name, so the file spells
     # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
-    needles = ("DataLoader", ".to(", ".cuda(", "device_map", "Trainer(")
+    needles = ("DataLoader", ".to(", ".cuda(", "device_map", "Trainer(", "clip.load(")
     uses_project = True  # (loaders a function of an imported module makes; importers of a function)
     verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (20, 16)
@@ -1653,7 +1677,7 @@ class DeviceBatchNotMoved(Rule):
         # a tensor the script makes (``torch.from_numpy(a)``, a tokenizer's output) and a
         # move (of the model) (``torch`` with no dot: ``import torch as th`` names it once,
         # ``th.zeros(`` after)
-        return (has(".to(") or has(".cuda(") or has("device_map") or has("Trainer(")) \
+        return (has(".to(") or has(".cuda(") or has("device_map") or has("Trainer(") or has("clip.load(")) \
             and (has("torch") or has("return_tensors")) \
             and (next(made_lines_outside_classes(text), None) is not None
                  or next(made_lines_outside_classes(text, inline=True), None) is not None)
