@@ -2872,3 +2872,45 @@ def test_an_open_clip_models_inputs():
     assert [f.line for f in moved.findings] == [10] and "image = image.to(device)" in moved.diff.decode()
     # not moved: the model stays on the CPU, with the image
     assert process_text("o.py", src.format(move=""), Options(select=frozenset({"TM101"}))).findings == []
+
+
+# ----------------------------------------------------------------------------- library image transforms
+
+
+_TRANSFORMS = {
+    # timm's model-card inference: create_transform gives a Compose ending in ToTensor
+    "timm": ("import timm\nfrom timm.data import resolve_data_config, create_transform\n",
+             "model = timm.create_model('resnet50', pretrained=True).to(device)\n"
+             "transform = create_transform(**resolve_data_config({}, model=model))\n"),
+    # torchvision's weights API: weights.transforms() makes a tensor of an image
+    "weights": ("from torchvision.models import resnet50, ResNet50_Weights\n",
+                "weights = ResNet50_Weights.DEFAULT\nmodel = resnet50(weights=weights).to(device)\n"
+                "transform = weights.transforms()\n"),
+    "compose": ("from torchvision import transforms as T\n",
+                "model = torch.nn.Linear(4, 2).to(device)\ntransform = T.Compose([T.Resize(256), T.ToTensor()])\n"),
+}
+
+
+@pytest.mark.parametrize("lib", sorted(_TRANSFORMS))
+@pytest.mark.parametrize("use, fixed", [
+    ("batch = transform(img).unsqueeze(0)\nout = model(batch)\n", "batch = batch.to(device)"),
+    ("out = model(transform(img).unsqueeze(0))\n", "out = model(transform(img).unsqueeze(0).to(device))"),
+    # look-alikes: moved; a tensor already on the device given to the weights' transforms
+    ("batch = transform(img).unsqueeze(0).to(device)\nout = model(batch)\n", None),
+])
+def test_an_image_made_a_tensor_by_a_library_transform(lib, use, fixed):
+    imports, setup = _TRANSFORMS[lib]
+    src = ("import torch\nfrom PIL import Image\n" + imports + "\ndevice = torch.device('cuda')\n" + setup
+           + "img = Image.open('dog.jpg')\n" + use)
+    r = process_text("t.py", src, Options(select=frozenset({"TM101"})))
+    assert r.error is None, r.error
+    assert len(r.findings) == (fixed is not None), [f.message for f in r.findings]
+    if fixed is not None:
+        assert fixed in apply_patch(src.encode(), r.diff).decode()
+
+
+def test_a_device_tensor_given_to_the_weights_transforms():
+    src = ("import torch\nfrom torchvision.io import read_image\nfrom torchvision.models import resnet50, ResNet50_Weights\n\n"
+           "device = torch.device('cuda')\nweights = ResNet50_Weights.DEFAULT\nmodel = resnet50(weights=weights).to(device)\n"
+           "preprocess = weights.transforms()\nimg = read_image('dog.jpg').to(device)\nout = model(preprocess(img).unsqueeze(0))\n")
+    assert process_text("t.py", src, Options(select=frozenset({"TM101"}))).findings == []

@@ -1849,7 +1849,9 @@ def made_tensor(sem: SemanticModel, expr, _depth: int = 0) -> Optional[ast.Call]
     if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and len(expr.args) == 1 and not expr.keywords:
         return made_tensor(sem, expr.args[0], _depth + 1)
     if q in _TO_TENSOR_FUNCTIONS or q in _CLIP_TOKENIZE or (
-            len(expr.args) == 1 and not expr.keywords and _to_tensor_transform(sem, f)):
+            len(expr.args) == 1 and not expr.keywords and (
+                _to_tensor_transform(sem, f) or _library_transform(sem, f) == "pil"
+                or _library_transform(sem, f) == "any" and _host_image(sem, expr.args[0]))):
         # ``ToTensor()(img)``, ``transform(img)`` of a Compose ending in one (or CLIP's
         # ``preprocess``), ``TF.to_tensor(img)``, ``clip.tokenize(texts)``
         return expr
@@ -1898,6 +1900,44 @@ def _to_tensor_transform(sem: SemanticModel, f) -> bool:
             return part[0] == "transform"  # (``preprocess`` of ``clip.load``: a Compose ending in ToTensor)
         origins = sem.origins(f)
         return bool(origins) and all(o.kind is OriginKind.VALUE and _to_tensor_transform(sem, o.node) for o in origins)
+    return False
+
+
+def _library_transform(sem: SemanticModel, f) -> Optional[str]:
+    """``f`` (a callee) is a library's image transform that makes a CPU tensor of an
+    image: "pil" for timm's ``create_transform(...)`` (a Compose ending in ToTensor: it
+    takes images only), "any" for torchvision's ``<Model>_Weights.<X>.transforms()`` (it
+    takes a tensor too, and keeps its device); None otherwise."""
+    if isinstance(f, ast.Name):
+        origins = sem.origins(f)
+        kinds = {_library_transform(sem, o.node) if o.kind is OriginKind.VALUE else None for o in origins}
+        return kinds.pop() if len(kinds) == 1 else None
+    if not isinstance(f, ast.Call):
+        return None
+    q = sem.call_qualname(f)
+    if q in ("timm.data.create_transform", "timm.data.transforms_factory.create_transform"):
+        return "pil"
+    g = f.func
+    if isinstance(g, ast.Attribute) and g.attr == "transforms" and not f.args and not f.keywords:
+        w = g.value
+        if isinstance(w, ast.Name):  # (``weights = ResNet50_Weights.DEFAULT``: an imported value)
+            vals = [o.node for o in sem.origins(w) if o.kind in (OriginKind.VALUE, OriginKind.IMPORT)]
+            w = vals[0] if len(vals) == 1 else None
+        wq = sem.qualname(w) if isinstance(w, (ast.Name, ast.Attribute)) else None
+        if wq is not None and wq.startswith("torchvision.models.") and "_Weights." in wq:
+            return "any"
+    return None
+
+
+def _host_image(sem: SemanticModel, e) -> bool:
+    """``e`` is an image on the host: ``Image.open(p)`` (and ``.convert(...)``, ``.resize(...)``
+    of it), or a name every value of which is one."""
+    if isinstance(e, ast.Name):
+        origins = sem.origins(e)
+        return bool(origins) and all(o.kind is OriginKind.VALUE and _host_image(sem, o.node) for o in origins)
+    while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("convert", "resize", "crop"):
+        e = e.func.value
+    return isinstance(e, ast.Call) and (sem.call_qualname(e) or "").startswith(("PIL.Image.open", "PIL.Image.fromarray"))
     return False
 
 
@@ -2036,11 +2076,43 @@ def _clip_models(text: str, start: int = 0, end: Optional[int] = None, moving: b
     return out
 
 
-def _clip_transforms(text: str) -> list:
-    """The names a CLIP loader's line binds its image transforms to (``preprocess``)."""
-    if "clip" not in text:
-        return []
-    return [n for m in _CLIP_LOAD_LINE.finditer(text) for n in (m.group(2), m.group(3)) if n]
+def _library_transforms(text: str) -> list:
+    """The names a line binds to a library's image transform that returns a tensor: a
+    CLIP loader's (``model, preprocess = clip.load(...)``), timm's ``transform =
+    create_transform(**config)``, torchvision's ``preprocess = weights.transforms()``
+    (:func:`_to_tensor_transform` decides)."""
+    out = []
+    if "clip" in text:
+        out += [n for m in _CLIP_LOAD_LINE.finditer(text) for n in (m.group(2), m.group(3)) if n]
+    if "create_transform(" in text or ".transforms()" in text:
+        out += [m.group(1) for m in _TRANSFORM_LINE.finditer(text)]
+    return out
+
+
+def _first_argument_of_a_model(text: str, ls: int, at: int) -> bool:
+    """The call at ``at`` (on the line starting at ``ls``) is the first argument of a call
+    on that line (``model(torch.from_numpy(x))``) whose callee is not a library function
+    or class (``torch.cat(``, ``nn.Parameter(``: no model)."""
+    k = at - 1
+    while k > ls and text[k] in " \t":
+        k -= 1
+    if not (k > ls and text[k] == "(" and (text[k - 1].isalnum() or text[k - 1] in "_)]")):
+        return False
+    b = k
+    while b > ls and (text[b - 1].isalnum() or text[b - 1] in "_."):
+        b -= 1
+    callee = text[b:k]
+    return not (callee.startswith(_LIBRARY_CALLEES) or callee.endswith(_NOT_MODELS))
+
+
+def transform_names(text: str) -> tuple:
+    """The names bound to an image transform that makes a tensor: a torchvision
+    ``Compose``, or a library's (:func:`_library_transforms`)."""
+    return (*_library_transforms(text), *_to_tensor_heads(text)[2:])
+
+
+# ``transform = create_transform(`` / ``preprocess = weights.transforms()`` at the start of a line
+_TRANSFORM_LINE = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(?:create_transform\(|transforms\([ \t]*\))", re.M)
 
 
 # past this many names, whether any of them is called is told by one scan of the text
@@ -2274,18 +2346,8 @@ def _made_scan(text: str) -> _MadeScan:
         if MADE_PREFIX.fullmatch(text, ls, c.start()):
             starts.append(ls)
             continue
-        k = c.start() - 1
-        while k > ls and text[k] in " \t":
-            k -= 1
-        if k > ls and text[k] == "(" and (text[k - 1].isalnum() or text[k - 1] in "_)]"):
-            # ``model(torch.from_numpy(x))``: made as a call's first argument; not of a
-            # library function or class (``torch.cat(``, ``nn.Parameter(``: no model)
-            b = k
-            while b > ls and (text[b - 1].isalnum() or text[b - 1] in "_."):
-                b -= 1
-            callee = text[b:k]
-            if not (callee.startswith(_LIBRARY_CALLEES) or callee.endswith(_NOT_MODELS)):
-                inline.append(ls)
+        if _first_argument_of_a_model(text, ls, c.start()):
+            inline.append(ls)
         m = _RETURN_MADE.fullmatch(text, ls, c.start())
         if m is None:
             continue
@@ -2310,8 +2372,17 @@ def _made_scan(text: str) -> _MadeScan:
                 starts.append(ls)
         for name in _to_tensor_heads(text)[2:]:  # (the names bound to a ``Compose(``)
             starts += _lines_calling(text, name, MADE_PREFIX, "_.")
-    for name in _clip_transforms(text):  # (``image = preprocess(Image.open(p)).unsqueeze(0)``)
+    library = _library_transforms(text)
+    for name in library:  # (``image = preprocess(Image.open(p)).unsqueeze(0)``)
         starts += _lines_calling(text, name, MADE_PREFIX, "_.")
+    for name in transform_names(text):
+        # ``model(transforms(img).unsqueeze(0))``: made as a model's first argument
+        i = text.find(name + "(")
+        while i >= 0:
+            ls = text.rfind("\n", 0, i) + 1
+            if not (i and (text[i - 1].isalnum() or text[i - 1] in "_.")) and _first_argument_of_a_model(text, ls, i):
+                inline.append(ls)
+            i = text.find(name + "(", i + len(name) + 1)
     if "clip.tokenize(" in text:  # (``text = clip.tokenize(["a dog"])``)
         starts += _lines_calling(text, "tokenize", _MAKER_PREFIX, "_")
     names = frozenset(out)
@@ -2812,7 +2883,7 @@ def made_tensors(sem: SemanticModel) -> list:
         return []
     out = []
     heads = tuple(f"{n}." for n in torch_names(text)) + tuple(sorted(makers(text))) + _to_tensor_heads(text) \
-        + tuple(_clip_transforms(text)) + (("tokenize",) if "clip.tokenize(" in text else ())
+        + tuple(_library_transforms(text)) + (("tokenize",) if "clip.tokenize(" in text else ())
     if "return_tensors" in text:
         heads += ("return_tensors",)
     for stmt in sem.find(ast.Assign, containing=heads, chunks=[chunks[i] for i in sorted(chunks)]):

@@ -21,7 +21,7 @@ from ._device import (
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
-    sibling_places_inputs, clip_part, CLIP_COMPUTES,
+    sibling_places_inputs, clip_part, CLIP_COMPUTES, transform_names,
     hf_model, tokenizer_output, device_label, is_trainer_call, trainer_device_text, TRAINER_FRAMEWORKS as _TRAINER_FRAMEWORKS,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
@@ -1466,7 +1466,8 @@ class DeviceBatchNotMoved(Rule):
     torch.from_numpy(X)`, `y = torch.tensor(df["y"].values)`, `dummy = torch.randn(1, 3,
     224, 224)`, `h0 = torch.zeros(layers, batch, hidden)`, an image made a tensor by
     torchvision, `img = transform(image).unsqueeze(0)` of a `Compose` of its transforms
-    with a `ToTensor()`, `ToTensor()(img)`, `TF.to_tensor(img)`, CLIP's `preprocess(img)` and
+    with a `ToTensor()`, `ToTensor()(img)`, `TF.to_tensor(img)`, timm's `create_transform(...)`
+    and torchvision's `weights.transforms()` of an image, CLIP's `preprocess(img)` and
     `clip.tokenize(texts)` for the model's `encode_image`/`encode_text` (`model, preprocess =
     clip.load(name, device=device)`; open_clip's loaders too), what a Hugging Face tokenizer
     or processor (loaded with `from_pretrained`) returns with `return_tensors="pt"`: one
@@ -1961,7 +1962,7 @@ class DeviceBatchNotMoved(Rule):
             lines.add(text.count("\n", 0, ls) + 1)
         if not lines:
             return
-        heads = tuple(f"({n}." for n in torch_names(text))
+        heads = tuple(f"({n}." for n in torch_names(text)) + tuple(f"({n}(" for n in transform_names(text))
         if "return_tensors" in text:
             heads += ("return_tensors",)
         for call in sem.find(ast.Call, containing=heads):
