@@ -2909,6 +2909,19 @@ def test_an_image_made_a_tensor_by_a_library_transform(lib, use, fixed):
         assert fixed in apply_patch(src.encode(), r.diff).decode()
 
 
+def test_an_image_read_by_torchvision_given_to_the_weights_transforms():
+    """torchvision's detection example, with the model moved: ``read_image`` makes a CPU
+    tensor, which the weights' transforms keep on the CPU."""
+    src = ("import torch\nfrom torchvision.io import read_image\n"
+           "from torchvision.models.detection import fasterrcnn_resnet50_fpn_v2, FasterRCNN_ResNet50_FPN_V2_Weights\n\n"
+           "device = torch.device('cuda')\nimg = read_image('grace_hopper.jpg')\n"
+           "weights = FasterRCNN_ResNet50_FPN_V2_Weights.DEFAULT\n"
+           "model = fasterrcnn_resnet50_fpn_v2(weights=weights).to(device)\npreprocess = weights.transforms()\n"
+           "batch = preprocess(img).unsqueeze(0)\nprediction = model(batch)[0]\n")
+    r = process_text("t.py", src, Options(select=frozenset({"TM101"})))
+    assert [f.line for f in r.findings] == [11] and "batch = batch.to(device)" in r.diff.decode()
+
+
 def test_a_device_tensor_given_to_the_weights_transforms():
     src = ("import torch\nfrom torchvision.io import read_image\nfrom torchvision.models import resnet50, ResNet50_Weights\n\n"
            "device = torch.device('cuda')\nweights = ResNet50_Weights.DEFAULT\nmodel = resnet50(weights=weights).to(device)\n"

@@ -1931,14 +1931,18 @@ def _library_transform(sem: SemanticModel, f) -> Optional[str]:
 
 def _host_image(sem: SemanticModel, e) -> bool:
     """``e`` is an image on the host: ``Image.open(p)`` (and ``.convert(...)``, ``.resize(...)``
-    of it), or a name every value of which is one."""
+    of it), torchvision's ``read_image(p)`` (a CPU tensor), or a name every value of which
+    is one."""
     if isinstance(e, ast.Name):
         origins = sem.origins(e)
         return bool(origins) and all(o.kind is OriginKind.VALUE and _host_image(sem, o.node) for o in origins)
     while isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in ("convert", "resize", "crop"):
         e = e.func.value
-    return isinstance(e, ast.Call) and (sem.call_qualname(e) or "").startswith(("PIL.Image.open", "PIL.Image.fromarray"))
-    return False
+    return isinstance(e, ast.Call) and (sem.call_qualname(e) or "").startswith(_HOST_IMAGES)
+
+
+_HOST_IMAGES = ("PIL.Image.open", "PIL.Image.fromarray", "torchvision.io.read_image", "torchvision.io.decode_image",
+                "torchvision.io.image.read_image", "torchvision.io.image.decode_image")
 
 
 _HOST_DATA_LIBS = ("numpy.", "pandas.", "sklearn.", "scipy.", "json.", "pickle.", "csv.", "PIL.", "cv2.")
