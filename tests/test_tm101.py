@@ -2927,3 +2927,17 @@ def test_a_device_tensor_given_to_the_weights_transforms():
            "device = torch.device('cuda')\nweights = ResNet50_Weights.DEFAULT\nmodel = resnet50(weights=weights).to(device)\n"
            "preprocess = weights.transforms()\nimg = read_image('dog.jpg').to(device)\nout = model(preprocess(img).unsqueeze(0))\n")
     assert process_text("t.py", src, Options(select=frozenset({"TM101"}))).findings == []
+
+
+def test_a_loader_of_a_dataset_given_clips_preprocess():
+    """yangjianxin1/ClipCap-Chinese predict.py (issue #10), reduced: the dataset gets CLIP's
+    ``preprocess`` (a Compose ending in ToTensor), whose loader line names the device: its
+    batches are still made on the CPU."""
+    src = ("import torch\nimport clip\nfrom torch.utils.data import DataLoader\nfrom dataset import ImageDataset\n\n\n"
+           "def main(args):\n    clip_model, preprocess = clip.load(args.clip_model_path, device='cuda', jit=False)\n"
+           "    dataloader = DataLoader(ImageDataset(args.image_path, preprocess), batch_size=8)\n"
+           "    for batch_idx, data in enumerate(dataloader):\n        images, image_names = data\n"
+           "        clip_embeds = clip_model.encode_image(images)\n        print(clip_embeds)\n")
+    r = process_text("p.py", src, Options(select=frozenset({"TM101"})))
+    assert [f.line for f in r.findings] == [12]
+    assert "        images = images.to('cuda')\n" in r.diff.decode()

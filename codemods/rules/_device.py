@@ -3009,6 +3009,8 @@ def _may_hold_device(sem: SemanticModel, expr, depth: int) -> bool:
         return True
     for n in ast.walk(expr):
         if isinstance(n, ast.Name):
+            if (clip_part(sem, n) or ("",))[0] == "transform":
+                continue  # (CLIP's ``preprocess``: a Compose ending in ToTensor, whatever device the loader names)
             for o in sem.origins(n):
                 node = o.node
                 if o.kind is OriginKind.DEFINITION and node is not None and mentions_device(sem, node):
