@@ -2941,3 +2941,43 @@ def test_a_loader_of_a_dataset_given_clips_preprocess():
     r = process_text("p.py", src, Options(select=frozenset({"TM101"})))
     assert [f.line for f in r.findings] == [12]
     assert "        images = images.to('cuda')\n" in r.diff.decode()
+
+
+def test_a_clip_module_of_the_project_is_not_clip(tmp_path):
+    """(review) A project's own ``clip.py`` (an ONNX wrapper whose ``encode_image`` calls
+    ``x.numpy()``): its ``load`` is no OpenAI CLIP, nothing is known of what it returns."""
+    (tmp_path / "clip.py").write_text("def load(name, device='cpu'):\n    return None, None\n\n\n"
+                                      "def tokenize(texts):\n    return texts\n")
+    src = _CLIP.format(dev=", device=device", imove="", tmove="")
+    (tmp_path / "main.py").write_text(src)
+    r = process_text(str(tmp_path / "main.py"), src, Options(select=frozenset({"TM101"})), Project(roots=(str(tmp_path),)))
+    assert r.findings == []
+
+
+def test_open_clip_moved_by_its_loader_only():
+    """(review) ``create_model_and_transforms(..., device="cuda")`` and no ``.to(`` in the
+    file: the text gate lets it through (the loader's name is one of its words)."""
+    src = ("import torch\nimport open_clip\nfrom PIL import Image\n\n"
+           "model, _, preprocess = open_clip.create_model_and_transforms('ViT-B-32', pretrained='x', device='cuda')\n"
+           "image = preprocess(Image.open('cat.png')).unsqueeze(0)\nwith torch.no_grad():\n    f = model.encode_image(image)\n")
+    r = process_text("o.py", src, Options(select=frozenset({"TM101"})))
+    assert [f.line for f in r.findings] == [8] and "image = image.to('cuda')" in r.diff.decode()
+
+
+@pytest.mark.parametrize("lib", ["timm", "weights"])
+def test_a_gpu_tensor_given_to_a_library_transform(lib):
+    """(review) timm's eval transforms end in MaybeToTensor, torchvision's weights'
+    transforms take tensors: a tensor already on the device stays there."""
+    imports, setup = _TRANSFORMS[lib]
+    src = ("import torch\nfrom torchvision.io import read_image\n" + imports + "\ndevice = torch.device('cuda')\n" + setup
+           + "img = read_image('dog.jpg').to(device).float() / 255\nout = model(transform(img).unsqueeze(0))\n")
+    assert process_text("t.py", src, Options(select=frozenset({"TM101"}))).findings == []
+
+
+def test_a_device_shadowed_where_the_tensor_is_made_in_the_call():
+    """(review) the model is moved to the module's ``device``; the function's own
+    parameter ``device="cpu"`` is another value: reported, not fixed with it."""
+    src = ("import torch\nimport numpy as np\n\ndevice = torch.device('cuda')\nmodel = torch.nn.Linear(4, 2).to(device)\n\n\n"
+           "def predict(arr, device='cpu'):\n    return model(torch.from_numpy(arr))\n")
+    r = process_text("t.py", src, Options(select=frozenset({"TM101"})))
+    assert [f.line for f in r.findings] == [9] and not r.changed

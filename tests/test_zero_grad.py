@@ -996,6 +996,17 @@ def test_a_window_over_a_stepped_range(loop, found):
     assert len(r.findings) == int(found), [f.message for f in r.findings]
 
 
+def test_a_window_of_an_attribute_counter():
+    """(review) ``self.global_step += 1`` counts the iterations too (a trainer class)."""
+    src = ("import torch\n\n\nclass T:\n    def __init__(self, model):\n        self.model = model\n"
+           "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n        self.global_step = 0\n\n"
+           "    def fit(self, loader):\n        for x, y in loader:\n            self.global_step += 1\n"
+           "            if self.global_step % 100 == 0:\n                self.opt.zero_grad()\n"
+           "            loss = ((self.model(x) - y) ** 2).mean()\n            loss.backward()\n            self.opt.step()\n")
+    r = process_text("t.py", src, Options(select=frozenset({"TM201"})))
+    assert [f.line for f in r.findings] == [17] and "if self.global_step % 100 == 0:" in r.findings[0].message
+
+
 def test_an_accumulation_window_that_steps_is_not_a_cleared_window():
     src = WINDOWED.format(window="").replace(
         "        optimizer.step()\n", "        if (i + 1) % 4 == 0:\n            optimizer.step()\n            optimizer.zero_grad()\n")

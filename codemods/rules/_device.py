@@ -890,29 +890,42 @@ CLIP_LOADERS = {
 }
 # the methods of a CLIP model that run it on what they get
 CLIP_COMPUTES = frozenset({"encode_image", "encode_text"})
-# ``model, preprocess = clip.load(`` at the start of a line: the names it binds (groups 1-3)
+# ``model, preprocess = clip.load(`` from the start of a line to the call's bracket: the
+# names it binds (groups 1-3)
 _CLIP_LOAD_LINE = re.compile(
-    r"^[ \t]*(\w+)[ \t]*,[ \t]*(\w+)(?:[ \t]*,[ \t]*(\w+))?[ \t]*=[ \t]*(?:\w+\.)*"
-    r"(?:load|create_model_and_transforms|create_model_from_pretrained)\(", re.M)
+    r"[ \t]*(\w+)[ \t]*,[ \t]*(\w+)(?:[ \t]*,[ \t]*(\w+))?[ \t]*=[ \t]*(?:\w+\.)*"
+    r"(?:load|create_model_and_transforms|create_model_from_pretrained)\(")
+_CLIP_LOADER_WORDS = ("load(", "create_model_and_transforms(", "create_model_from_pretrained(")
+_CLIP_LOADER_NAMES = frozenset(w[:-1] for w in _CLIP_LOADER_WORDS)
 
 
 def clip_part(sem: SemanticModel, expr) -> Optional[tuple]:
     """``("model" | "transform", loader call)`` when the name ``expr`` is bound only to
-    that element of a CLIP loader's result (``model, preprocess = clip.load(...)``)."""
-    if not isinstance(expr, ast.Name):
-        return None
+    that element of a CLIP loader's result (``model, preprocess = clip.load(...)``, on
+    one line, as :func:`_clip_lines` reads it)."""
+    if not isinstance(expr, ast.Name) or not _clip_lines(sem.text):
+        return None  # (no line of the file binds a loader's result: the text tells, once per file)
     bs = sem.reaching(expr)
     if len(bs) != 1 or bs[0].unpack is None:
         return None
     whole, path = bs[0].unpack
     if not isinstance(whole, ast.Call) or len(path) != 1:
         return None
+    f = whole.func
+    if (f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None) not in _CLIP_LOADER_NAMES:
+        return None  # (the callee's own name first: most unpacked calls are no loader's)
     spec = CLIP_LOADERS.get(sem.call_qualname(whole) or "")
-    if spec is None:
-        return None
+    if spec is None or _of_the_tree(sem, f):
+        return None  # (a ``clip`` module of the project's own is no CLIP: what it returns is read as anything else)
     if path[0] == spec[0]:
         return "model", whole
     return ("transform", whole) if path[0] in spec[1] else None
+
+
+def _of_the_tree(sem: SemanticModel, func) -> bool:
+    """``func`` (a callee) names a definition in a file of the project (a module of its
+    own that shadows a library's name: a local ``clip.py``)."""
+    return isinstance(func, (ast.Name, ast.Attribute)) and sem.sibling_definitions(func)[0] is not None
 
 
 def clip_model_move(sem: SemanticModel, call: ast.Call) -> Optional[ast.expr]:
@@ -1848,10 +1861,9 @@ def made_tensor(sem: SemanticModel, expr, _depth: int = 0) -> Optional[ast.Call]
     q = sem.call_qualname(expr)
     if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and len(expr.args) == 1 and not expr.keywords:
         return made_tensor(sem, expr.args[0], _depth + 1)
-    if q in _TO_TENSOR_FUNCTIONS or q in _CLIP_TOKENIZE or (
+    if q in _TO_TENSOR_FUNCTIONS or q in _CLIP_TOKENIZE and not _of_the_tree(sem, f) or (
             len(expr.args) == 1 and not expr.keywords and (
-                _to_tensor_transform(sem, f) or _library_transform(sem, f) == "pil"
-                or _library_transform(sem, f) == "any" and _host_image(sem, expr.args[0]))):
+                _to_tensor_transform(sem, f) or _library_transform(sem, f) == "any" and _host_image(sem, expr.args[0]))):
         # ``ToTensor()(img)``, ``transform(img)`` of a Compose ending in one (or CLIP's
         # ``preprocess``), ``TF.to_tensor(img)``, ``clip.tokenize(texts)``
         return expr
@@ -1905,9 +1917,9 @@ def _to_tensor_transform(sem: SemanticModel, f) -> bool:
 
 def _library_transform(sem: SemanticModel, f) -> Optional[str]:
     """``f`` (a callee) is a library's image transform that makes a CPU tensor of an
-    image: "pil" for timm's ``create_transform(...)`` (a Compose ending in ToTensor: it
-    takes images only), "any" for torchvision's ``<Model>_Weights.<X>.transforms()`` (it
-    takes a tensor too, and keeps its device); None otherwise."""
+    image: "any" (it takes a tensor too, and keeps its device) for timm's
+    ``create_transform(...)`` and torchvision's ``<Model>_Weights.<X>.transforms()``;
+    None otherwise."""
     if isinstance(f, ast.Name):
         origins = sem.origins(f)
         kinds = {_library_transform(sem, o.node) if o.kind is OriginKind.VALUE else None for o in origins}
@@ -1916,7 +1928,7 @@ def _library_transform(sem: SemanticModel, f) -> Optional[str]:
         return None
     q = sem.call_qualname(f)
     if q in ("timm.data.create_transform", "timm.data.transforms_factory.create_transform"):
-        return "pil"
+        return "any"  # (its eval transforms end in MaybeToTensor: a tensor keeps its device)
     g = f.func
     if isinstance(g, ast.Attribute) and g.attr == "transforms" and not f.args and not f.keywords:
         w = g.value
@@ -2069,28 +2081,45 @@ def _clip_models(text: str, start: int = 0, end: Optional[int] = None, moving: b
     it may move it: OpenAI's ``clip.load`` always may (its default device is the GPU), the
     others with ``device`` written in the call's line."""
     end = len(text) if end is None else end
-    if text.find("clip", start, end) < 0:
-        return []
+    return [names[0] for at, names, moves in _clip_lines(text) if start <= at < end and (moves or not moving)]
+
+
+@functools.lru_cache(maxsize=4)
+def _clip_lines(text: str) -> tuple:
+    """``(line start, (model, transform, transform or None), may move)`` for each line that
+    binds a CLIP loader's result (:data:`_CLIP_LOAD_LINE`), found from the loaders' words
+    (a ``^`` pattern would be tried at every position of the text), once per text."""
     out = []
-    for m in _CLIP_LOAD_LINE.finditer(text, start, end):
-        line_end = text.find("\n", m.end(), end)
-        line = text[m.start():line_end if line_end >= 0 else end]
-        if not moving or "clip.load(" in line or "device" in line:
-            out.append(m.group(1))
-    return out
+    for word in _CLIP_LOADER_WORDS:
+        i = text.find(word)
+        while i >= 0:
+            ls = text.rfind("\n", 0, i) + 1
+            m = _CLIP_LOAD_LINE.fullmatch(text, ls, i + len(word))
+            if m is not None:
+                line_end = text.find("\n", i)
+                line = text[ls:line_end if line_end >= 0 else len(text)]
+                out.append((ls, m.groups(), "clip.load(" in line or "device" in line))
+            i = text.find(word, i + len(word))
+    out.sort()
+    return tuple(out)
 
 
-def _library_transforms(text: str) -> list:
+@functools.lru_cache(maxsize=4)
+def _library_transforms(text: str) -> tuple:
     """The names a line binds to a library's image transform that returns a tensor: a
     CLIP loader's (``model, preprocess = clip.load(...)``), timm's ``transform =
     create_transform(**config)``, torchvision's ``preprocess = weights.transforms()``
     (:func:`_to_tensor_transform` decides)."""
-    out = []
-    if "clip" in text:
-        out += [n for m in _CLIP_LOAD_LINE.finditer(text) for n in (m.group(2), m.group(3)) if n]
-    if "create_transform(" in text or ".transforms()" in text:
-        out += [m.group(1) for m in _TRANSFORM_LINE.finditer(text)]
-    return out
+    out = [n for _, names, _ in _clip_lines(text) for n in names[1:] if n]
+    for word in ("create_transform(", ".transforms()"):
+        i = text.find(word)
+        while i >= 0:
+            ls = text.rfind("\n", 0, i) + 1
+            m = _TRANSFORM_LINE.fullmatch(text, ls, i + len(word))
+            if m is not None:
+                out.append(m.group(1))
+            i = text.find(word, i + len(word))
+    return tuple(out)
 
 
 def _first_argument_of_a_model(text: str, ls: int, at: int) -> bool:
@@ -2116,7 +2145,7 @@ def transform_names(text: str) -> tuple:
 
 
 # ``transform = create_transform(`` / ``preprocess = weights.transforms()`` at the start of a line
-_TRANSFORM_LINE = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?(?:create_transform\(|transforms\([ \t]*\))", re.M)
+_TRANSFORM_LINE = re.compile(r"[ \t]*(\w+)[ \t]*=[ \t]*(?:[\w.]+)?(?:create_transform\(|\.transforms\(\))")
 
 
 # past this many names, whether any of them is called is told by one scan of the text

@@ -829,8 +829,8 @@ def _index_counters(sem: SemanticModel, loop) -> set[str]:
             out.add(t.id)
     for s in loop.body:
         if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add) and isinstance(s.value, ast.Constant) \
-                and s.value.value == 1 and isinstance(s.target, ast.Name):
-            out.add(s.target.id)
+                and s.value.value == 1 and sem.dotted(s.target) is not None:
+            out.add(sem.dotted(s.target))  # (``step += 1``, ``self.global_step += 1``)
     return out
 
 

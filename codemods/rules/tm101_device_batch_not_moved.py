@@ -1634,7 +1634,9 @@ class DeviceBatchNotMoved(Rule):
     severity = Severity.BUG
     # a loop over a torch DataLoader (resolved by qualified name, so the file spells
     # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
-    needles = ("DataLoader", ".to(", ".cuda(", "device_map", "Trainer(", "clip.load(")
+    # (``clip.load(``, open_clip's ``create_model_and_transforms(``/``create_model_from_pretrained(``:
+    # loaders that move the model to their ``device=``)
+    needles = ("DataLoader", ".to(", ".cuda(", "device_map", "Trainer(", "clip.load(", "create_model_")
     uses_project = True  # (loaders a function of an imported module makes; importers of a function)
     verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (20, 16)
@@ -1678,7 +1680,8 @@ class DeviceBatchNotMoved(Rule):
         # a tensor the script makes (``torch.from_numpy(a)``, a tokenizer's output) and a
         # move (of the model) (``torch`` with no dot: ``import torch as th`` names it once,
         # ``th.zeros(`` after)
-        return (has(".to(") or has(".cuda(") or has("device_map") or has("Trainer(") or has("clip.load(")) \
+        return (has(".to(") or has(".cuda(") or has("device_map") or has("Trainer(") or has("clip.load(")
+                or has("create_model_")) \
             and (has("torch") or has("return_tensors")) \
             and (next(made_lines_outside_classes(text), None) is not None
                  or next(made_lines_outside_classes(text, inline=True), None) is not None)
@@ -1988,8 +1991,11 @@ class DeviceBatchNotMoved(Rule):
             if st is None or not st.moved or st.unmoved or st.handled or _places_inputs(sem, model):
                 continue
             mv = st.moves[0]
+            # (the device as named at the call: a parameter of the function that shadows the
+            # move's ``device`` is another value)
             target = "cuda" if mv.style == "cuda" else None if mv.device is None else \
-                trainer_device_text(sem, mv.device, call) if is_trainer_call(sem, mv.device) else sem.segment(mv.device)
+                trainer_device_text(sem, mv.device, call) if is_trainer_call(sem, mv.device) \
+                else device_text_at(sem, mv.device, call)
             code = sem.segment(arg)
             what = "tensors" if kind == "encoding" else "a tensor"
             msg = (f"`{_short(code)}` makes {what} on the CPU and gives {'them' if kind == 'encoding' else 'it'} to"
