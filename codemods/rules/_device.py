@@ -2090,6 +2090,8 @@ def _clip_lines(text: str) -> tuple:
     binds a CLIP loader's result (:data:`_CLIP_LOAD_LINE`), found from the loaders' words
     (a ``^`` pattern would be tried at every position of the text), once per text."""
     out = []
+    if "clip" not in text:
+        return ()  # (CLIP's and open_clip's loaders are imported from a module so named)
     for word in _CLIP_LOADER_WORDS:
         i = text.find(word)
         while i >= 0:
@@ -2303,6 +2305,7 @@ def _lines_calling(text: str, name: str, prefix, not_after: str) -> list:
     return out
 
 
+@functools.lru_cache(maxsize=4)
 @functools.lru_cache(maxsize=4)
 def _to_tensor_heads(text: str) -> tuple:
     """The words a statement that makes a tensor with torchvision's to-tensor transforms

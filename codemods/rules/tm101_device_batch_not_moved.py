@@ -1634,9 +1634,9 @@ class DeviceBatchNotMoved(Rule):
     severity = Severity.BUG
     # a loop over a torch DataLoader (resolved by qualified name, so the file spells
     # ``DataLoader``), or a dropped ``t.to(...)``/``t.cuda(...)``
-    # (``clip.load(``, open_clip's ``create_model_and_transforms(``/``create_model_from_pretrained(``:
-    # loaders that move the model to their ``device=``)
-    needles = ("DataLoader", ".to(", ".cuda(", "device_map", "Trainer(", "clip.load(", "create_model_")
+    # (``clip``: CLIP's and open_clip's loaders move the model to their ``device=``; the
+    # loader is imported from a module so named)
+    needles = ("DataLoader", ".to(", ".cuda(", "device_map", "Trainer(", "clip")
     uses_project = True  # (loaders a function of an imported module makes; importers of a function)
     verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (20, 16)
@@ -1680,8 +1680,7 @@ class DeviceBatchNotMoved(Rule):
         # a tensor the script makes (``torch.from_numpy(a)``, a tokenizer's output) and a
         # move (of the model) (``torch`` with no dot: ``import torch as th`` names it once,
         # ``th.zeros(`` after)
-        return (has(".to(") or has(".cuda(") or has("device_map") or has("Trainer(") or has("clip.load(")
-                or has("create_model_")) \
+        return (has(".to(") or has(".cuda(") or has("device_map") or has("Trainer(") or has("clip")) \
             and (has("torch") or has("return_tensors")) \
             and (next(made_lines_outside_classes(text), None) is not None
                  or next(made_lines_outside_classes(text, inline=True), None) is not None)
