@@ -2725,6 +2725,16 @@ _NET_PY = ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(s
            "        return self.fc(x)\n")
 
 
+def _main_of_a_project(tmp_path, src: str, files: dict):
+    """``main.py`` (``src``) processed in a project of it and ``files`` (name -> text):
+    the result and its TM101 findings."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "main.py").write_text(src)
+    r = process_text(str(tmp_path / "main.py"), src, Options(), Project(roots=(str(tmp_path),)))
+    return r, [f for f in r.findings if f.code == "TM101"]
+
+
 @pytest.mark.parametrize("build", ['Net("cuda").cuda()', 'net.Net("cuda").cuda()'])
 @pytest.mark.parametrize("body, found", [
     ("", True),
@@ -2732,13 +2742,10 @@ _NET_PY = ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(s
     ("        x = x.to(self.device)\n", False),
 ])
 def test_a_model_of_another_file_that_places_its_inputs(tmp_path, build, body, found):
-    (tmp_path / "net.py").write_text(_NET_PY.format(body=body))
     src = ("import torch\nimport net\nfrom net import Net\nfrom torch.utils.data import DataLoader\n\n\n"
            f"def main(ds):\n    loader = DataLoader(ds, batch_size=4)\n    model = {build}\n"
            "    for x, y in loader:\n        out = model(x)\n        print(out)\n")
-    (tmp_path / "main.py").write_text(src)
-    r = process_text(str(tmp_path / "main.py"), src, Options(), Project(roots=(str(tmp_path),)))
-    got = [f for f in r.findings if f.code == "TM101"]
+    r, got = _main_of_a_project(tmp_path, src, {"net.py": _NET_PY.format(body=body)})
     assert len(got) == (1 if found else 0)
     if found:
         assert got[0].line == 11 and "x = x.cuda()" in r.diff.decode()
@@ -2757,15 +2764,12 @@ def test_a_model_of_another_file_moved_under_a_condition(tmp_path, module, found
     when there is a GPU (``if params.num_gpus > 0: model = model.cuda()``) and the
     validation loop gives it the batch unmoved; the fix moves the batch under the same
     condition."""
-    if module is not None:
-        (tmp_path / "backbone.py").write_text("import torch.nn as nn\n\n\n" + module)
     src = ("import torch\nfrom torch.utils.data import DataLoader\nfrom backbone import Net\n\n\n"
            "def validate(params, ds):\n    loader = DataLoader(ds, batch_size=4)\n    model = Net()\n"
            "    if params.num_gpus > 0:\n        model = model.cuda()\n    for x, y in loader:\n"
            "        out = model(x)\n        print(out)\n")
-    (tmp_path / "main.py").write_text(src)
-    r = process_text(str(tmp_path / "main.py"), src, Options(), Project(roots=(str(tmp_path),)))
-    got = [f for f in r.findings if f.code == "TM101"]
+    files = {} if module is None else {"backbone.py": "import torch.nn as nn\n\n\n" + module}
+    r, got = _main_of_a_project(tmp_path, src, files)
     assert len(got) == (1 if found else 0)
     if found:
         assert got[0].line == 12
