@@ -928,22 +928,21 @@ def _of_the_tree(sem: SemanticModel, func) -> bool:
     return isinstance(func, (ast.Name, ast.Attribute)) and sem.sibling_definitions(func)[0] is not None
 
 
-def clip_model_move(sem: SemanticModel, call: ast.Call) -> Optional[ast.expr]:
-    """The device a CLIP loader's call moves its model to (``device=``; OpenAI's
-    ``clip.load`` without one: its default, ``"cuda"`` when there is one, an
-    ``ast.Constant``); None when it does not move it."""
+def clip_model_move(sem: SemanticModel, call: ast.Call) -> tuple:
+    """``(moves, device)`` of a CLIP loader's call: whether it may move its model off the
+    CPU, and the device it is given (``device=``; None for OpenAI's ``clip.load`` without
+    one, which moves the model to its default, the GPU when there is one)."""
     spec = CLIP_LOADERS.get(sem.call_qualname(call) or "")
     if spec is None:
-        return None
+        return False, None
     dev = sem.keyword(call, "device")
     if dev is None and spec[2] and len(call.args) > 1:
         dev = call.args[1]
-    if dev is None and spec[2]:
-        return ast.Constant(value="cuda")
-    return dev
+    if dev is not None and is_cpu_device(sem, dev):
+        return False, dev
+    return dev is not None or spec[2], dev
 
 
-_MAYBE_MODULE = "maybe-module"
 _MAYBE_MODULE = "maybe-module"
 
 
@@ -960,7 +959,7 @@ def _maybe_module_kind(sem: SemanticModel, call: ast.Call, moves: list, moved: b
         return "module"
     if moves:
         return "moved"
-    if id(call) in moved_bases and sem.sibling_definitions(call.func)[0] is None:
+    if id(call) in moved_bases and not _of_the_tree(sem, call.func):
         return _GUESSED
     return "unknown"
 
@@ -1034,12 +1033,10 @@ def _binding_paths(sem: SemanticModel, b, use, depth, seen, builder, importers: 
         if part is not None and part[0] == "model":
             # ``model, preprocess = clip.load(name, device=device)``: the model, moved there
             call = part[1]
-            dev = clip_model_move(sem, call)
-            if dev is None or is_cpu_device(sem, dev):
+            moves, dev = clip_model_move(sem, call)
+            if not moves:
                 return [("module", [], call)]
-            label = dev if not (isinstance(dev, ast.Constant) and sem.keyword(call, "device") is None
-                                and len(call.args) < 2) else None
-            return [("moved", [Move(call, "to", label, guard_of(sem, sem.statement_of(call), use), builder)], call)]
+            return [("moved", [Move(call, "to", dev, guard_of(sem, sem.statement_of(call), use), builder)], call)]
     if k is BindingKind.PARAMETER:
         fn = b.scope.node
         if isinstance(fn, _DEFS) and sem.self_class_of_param(b) is None:
@@ -1232,7 +1229,8 @@ def bound_before(sem: SemanticModel, text: str, at) -> bool:
     the definition of the function that holds ``at``.  An attribute (set where, in which
     order?) is not taken, but for a trainer's ``trainer.args.device``
     (:func:`trainer_device_text`: set once the trainer is made) and for ``self.<name>``
-    in a method that the class's ``__init__`` sets first thing (:func:`_set_by_init`)."""
+    in a method, which the class's ``__init__`` sets before anything can run a method of
+    the object (:func:`_set_by_init`)."""
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
@@ -2305,7 +2303,6 @@ def _lines_calling(text: str, name: str, prefix, not_after: str) -> list:
     return out
 
 
-@functools.lru_cache(maxsize=4)
 @functools.lru_cache(maxsize=4)
 def _to_tensor_heads(text: str) -> tuple:
     """The words a statement that makes a tensor with torchvision's to-tensor transforms

@@ -1373,7 +1373,7 @@ def _clip_model(sem: SemanticModel, recv, _depth: int = 0) -> bool:
     return bool(bs)
 
 
-_THROUGH_MODEL = frozenset({"to", "cuda", "eval", "train", "float", "half"})
+_THROUGH_MODEL = MOVE_METHODS | SELF_METHODS  # (``model.to(device)``, ``model.eval()``: the model itself)
 
 
 def _fed_by_method(sem: SemanticModel, recv, meth: str, call: ast.Call) -> Optional[frozenset]:
@@ -1589,9 +1589,8 @@ class DeviceBatchNotMoved(Rule):
     a model moved inside a builder function or under a condition that cannot be copied
     (a model made by a callee no file of the tree defines, `model = Net()` then `if
     args.cuda: model = model.cuda()`, is that module moved under that condition, the fix
-    unsafe as its class may place its inputs; one
-    whose class, of this file or another of the project, moves what its `forward` gets
-    places its inputs: not reported),
+    unsafe as its class may place its inputs; one whose class, of this file or another
+    of the project, moves what its `forward` gets places its inputs: not reported),
     a batch whose structure is unknown, a model parameter of a function that only the
     scripts importing the file call (`net = Net().to(device); evaluate(net, loader)` in
     main.py, read there: the device is theirs), also one a class keeps from its
