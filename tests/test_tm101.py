@@ -2985,3 +2985,18 @@ def test_a_device_shadowed_where_the_tensor_is_made_in_the_call():
            "def predict(arr, device='cpu'):\n    return model(torch.from_numpy(arr))\n")
     r = process_text("t.py", src, Options(select=frozenset({"TM101"})))
     assert [f.line for f in r.findings] == [9] and not r.changed
+
+
+def test_clip_inputs_made_right_in_the_encode_call():
+    """``model.encode_image(preprocess(img).unsqueeze(0))``, ``model.encode_text(clip.tokenize(t))``:
+    made in the call, moved there; one already moved is left."""
+    src = ("import torch\nimport clip\nfrom PIL import Image\n\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+           "model, preprocess = clip.load('ViT-B/32', device=device)\nwith torch.no_grad():\n"
+           "    image_features = model.encode_image(preprocess(Image.open('CLIP.png')).unsqueeze(0))\n"
+           "    text_features = model.encode_text(clip.tokenize(['a dog', 'a cat']))\n"
+           "    ok = model.encode_text(clip.tokenize(['a dog']).to(device))\n")
+    r = process_text("c.py", src, Options(select=frozenset({"TM101"})))
+    assert [f.line for f in r.findings] == [8, 9]
+    out = apply_patch(src.encode(), r.diff).decode()
+    assert "model.encode_image(preprocess(Image.open('CLIP.png')).unsqueeze(0).to(device))" in out
+    assert "model.encode_text(clip.tokenize(['a dog', 'a cat']).to(device))" in out

@@ -2416,8 +2416,14 @@ def _made_scan(text: str) -> _MadeScan:
             if not (i and (text[i - 1].isalnum() or text[i - 1] in "_.")) and _first_argument_of_a_model(text, ls, i):
                 inline.append(ls)
             i = text.find(name + "(", i + len(name) + 1)
-    if "clip.tokenize(" in text:  # (``text = clip.tokenize(["a dog"])``)
+    if "clip.tokenize(" in text:  # (``text = clip.tokenize(["a dog"])``; ``model.encode_text(clip.tokenize(t))``)
         starts += _lines_calling(text, "tokenize", _MAKER_PREFIX, "_")
+        i = text.find("clip.tokenize(")
+        while i >= 0:
+            ls = text.rfind("\n", 0, i) + 1
+            if not (i and (text[i - 1].isalnum() or text[i - 1] in "_.")) and _first_argument_of_a_model(text, ls, i):
+                inline.append(ls)
+            i = text.find("clip.tokenize(", i + 14)
     names = frozenset(out)
     for name in names:
         starts += _lines_calling(text, name, _MAKER_PREFIX, "_")
@@ -2854,8 +2860,9 @@ def _calls_name(text: str, name: str, start: int, end: int) -> bool:
                 if made is None:
                     made = _made_names(text)
                 inside = text[m.end():min(end, m.end() + 400)]
-                if made and any(has_word(inside, n) for n in made) or "return_tensors" in inside:
-                    return True  # (a made name, or a tokenizer's output made right there)
+                if made and any(has_word(inside, n) for n in made) or "return_tensors" in inside \
+                        or "clip.tokenize(" in inside or any(n + "(" in inside for n in _library_transforms(text)):
+                    return True  # (a made name, or a tokenizer's or CLIP's output made right there)
         k = text.find(name + ".", k + 1, end)
     return False
 

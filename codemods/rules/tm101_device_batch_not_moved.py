@@ -1963,7 +1963,8 @@ class DeviceBatchNotMoved(Rule):
             lines.add(text.count("\n", 0, ls) + 1)
         if not lines:
             return
-        heads = tuple(f"({n}." for n in torch_names(text)) + tuple(f"({n}(" for n in transform_names(text))
+        heads = tuple(f"({n}." for n in torch_names(text)) + tuple(f"({n}(" for n in transform_names(text)) \
+            + (("(clip.tokenize(",) if "clip.tokenize(" in text else ())
         if "return_tensors" in text:
             heads += ("return_tensors",)
         for call in sem.find(ast.Call, containing=heads):
@@ -1972,6 +1973,8 @@ class DeviceBatchNotMoved(Rule):
             arg, model, kind = None, call.func, None
             if call.args and not isinstance(call.args[0], ast.Starred) and made_tensor(sem, call.args[0]) is not None:
                 arg = call.args[0]
+                if isinstance(model, ast.Attribute) and model.attr in CLIP_COMPUTES and _clip_model(sem, model.value):
+                    model = model.value  # (``model.encode_image(preprocess(img).unsqueeze(0))``)
             else:
                 # a tokenizer's output given to a Hugging Face model, its ``generate`` or
                 # another of its methods (``model(**tok(text, return_tensors="pt"))``)
