@@ -2122,6 +2122,19 @@ def _library_transforms(text: str) -> tuple:
     return tuple(out)
 
 
+def _as_first_argument(text: str, call: str) -> list:
+    """The starts of the lines where ``call`` (``name(``, a whole name) stands as the first
+    argument of a model's call (:func:`_first_argument_of_a_model`)."""
+    out = []
+    i = text.find(call)
+    while i >= 0:
+        ls = text.rfind("\n", 0, i) + 1
+        if not (i and (text[i - 1].isalnum() or text[i - 1] in "_.")) and _first_argument_of_a_model(text, ls, i):
+            out.append(ls)
+        i = text.find(call, i + len(call))
+    return out
+
+
 def _first_argument_of_a_model(text: str, ls: int, at: int) -> bool:
     """The call at ``at`` (on the line starting at ``ls``) is the first argument of a call
     on that line (``model(torch.from_numpy(x))``) whose callee is not a library function
@@ -2409,21 +2422,10 @@ def _made_scan(text: str) -> _MadeScan:
     for name in library:  # (``image = preprocess(Image.open(p)).unsqueeze(0)``)
         starts += _lines_calling(text, name, MADE_PREFIX, "_.")
     for name in transform_names(text):
-        # ``model(transforms(img).unsqueeze(0))``: made as a model's first argument
-        i = text.find(name + "(")
-        while i >= 0:
-            ls = text.rfind("\n", 0, i) + 1
-            if not (i and (text[i - 1].isalnum() or text[i - 1] in "_.")) and _first_argument_of_a_model(text, ls, i):
-                inline.append(ls)
-            i = text.find(name + "(", i + len(name) + 1)
+        inline += _as_first_argument(text, name + "(")  # (``model(transforms(img).unsqueeze(0))``)
     if "clip.tokenize(" in text:  # (``text = clip.tokenize(["a dog"])``; ``model.encode_text(clip.tokenize(t))``)
         starts += _lines_calling(text, "tokenize", _MAKER_PREFIX, "_")
-        i = text.find("clip.tokenize(")
-        while i >= 0:
-            ls = text.rfind("\n", 0, i) + 1
-            if not (i and (text[i - 1].isalnum() or text[i - 1] in "_.")) and _first_argument_of_a_model(text, ls, i):
-                inline.append(ls)
-            i = text.find("clip.tokenize(", i + 14)
+        inline += _as_first_argument(text, "clip.tokenize(")
     names = frozenset(out)
     for name in names:
         starts += _lines_calling(text, name, _MAKER_PREFIX, "_")
