@@ -2619,6 +2619,14 @@ def test_any_called_answers_as_the_name_by_name_search(pieces, names, a, b):
     assert D._any_called(text, names, start, end) == any(D._calls_name(text, n, start, end) for n in names)
 
 
+def _tm101_of_the_tree(tmp_path) -> list:
+    """TM101's findings in every file of the project at ``tmp_path`` (one run, in process)."""
+    from torchmend.runner import run as run_tree
+
+    out = run_tree([str(tmp_path)], Options(select=frozenset({"TM101"}), roots=(str(tmp_path),)), isolate=False)
+    return [f for r in out.results for f in r.findings]
+
+
 def test_many_dropped_moves_are_found_as_a_few_are():
     """Past 64 distinct statement moves, the statements are found by their endings
     (``_exprs_holding``): the same statements as the search by every word, in linear time."""
@@ -2650,10 +2658,7 @@ def test_a_trainer_of_the_importing_script_is_named_short(tmp_path):
         "model = AutoModelForSequenceClassification.from_pretrained('bert-base-uncased')\n"
         "trainer = Trainer(\n    model=model,\n    args=TrainingArguments(output_dir='out'),\n)\ntrainer.train()\n"
         "evaluate(model, DataLoader(test_ds, batch_size=8))\n")
-    from torchmend.runner import run as run_tree
-
-    out = run_tree([str(tmp_path)], Options(select=frozenset({"TM101"}), roots=(str(tmp_path),)), isolate=False)
-    [f] = [f for r in out.results for f in r.findings]
+    [f] = _tm101_of_the_tree(tmp_path)
     assert f.path.endswith("evaluator.py") and "\n" not in f.message and "main.py line 11, which moves it to `Trainer(...).args.device`" in f.message
 
 
@@ -2672,10 +2677,7 @@ def test_a_trainer_class_given_its_model_by_the_script_that_imports_it(tmp_path)
         "device = torch.device('cuda')\nmodel = torch.nn.Linear(4, 2).to(device)\n"
         "loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.zeros(8, dtype=torch.long)), batch_size=4)\n"
         "Evaluator(model, loader).run()\n")
-    from torchmend.runner import run as run_tree
-
-    out = run_tree([str(tmp_path)], Options(select=frozenset({"TM101"}), roots=(str(tmp_path),)), isolate=False)
-    [f] = [f for r in out.results for f in r.findings]
+    [f] = _tm101_of_the_tree(tmp_path)
     assert f.path.endswith("evaluator.py") and f.line == 14 and f.fix is None
     assert "`self.model` comes from main.py line 8, which moves it to `device`" in f.message
 

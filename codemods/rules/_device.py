@@ -2087,21 +2087,36 @@ def _clip_lines(text: str) -> tuple:
     """``(line start, (model, transform, transform or None), may move)`` for each line that
     binds a CLIP loader's result (:data:`_CLIP_LOAD_LINE`), found from the loaders' words
     (a ``^`` pattern would be tried at every position of the text), once per text."""
-    out = []
     if "clip" not in text:
         return ()  # (CLIP's and open_clip's loaders are imported from a module so named)
-    for word in _CLIP_LOADER_WORDS:
-        i = text.find(word)
-        while i >= 0:
-            ls = text.rfind("\n", 0, i) + 1
-            m = _CLIP_LOAD_LINE.fullmatch(text, ls, i + len(word))
-            if m is not None:
-                line_end = text.find("\n", i)
-                line = text[ls:line_end if line_end >= 0 else len(text)]
-                out.append((ls, m.groups(), "clip.load(" in line or "device" in line))
-            i = text.find(word, i + len(word))
+    out = []
+    for ls, m in _binding_lines(text, _CLIP_LOAD_LINE, _CLIP_LOADER_WORDS):
+        line_end = text.find("\n", ls)
+        line = text[ls:line_end if line_end >= 0 else len(text)]
+        out.append((ls, m.groups(), "clip.load(" in line or "device" in line))
     out.sort()
     return tuple(out)
+
+
+def _binding_lines(text: str, pattern, words: tuple) -> Iterator[tuple]:
+    """``(line start, match)`` for each place one of ``words`` ends a match of ``pattern``
+    (a binding, ``x = ...word``) that runs from the start of its line: the words are
+    searched for, not the pattern tried at every line."""
+    for word in words:
+        for i in occurrences(text, word):
+            ls = text.rfind("\n", 0, i) + 1
+            m = pattern.fullmatch(text, ls, i + len(word))
+            if m is not None:
+                yield ls, m
+
+
+def occurrences(text: str, word: str, start: int = 0, end: Optional[int] = None) -> Iterator[int]:
+    """Where ``word`` starts in ``text[start:end]``, in order."""
+    end = len(text) if end is None else end
+    j = text.find(word, start, end)
+    while j >= 0:
+        yield j
+        j = text.find(word, j + 1, end)
 
 
 @functools.lru_cache(maxsize=4)
@@ -2111,14 +2126,7 @@ def _library_transforms(text: str) -> tuple:
     create_transform(**config)``, torchvision's ``preprocess = weights.transforms()``
     (:func:`_to_tensor_transform` decides)."""
     out = [n for _, names, _ in _clip_lines(text) for n in names[1:] if n]
-    for word in ("create_transform(", ".transforms()"):
-        i = text.find(word)
-        while i >= 0:
-            ls = text.rfind("\n", 0, i) + 1
-            m = _TRANSFORM_LINE.fullmatch(text, ls, i + len(word))
-            if m is not None:
-                out.append(m.group(1))
-            i = text.find(word, i + len(word))
+    out += [m.group(1) for _, m in _binding_lines(text, _TRANSFORM_LINE, ("create_transform(", ".transforms()"))]
     return tuple(out)
 
 
@@ -2126,12 +2134,10 @@ def _as_first_argument(text: str, call: str) -> list:
     """The starts of the lines where ``call`` (``name(``, a whole name) stands as the first
     argument of a model's call (:func:`_first_argument_of_a_model`)."""
     out = []
-    i = text.find(call)
-    while i >= 0:
+    for i in occurrences(text, call):
         ls = text.rfind("\n", 0, i) + 1
         if not (i and (text[i - 1].isalnum() or text[i - 1] in "_.")) and _first_argument_of_a_model(text, ls, i):
             out.append(ls)
-        i = text.find(call, i + len(call))
     return out
 
 

@@ -21,7 +21,7 @@ from ._device import (
     model_state, move_of, moved_call, torch_names,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
-    sibling_places_inputs, clip_part, CLIP_COMPUTES, transform_names,
+    sibling_places_inputs, clip_part, CLIP_COMPUTES, transform_names, occurrences,
     hf_model, tokenizer_output, device_label, is_trainer_call, trainer_device_text, TRAINER_FRAMEWORKS as _TRAINER_FRAMEWORKS,
 )
 from ._device import class_moves_arguments as _class_moves_arguments
@@ -83,17 +83,9 @@ def _exprs_holding(sem, words: tuple) -> list:
     for e in sem.find(ast.Expr, containing=tuple(lengths)):
         a, b = sem.offsets(e)
         if any(a <= j + len(end) - n and text[j + len(end) - n: j + len(end)] in wordset
-               for end, ns in lengths.items() for j in _places(text, end, a, b) for n in ns):
+               for end, ns in lengths.items() for j in occurrences(text, end, a, b) for n in ns):
             out.append(e)
     return out
-
-
-def _places(text: str, word: str, a: int, b: int):
-    """Where ``word`` stands whole in ``text[a:b]``."""
-    j = text.find(word, a, b)
-    while j >= 0:
-        yield j
-        j = text.find(word, j + 1, b)
 
 
 def _find_statement_moves(text: str) -> tuple:

@@ -1070,15 +1070,9 @@ class SemanticModel:
         LocalUpdate(...)``, then ``local.train(net=net)``), or of its ``__init__``, where
         the importer makes an instance (``Trainer(model, optimizer, loader)``): a script's
         callers, which ``param_values`` cannot see.  At most ``limit`` importers are read."""
-        if self.project is None or not isinstance(fdef, _DEFS):
+        if not isinstance(fdef, _DEFS):
             return []
-        owner = self.parent(fdef)
-        if owner is self.module:
-            owner, skip = None, 0
-        elif isinstance(owner, ast.ClassDef) and self.parent(owner) is self.module and not fdef.decorator_list:
-            skip = 1  # (``self``)
-        else:
-            return []
+        skip = 0 if self.parent(fdef) is self.module else 1  # (``self`` of a method; importer_calls reads only those)
         args = fdef.args
         pos = [a.arg for a in (*args.posonlyargs, *args.args)]
         if param not in pos[skip:] and param not in (a.arg for a in args.kwonlyargs):
