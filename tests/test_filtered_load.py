@@ -896,6 +896,18 @@ def test_class_count_through_a_builders_kwargs_from_an_importer(tmp_path, jobs, 
         assert "num_classes=16 (through `**kwargs` from train.py line 5)" in got[0].message
 
 
+def test_a_count_that_binds_a_parameter_of_the_builder_is_not_in_its_kwargs():
+    # yhenon/pytorch-retinanet: ``def resnet18(num_classes, pretrained=False, **kwargs)``
+    # builds ``ResNet(num_classes, BasicBlock, [2, 2, 2, 2], **kwargs)``; the count a call
+    # passes binds the named parameter (the detection head's), never ``**kwargs``
+    src = KWARGS_BUILDER.format(args="num_classes=16, pretrained=True").replace(
+        "def net(pretrained=False, **kwargs):\n    model = Net(**kwargs)\n",
+        "def net(num_classes, pretrained=False, **kwargs):\n    model = Net(**kwargs)\n")
+    assert "def net(num_classes," in src
+    r, out = run(src)
+    assert r.findings == []
+
+
 def test_builder_that_changes_its_kwargs_is_not_read():
     # ``kwargs.pop("num_classes")``: the count the call passes may not reach the constructor
     src = KWARGS_BUILDER.format(args="num_classes=16, pretrained=True").replace(

@@ -815,6 +815,10 @@ class Heads:
         # torchvision ``resnet.py``) those of the scripts that import it, not of their tests
         # (``with pytest.raises(RuntimeError): net(pretrained=True, num_classes=16)`` expects
         # the strict load to fail)
+        # a keyword that names one of the builder's own parameters binds it, not ``**kwargs``
+        # (``def resnet18(num_classes, pretrained=False, **kwargs)``; RetinaNet's builders
+        # give it to their constructor's detection head, which no ImageNet checkpoint has)
+        named = {a.arg for a in (*fn.args.args, *fn.args.kwonlyargs)}
         sites = [(sem, site, f"line {site.lineno}") for site in sem.file_calls(fn)]
         if not sites and sem.parent(fn) is sem.module:
             sites = [(other, site, f"{os.path.basename(other.path)} line {site.lineno}")
@@ -824,7 +828,7 @@ class Heads:
             if any(not (isinstance(given.get(g), ast.Constant) and given[g].value) for g in guards):
                 continue  # (this call does not load: ``net(num_classes=16)``, ``pretrained=False``)
             for k in site.keywords:
-                if k.arg not in CLASS_KWARGS:
+                if k.arg not in CLASS_KWARGS or k.arg in named:
                     continue
                 if any(x.arg == k.arg for x in call.keywords if x is not kw):
                     return None  # (passing it twice fails: not this shape)
