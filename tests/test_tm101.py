@@ -2781,6 +2781,79 @@ def test_a_model_of_another_file_moved_under_a_condition(tmp_path, module, found
         assert r.changed == (module is not None)
 
 
+
+_TESTER = """\
+import numpy as np
+import torch
+from models import get_model
+
+
+class Tester:
+    def __init__(self, config):
+        self.config = config
+{placeholder}
+    def initialization(self):
+        self.model = get_model(self.config)
+        if torch.cuda.device_count() > 1:
+            self.model = torch.nn.DataParallel(self.model)
+        self.model = self.model.cuda()
+{again}
+    def extract(self, data):
+        feats = []
+        for i in range(len(data)):
+            seq = torch.from_numpy(np.asarray(data[i]))
+            fc = self.model(seq)
+            feats.append(fc)
+        return feats
+"""
+
+_FACTORY = """\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc({x})
+
+
+def get_model(config):
+    model = Net()
+    return model
+"""
+
+
+@pytest.mark.parametrize("placeholder, again, models, found", [
+    # the model module is not in the tree
+    ("", "", None, True),
+    # ``self.model = None`` until ``initialization`` builds it (calling None would fail)
+    ("        self.model = None\n", "", None, True),
+    # a method that puts it in evaluation mode: ``self.model = self.model.eval()``
+    ("        self.model = None\n", "\n    def run(self):\n        self.model = self.model.eval()\n", None, True),
+    # a factory of the tree, re-exported by the package, whose model stays where it is made
+    ("        self.model = None\n", "", _FACTORY.format(x="x"), True),
+    # look-alike: the factory's model moves what it gets
+    ("        self.model = None\n", "", _FACTORY.format(x="x.cuda()"), False),
+])
+def test_a_tensor_an_evaluation_class_makes_for_a_model_its_factory_built(tmp_path, placeholder, again, models, found):
+    """zihaomu/Gait_recognition_baseline_for_HID2020 test.py, reduced: ``self.model =
+    get_model(config)`` (a factory of the project, re-exported by ``models/__init__.py``),
+    maybe wrapped in ``DataParallel`` when there are several GPUs, then ``.cuda()``; another
+    method gives it ``torch.from_numpy(...)`` unmoved."""
+    files = {}
+    if models is not None:
+        (tmp_path / "models").mkdir()
+        files = {"models/__init__.py": "from .factory import get_model\n", "models/factory.py": models}
+    src = _TESTER.format(placeholder=placeholder, again=again)
+    r, got = _main_of_a_project(tmp_path, src, files)
+    assert [f.line for f in got] == ([src.splitlines().index("            fc = self.model(seq)") + 1] if found else [])
+    if found:
+        assert "move the batch to `next(self.model.parameters()).device`" in got[0].message
+
+
 _SERVER = """\
 import numpy as np
 import torch

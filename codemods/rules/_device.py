@@ -792,8 +792,16 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
     "module" (a module constructor), "moved" (an unknown value that was moved),
     "handled:<why>" (a wrapper that places its inputs), "unknown"; ``base`` the
     expression the value was made by (the constructor call)."""
-    if depth > 8 or id(expr) in seen:
+    if depth > 8:
         return [("unknown", [], expr)]
+    if id(expr) in seen:
+        # a way back to a value already on this path (``self.model = self.model.eval()``
+        # among the attribute's values): it adds no way the others do not give
+        return []
+    if isinstance(expr, ast.Constant) and expr.value is None:
+        # ``self.model = None`` until a method builds it: calling None would fail, so no
+        # way the call runs something comes from there
+        return []
     seen = seen | {id(expr)}
     if isinstance(expr, ast.Name):
         bs = sem.reaching(expr)
@@ -959,12 +967,34 @@ def _maybe_module_kind(sem: SemanticModel, call: ast.Call, moves: list, moved: b
         return "module"
     if moves:
         return "moved"
-    if id(call) in moved_bases and not _of_the_tree(sem, call.func):
+    if id(call) in moved_bases and (not _of_the_tree(sem, call.func) or _unread_factory(sem, call)):
         return _GUESSED
     return "unknown"
 
 
 _GUESSED = "guessed"
+
+
+def _unread_factory(sem: SemanticModel, call: ast.Call) -> bool:
+    """``call`` runs no class of the tree but a function of it (``model =
+    get_model(config)``, maybe re-exported by a package's ``__init__``) none of whose
+    returned values is a module class of that file known to place its inputs (one
+    that is, or that moves itself, leaves the way unknown): where its model is moved,
+    it is read as a plain module, as one of a callee the tree lacks."""
+    if sem.sibling_may_define(call.func, "class "):
+        return False  # (a class of the tree: ``_sibling_module_class`` read it)
+    other, rets = sem.sibling_return_values(call)
+    for r in rets:
+        if isinstance(r, ast.Name):
+            rs = [b.value for b in other.reaching(r) if b.kind is BindingKind.ASSIGNMENT and b.value is not None]
+        else:
+            rs = [r]
+        for v in rs:
+            cls = other.callee(v) if isinstance(v, ast.Call) else None
+            if isinstance(cls, ast.ClassDef) and is_module_class(other, cls) and (
+                    class_moves_arguments(other, cls) or _self_moves(other, cls, v, v)):
+                return False
+    return True
 
 
 def _sibling_class(sem: SemanticModel, call: ast.Call) -> tuple:

@@ -1581,7 +1581,9 @@ class DeviceBatchNotMoved(Rule):
     a model moved inside a builder function or under a condition that cannot be copied
     (a model made by a callee no file of the tree defines, `model = Net()` then `if
     args.cuda: model = model.cuda()`, is that module moved under that condition, the fix
-    unsafe as its class may place its inputs; one whose class, of this file or another
+    unsafe as its class may place its inputs; so is one a factory function of the
+    project builds, `self.model = get_model(config)`, whose returned classes are not
+    known to place their inputs; one whose class, of this file or another
     of the project, moves what its `forward` gets places its inputs: not reported),
     a batch whose structure is unknown, a model parameter of a function that only the
     scripts importing the file call (`net = Net().to(device); evaluate(net, loader)` in

@@ -28,6 +28,7 @@ import ast
 import bisect
 import builtins
 import enum
+import os
 import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
@@ -1246,10 +1247,19 @@ class SemanticModel:
                 return None, None
             f, meth = made[0].func, f.attr
         path, name = self._sibling_file(f)
-        if path is None or (holds and not any(self.project.text_holds(path, w) for w in holds)):
-            return None, None
-        other = self.project.model_for(path)
-        bs = other.module_scope.get(name) if other is not None else []
+        other, bs = None, []
+        for _ in range(3):  # (a package's ``__init__`` that re-exports it: ``from .factory import get_model``)
+            if path is None or (holds and not any(self.project.text_holds(path, w) for w in holds)):
+                return None, None
+            other = self.project.model_for(path)
+            bs = other.module_scope.get(name) if other is not None else []
+            if len(bs) != 1 or bs[0].kind is not BindingKind.FROM_IMPORT or not bs[0].qualname \
+                    or "." not in bs[0].qualname:
+                break
+            mod, name = bs[0].qualname.rsplit(".", 1)
+            path = self.project.module_file(mod, other.path)
+            if path is not None and os.path.realpath(path) in (os.path.realpath(other.path), os.path.realpath(self.path)):
+                return None, None
         if len(bs) != 1:
             return None, None
         node = bs[0].node
