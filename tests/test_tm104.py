@@ -663,6 +663,73 @@ def test_a_model_class_of_a_module_of_the_project(tmp_path, cls, reported):
         assert _safety(f[0]) == "safe"
 
 
+
+# (asappresearch/dynamic-classification train.py: the batch moved element by element,
+# ``batch = tuple(t.to(device) for t in batch)``; the device the user's ``--device`` or the
+# GPU where there is one; the model, a class of the project's model.py whose submodules
+# and methods the script calls too, never moved)
+_PROTO_MODEL = """\
+import torch.nn as nn
+
+
+class Proto(nn.Module):
+    def __init__(self, weights):
+        super().__init__()
+        self.embedding = nn.Embedding.from_pretrained(weights)
+        self.encoder = nn.Linear(8, 8)
+
+    def compute_prototypes(self, x, y):
+        return x.mean(0)
+
+    def forward(self, x):
+        return self.encoder(self.embedding(x))
+"""
+
+_PROTO_TRAIN = """\
+import torch
+from model import Proto
+
+
+def train(args, sampler, weights):
+{device}    model = Proto(weights)
+    optimizer = torch.optim.Adam(model.parameters())
+    for batch in sampler:
+        batch = tuple(t.to(device) for t in batch)
+        x, y = batch
+        optimizer.zero_grad()
+        enc = model.encoder(model.embedding(x))
+        protos = model.compute_prototypes(enc, y)
+        loss = model(x).sum() + protos.sum()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("device, fixed", [
+    ("    device = 'cuda' if torch.cuda.is_available() else 'cpu'\n", True),
+    # some way is the user's choice: the GPU where there is one by default (report only)
+    ("    if args.device is None:\n        device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+     "    else:\n        device = args.device\n", False),
+])
+def test_a_model_of_the_project_given_a_batch_moved_element_by_element(tmp_path, device, fixed):
+    from torchmend.engine import process_file
+
+    (tmp_path / "model.py").write_text(_PROTO_MODEL)
+    script = tmp_path / "train.py"
+    src = _PROTO_TRAIN.format(device=device)
+    script.write_text(src)
+    res = process_file(str(script), Options(unsafe_fixes=True))
+    f = [x for x in res.findings if x.code == "TM104"]
+    assert [x.line for x in f] == [src.splitlines().index("    model = Proto(weights)") + 1]
+    # (unsafe: ``model.encoder`` gets the output of another submodule, not a moved tensor)
+    assert (f[0].safety is not None) == fixed
+    if fixed:
+        assert "    model = Proto(weights).to(device)\n" in apply_patch(src.encode(), res.diff).decode()
+    # look-alike: a method of the class moves it
+    (tmp_path / "model.py").write_text(_PROTO_MODEL.replace("        return x.mean(0)", "        self.cuda()\n        return x.mean(0)"))
+    assert not [x for x in process_file(str(script), Options()).findings if x.code == "TM104"]
+
+
 # (huanfengAI/pytorch-learning Regression/LinearRegression.py: ``if
 # torch.cuda.is_available(): model = Net().cuda() else: model = Net()``)
 def test_a_model_built_where_cuda_is_not_available_is_not_reported():

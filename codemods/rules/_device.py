@@ -1127,6 +1127,17 @@ _VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Varia
 _COMPREHENSIONS = (ast.ListComp, ast.GeneratorExp)
 
 
+def _comprehension(sem: SemanticModel, n):
+    """The comprehension ``n`` is (``[x.cuda() for x in batch]``) or that ``list(...)`` /
+    ``tuple(...)`` of one makes (``tuple(t.to(device) for t in batch)``); None otherwise."""
+    if isinstance(n, _COMPREHENSIONS):
+        return n
+    if isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords and isinstance(n.args[0], _COMPREHENSIONS) \
+            and sem.call_qualname(n) in ("builtins.list", "builtins.tuple"):
+        return n.args[0]
+    return None
+
+
 def device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
     """A device move that the value of ``expr`` comes out of on some way it is made: the
     tensor's own ``.to(device)``/``.cuda()``, or the output of a model moved so, read
@@ -1137,9 +1148,18 @@ def device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
         return None
     for o in sem.origins(expr):
         n = o.node
-        if o.kind is OriginKind.PART and isinstance(n, ast.Call) and len(n.args) == 1 and not n.keywords \
-                and isinstance(n.args[0], _COMPREHENSIONS) and sem.call_qualname(n) in ("builtins.list", "builtins.tuple"):
-            n = n.args[0]  # ``list(x.cuda() for x in batch)``
+        if o.kind is OriginKind.PART and isinstance(n, ast.Name):
+            # ``batch = tuple(t.to(device) for t in batch)``, then ``x, y = batch``: an element
+            # of what every way the name is made gives
+            made = [m.node for m in sem.origins(n)]
+            comps = [_comprehension(sem, m) for m in made]
+            if made and all(c is not None for c in comps) and all(m.kind is OriginKind.VALUE for m in sem.origins(n)):
+                got = [device_move(sem, c.elt, depth + 1) for c in comps]
+                if all(g is not None for g in got):
+                    return got[0]
+            continue
+        if o.kind is OriginKind.PART and isinstance(n, ast.Call):
+            n = _comprehension(sem, n) or n  # ``list(x.cuda() for x in batch)``
         if o.kind is OriginKind.PART and isinstance(n, _COMPREHENSIONS):
             # an element of ``[x.to(device) for x in batch]`` (``X, y = [...]``): each one
             # is the comprehension's element expression

@@ -14,7 +14,7 @@ from ..semantic.source import callee_hits
 from ._main_guard import is_main_guard
 from ._device import (
     DEVICE_KEEP_METHODS, MISMATCH_EVIDENCE, SELF_METHODS, Move, bound_before, class_moves_arguments, definition_span, device_move,
-    device_text_at, file_mentions_device,
+    device_like, device_text_at, file_mentions_device,
     framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, moved_call, runs_without_cuda, visible_at,
 )
 
@@ -389,18 +389,29 @@ def _imported_kind(sem: SemanticModel, call: ast.Call) -> Optional[str]:
     of its module: a module class with layers that own parameters, placing nothing
     itself (a description), anything else (None); :data:`_UNSEEN` when the project
     does not hold that module."""
+    mod = sem.call_qualname(call).rpartition(".")[0]
+    other, cls = _imported_class(sem, call)
+    if other is _UNSEEN:
+        return _UNSEEN
+    if cls is None or not is_module_class(other, cls) or not _class_weighted(other, cls) or _places_itself(other, cls):
+        return None
+    return f"a module class of `{mod}` with layers that own parameters"
+
+
+def _imported_class(sem: SemanticModel, call: ast.Call) -> tuple:
+    """``(model of its file, class)`` of the class of the project that ``call`` builds
+    (:func:`_imported_model`); ``(_UNSEEN, None)`` when the project does not hold its
+    module, ``(model, None)`` or ``(None, None)`` when that file defines no such class."""
     mod, _, name = sem.call_qualname(call).rpartition(".")
     project = sem.project
     path = project.module_file(mod, sem.path) if project is not None and sem.path else None
     if path is None:
-        return _UNSEEN
+        return _UNSEEN, None
     other = project.model_for(path)
     cls = None if other is None else next(
         (s for s in other.find(ast.ClassDef, containing=(name,)) if s.name == name and other.parent(s) is other.module),
         None)
-    if cls is None or not is_module_class(other, cls) or not _class_weighted(other, cls) or _places_itself(other, cls):
-        return None
-    return f"a module class of `{mod}` with layers that own parameters"
+    return other, cls
 
 
 def _optimized(sem: SemanticModel, ctor: ast.Call) -> bool:
@@ -432,13 +443,15 @@ def _through(sem: SemanticModel):
     return through
 
 
-def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]) -> Optional[list]:
+def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef], cm=None) -> Optional[list]:
     """The calls of the model ``ctor`` builds (``model(x)``, ``model.forward(x)``,
     ``self.net(x)``) wherever it goes (names, ``self`` attributes, parameters of
     same-file functions); None when it may be moved or placed on some way: a move
     (``.to``, ``.cuda``, ``.apply``, ``to_empty``), a callee of another file
     (``accelerator.prepare``, ``DistributedDataParallel``, a trainer), a method of its
-    class that moves it, a container, anything the model cannot follow."""
+    class that moves it, a container, anything the model cannot follow.  ``cm``: the
+    model of ``cls``'s file, when it is another file of the project."""
+    cm = cm or sem
     flow = sem.value_uses(ctor, through=_through(sem))
     if flow.escapes:
         return None
@@ -474,11 +487,11 @@ def _model_calls(sem: SemanticModel, ctor: ast.Call, cls: Optional[ast.ClassDef]
                     calls.append(sem.parent(top))
                 elif p.attr in _READS:
                     pass
-                elif cls is not None and sem.method(cls, p.attr) is not None:
-                    m = sem.method(cls, p.attr)
+                elif cls is not None and cm.method(cls, p.attr) is not None:
+                    m = cm.method(cls, p.attr)
                     if any(isinstance(n, ast.Attribute) and n.attr in _MOVERS for n in ast.walk(m)):
                         return None
-                elif cls is not None and _submodule(sem, cls, p.attr):
+                elif cls is not None and _submodule(cm, cls, p.attr):
                     calls.append(sem.parent(top))  # ``model.decoder(z)``: a part of the model runs
                 else:
                     return None  # a library method: it may move the module
@@ -520,6 +533,8 @@ def _submodule(sem: SemanticModel, cls: ast.ClassDef, attr: str) -> bool:
                 return False
             continue
         q = sem.call_qualname(value)
+        if q and q.endswith(".from_pretrained"):
+            q = q[: -len(".from_pretrained")]  # ``nn.Embedding.from_pretrained(weights)``: a layer too
         if target is not None or not q or not (N.is_module_class(q) or N.is_sequential(q)):
             return False
     return True
@@ -575,10 +590,16 @@ def _sure_move(sem: SemanticModel, mv: Move) -> bool:
     if is_known_device(sem, mv.device):
         return True
     origins = sem.origins(mv.device)
-    return bool(origins) and all(
+    if bool(origins) and all(
         o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call) and sem.call_qualname(o.node) in N.DEVICE
         for o in origins
-    )
+    ):
+        return True
+    # ``if args.device is None: device = "cuda" if torch.cuda.is_available() else "cpu"``,
+    # ``else: device = args.device``: some way is the GPU where there is one, the others
+    # the user's choice (a name spelled like a device)
+    return isinstance(mv.device, ast.Name) and device_like(sem, mv) and any(
+        o.kind is OriginKind.VALUE and is_known_device(sem, o.node) and not is_cpu_device(sem, o.node) for o in origins)
 
 
 def _arg_move(sem: SemanticModel, call: ast.Call) -> Optional[Move]:
@@ -651,11 +672,16 @@ class ModelNotMoved(Rule):
     Net(...)`).  It is followed through names, `self` attributes, parameters of
     same-file functions and their returns, and `model.eval()`/`torch.compile(model)`;
     its calls are `model(x)`, `model.forward(x)` and the calls of the layers its class
-    builds (`model.decoder(z)`).  A moved tensor is followed through names and methods that keep
-    it where it is; the device must be one that is not the CPU on every way (`.cuda()`,
+    builds (`model.decoder(z)`; for a class of another file of the project, read in that
+    file: `nn.Embedding.from_pretrained(...)` is a layer too, and a method of its own that
+    moves nothing is no move).  A moved tensor is followed through names and methods that keep
+    it where it is (`batch = tuple(t.to(device) for t in batch)`, then `x, y = batch`); the
+    device must be one that is not the CPU on every way (`.cuda()`,
     a known device value, or `torch.device(...)`; also an attribute the script sets on its
     argument namespace before anything uses it: `args.device = torch.device(...)` right
-    after `args = parser.parse_args()`, read as `args.device` or in `train(args)`).
+    after `args = parser.parse_args()`, read as `args.device` or in `train(args)`); when
+    one way is the GPU and the others a name the user sets (`else: device =
+    args.device`), it is reported only.
 
     Not reported: a model moved anywhere (`.to`, `.cuda`, `.apply`, `to_empty`, a method
     of its class that moves it), passed to code of another file (`accelerator.prepare`,
@@ -779,6 +805,13 @@ class ModelNotMoved(Rule):
             return None
         target = sem.callee(ctor)
         got = _model_calls(sem, ctor, target if isinstance(target, ast.ClassDef) else None)
+        if got is None and what is _IMPORTED:
+            # a method of a class of another file of the project (``model.encoder(x)``,
+            # ``model.compute_prototypes(...)``): read in that file (only now: most such
+            # values are no model)
+            other, cls = _imported_class(sem, ctor)
+            if cls is not None and other is not _UNSEEN:
+                got = _model_calls(sem, ctor, cls, other)
         if got is None or not got[0]:
             return None
         calls, stores = got
