@@ -748,3 +748,20 @@ def test_a_model_built_where_cuda_is_not_available_is_not_reported():
     f, _ = run(body.replace("if torch.cuda.is_available():\n        model = Net().cuda()\n    else:\n",
                             "if args.big:\n        model = Net().cuda()\n    else:\n"), unsafe=True)
     assert len(f) == 1, [x.message for x in f]
+
+
+@pytest.mark.parametrize("src", [
+    "class S:\n    def f(self, x):\n        return x.to(1)\n",
+    "class A(nn.Module):\n    x = 1\n\n\nclass B:\n    def f(self, x):\n        return x.cuda()\n",
+])
+def test_a_file_that_starts_with_a_class_is_read_to_its_end(src):
+    """(triage of rosacry/nptop models/seq2seq.py) the class layout read by the text gate
+    started over at the top of a file whose first line starts a class: the run never
+    ended.  Read in a child process, so that a loop cannot hang the suite."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom torchmend.rules.tm104_model_not_moved import _layout\n"
+            "starts, ends, kinds, _ = _layout(sys.stdin.read())\nprint(len(starts), ends[-1])\n")
+    out = subprocess.run([sys.executable, "-c", code], input=src, capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == [str(src.count("class ")), str(len(src))]

@@ -89,14 +89,16 @@ def _layout(text: str) -> tuple:
         return _LAYOUT[1]
     found = []
     i = 0 if text.startswith("class") else text.find("\nclass") + 1
-    while i > 0 or (i == 0 and text.startswith("class")):
+    first = i == 0 and text.startswith("class")  # (a file whose first line starts a class)
+    while i > 0 or first:
+        first = False
         m = _CLASS_HEAD.match(text, i)
         if m is not None:
             end = definition_span(text, i)[1]
             found.append((i, end, m.group(1), m.group(2) or ""))
         else:
             end = i + 1
-        i = text.find("\nclass", end - 1) + 1
+        i = text.find("\nclass", max(end - 1, 0)) + 1
     names = {f[2] for f in found}
     module_like = {n for _, _, n, bases in found if _MODULE_BASE.search(bases)}
     grew = True
