@@ -3075,3 +3075,74 @@ def test_clip_inputs_made_right_in_the_encode_call():
     out = apply_patch(src.encode(), r.diff).decode()
     assert "model.encode_image(preprocess(Image.open('CLIP.png')).unsqueeze(0).to(device))" in out
     assert "model.encode_text(clip.tokenize(['a dog', 'a cat']).to(device))" in out
+
+
+# ----------------------------------------------------------------------------- TensorBoard, host uses
+
+
+_GRAPH = """\
+import matplotlib.pyplot as plt
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader
+from torch.utils.tensorboard import SummaryWriter
+
+writer = SummaryWriter("runs/mnist")
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+test_loader = DataLoader(ds, batch_size=64)
+examples = iter(test_loader)
+example_data, example_targets = {take}
+{show}model = nn.Linear(784, 10).to(device)
+writer.add_graph(model, example_data.reshape(-1, 28 * 28))
+"""
+
+
+@pytest.mark.parametrize("take", ["next(examples)", "examples.next()"])
+@pytest.mark.parametrize("show, fixed", [
+    ("", True),
+    # the batch is also shown with matplotlib: a CUDA tensor fails there (report only)
+    ("for i in range(6):\n    plt.imshow(example_data[i][0], cmap='gray')\n", False),
+    # (TensorBoard and torchvision take device tensors)
+    ("writer.add_image('images', example_data[0])\n", True),
+])
+def test_a_batch_given_to_tensorboards_add_graph(take, show, fixed):
+    """patrickloeber/pytorchTutorial 16_tensorboard.py (and microsoft/AI-System's lab 1):
+    ``writer.add_graph(model, images)`` traces the moved model on a batch taken from the
+    loader on the CPU (``examples.next()``: older PyTorch's iterator method)."""
+    src = _GRAPH.format(take=take, show=show)
+    res = process_text("t.py", src, Options(select=frozenset({"TM101"})))
+    line = src.splitlines().index("writer.add_graph(model, example_data.reshape(-1, 28 * 28))") + 1
+    assert [f.line for f in res.findings] == [line] and res.changed == fixed
+    if fixed:
+        out = apply_patch(src.encode(), res.diff).decode()
+        assert f"example_data, example_targets = {take}\nexample_data = example_data.to(device)\n" in out
+    else:
+        assert "`plt.imshow()` also gets `example_data` on the host" in res.findings[0].message
+
+
+def test_a_label_read_as_a_numpy_array_keeps_the_fix_from_moving_it():
+    # the fix would move ``y`` for the loss at the top of the loop: ``y.numpy()`` then fails
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        crit = nn.CrossEntropyLoss()
+        for x, y in loader:
+            out = model(x)
+            loss = crit(out, y)
+            acc = np.mean(out.argmax(1).cpu().numpy() == y.numpy())
+        """,
+        head=HEAD + "import numpy as np\n",
+    )
+    assert codes(f) == ["TM101"] and f[0].fix is None and out == src
+    assert "`y.numpy()` reads `y` on the host" in f[0].message
+    # look-alike for the fix: the label read back after a move of its own
+    f, out, src = run(
+        """
+        model = nn.Linear(4, 2).to(device)
+        for x, y in loader:
+            out = model(x)
+            print(y.numpy())
+        """,
+        head=HEAD + "import numpy as np\n",
+    )
+    assert codes(f) == ["TM101"] and "x = x.to(device)" in out

@@ -1803,15 +1803,21 @@ def _batch(node, target, loaders, body) -> Optional[Loop]:
 
 
 def taken_batch(sem: SemanticModel, stmt) -> Optional[Loop]:
-    """``x, y = next(iter(loader))`` (or ``next(it)`` with ``it = iter(loader)``): one
-    batch taken from a plain DataLoader, flowing through the rest of the block."""
+    """``x, y = next(iter(loader))`` (or ``next(it)`` with ``it = iter(loader)``, or older
+    PyTorch's ``it.next()``): one batch taken from a plain DataLoader, flowing through the
+    rest of the block."""
     if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
         return None
     v = stmt.value
-    if not (isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords and sem.call_qualname(v) == "builtins.next"):
+    if isinstance(v, ast.Call) and not v.args and not v.keywords and isinstance(v.func, ast.Attribute) \
+            and v.func.attr in ("next", "__next__") and isinstance(v.func.value, ast.Name):
+        it = v.func.value  # ``dataiter.next()`` (older PyTorch's loader iterators), ``it.__next__()``
+    elif isinstance(v, ast.Call) and len(v.args) == 1 and not v.keywords and sem.call_qualname(v) == "builtins.next":
+        it = v.args[0]
+    else:
         return None
     loaders, foreign = [], False
-    for o in sem.origins(v.args[0]):
+    for o in sem.origins(it):
         n = o.node
         if not (o.kind is OriginKind.VALUE and isinstance(n, ast.Call) and sem.call_qualname(n) == "builtins.iter"
                 and len(n.args) == 1):

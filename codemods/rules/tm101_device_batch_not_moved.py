@@ -48,6 +48,8 @@ _BUILTIN_PASS = frozenset({"zip", "list", "tuple", "sorted", "reversed", "enumer
 _HOST_LIBS = ("builtins.", "math.", "numpy.", "time.", "logging.", "json.", "os.", "sys.", "random.", "warnings.",
               "pickle.", "statistics.", "copy.", "sklearn.", "pandas.", "matplotlib.", "PIL.", "cv2.", "wandb.",
               "tensorboardX.", "itertools.", "functools.", "collections.", "datetime.", "pathlib.", "tqdm.")
+# of those, the libraries that read what they get as a NumPy array (a CUDA tensor fails there)
+_NUMPY_READERS = ("numpy.", "sklearn.", "pandas.", "matplotlib.", "PIL.", "cv2.", "scipy.", "seaborn.")
 _COLLECT = frozenset({"append", "extend", "add", "insert", "update", "put", "put_nowait", "write", "set_postfix",
                       "set_description", "log", "info", "debug", "warning", "add_scalar", "add_scalars", "format"})
 # an argument that names a device: the callee may move what it receives
@@ -264,6 +266,10 @@ class _Flow:
     # same-file helpers given batch elements that make tensors on the CPU: (elements,
     # helper name, factory call); moving those elements first may make the two meet there
     cpu_made: list = field(default_factory=list)
+    # batch elements read as host arrays (``plt.imshow(x[0])``, ``np.asarray(x)``,
+    # ``y.numpy()``): (elements, what reads them, for messages); moving those elements
+    # where they are made would hand device tensors there
+    on_host: list = field(default_factory=list)
     # batch containers some of whose items were stored moved (``batch["x"] =
     # batch["x"].to(device)``): name -> the constant keys stored so, or _ALL_KEYS (a loop
     # over the container's own keys stored each one), or _SOME_KEYS (keys not told)
@@ -752,9 +758,21 @@ class _Flow:
                 self.may_move("moved by a statement")
             return frozenset(), True
         if meth in HOST_METHODS:
-            self.val(recv)
+            rv = self.val(recv)
             self._args(c)
+            if meth == "numpy" and rv[0]:
+                self.on_host.append((rv[0], f"`{sem.segment(c)}` reads"))  # (``y.numpy()`` of a CUDA tensor fails)
             return _EMPTY
+        if meth == "add_graph" and len(c.args) >= 2 and not any(isinstance(a, ast.Starred) for a in c.args[:2]) \
+                and _summary_writer(sem, recv):
+            # TensorBoard's ``writer.add_graph(model, images)`` traces the model on the input
+            st = self._model(c.args[0], c)
+            if st is not None and st.moved and not st.handled:
+                args = self._args(c)
+                self.models.append((st, sem.segment(c.args[0]), c))
+                if args[1][0] and not self._where_unmoved(c):
+                    self.need(args[1][0], c, sem.segment(c.args[0]))
+                return frozenset(), True
         # a method of a moved module that hands its arguments to the module's layers
         # (``actor_critic.act(obs, masks)`` running ``self.base(inputs, masks)``)
         fed = _fed_by_method(sem, recv, meth, c) if meth is not None and meth != "forward" else None
@@ -827,7 +845,9 @@ class _Flow:
                 return _merge(args)
             return _EMPTY
         if q is not None and q.startswith(_HOST_LIBS):
-            self._args(c)
+            cpu = frozenset().union(*(s for s, _ in self._args(c)))
+            if cpu and q.startswith(_NUMPY_READERS):
+                self.on_host.append((cpu, f"`{sem.segment(f)}()` also gets"))
             return _EMPTY
         # a method of a tensor of the flow
         rv = self.val(recv) if recv is not None else _EMPTY
@@ -1081,6 +1101,7 @@ class _Flow:
         self.models.extend(sub.models)
         self.host.extend(sub.host)
         self.cpu_made.extend(sub.cpu_made)
+        self.on_host.extend(sub.on_host)
         result = _merge(sub.returns) if sub.returns else _EMPTY
         if cpu and result[0]:  # it returns what it got from the batch: on its way to the model
             made = _cpu_factory(sem, fn)
@@ -1347,6 +1368,21 @@ _HF_COMPUTES = frozenset({
 })
 
 
+_SUMMARY_WRITERS = frozenset({
+    "torch.utils.tensorboard.SummaryWriter", "torch.utils.tensorboard.writer.SummaryWriter", "tensorboardX.SummaryWriter",
+    "tensorboardX.writer.SummaryWriter",
+})
+
+
+def _summary_writer(sem: SemanticModel, recv) -> bool:
+    """Every way ``recv`` is made is a TensorBoard ``SummaryWriter(...)``."""
+    if not isinstance(recv, (ast.Name, ast.Attribute)):
+        return False
+    origins = sem.origins(recv)
+    return bool(origins) and all(o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call)
+                                 and sem.call_qualname(o.node) in _SUMMARY_WRITERS for o in origins)
+
+
 def _clip_model(sem: SemanticModel, recv, _depth: int = 0) -> bool:
     """``recv`` is the model a CLIP loader returned (``model, preprocess = clip.load(...)``),
     or what ``.to()``/``.eval()`` of it return (``model = model.to(device)``)."""
@@ -1449,8 +1485,9 @@ class DeviceBatchNotMoved(Rule):
     evaluation loop that forgets the move is reported even when the training loop moves
     its batch), and every element that meets the device is moved, not only what reaches
     the model: a fix after which the labels still meet the output on the CPU would not
-    be one.  A batch taken with `next(iter(loader))` counts as a loop's, and so does a
-    sample indexed out of the dataset a loader reads (`x, y = test_data[0]`, as in a
+    be one (TensorBoard's `writer.add_graph(model, images)` runs the model on what it
+    gets).  A batch taken with `next(iter(loader))` (or `it.next()` of older PyTorch)
+    counts as a loop's, and so does a sample indexed out of the dataset a loader reads (`x, y = test_data[0]`, as in a
     prediction after training), of which only what reaches the model counts (a sample's
     label may be a Python number).  So does a tensor the script makes outside a module's
     code (at module level, in a function, in a method of a class that is not a module: a
@@ -1577,7 +1614,8 @@ class DeviceBatchNotMoved(Rule):
     attribute set once from it); `.cuda()` when the model was moved that way.  A move
     under an `if` is copied with its condition verbatim.  When an element also goes to a callee that cannot be
     read together with device values (an imported loss, a metric object) the fix moves
-    it too and is unsafe.  Report only: an unknown device (`args.device`, `local_rank`),
+    it too and is unsafe.  Report only: an element also read as a NumPy array (`y.numpy()`,
+    `plt.imshow(x[0])`: a CUDA tensor fails there), an unknown device (`args.device`, `local_rank`),
     a model moved inside a builder function or under a condition that cannot be copied
     (a model made by a callee no file of the tree defines, `model = Net()` then `if
     args.cuda: model = model.cuda()`, is that module moved under that condition, the fix
@@ -1761,6 +1799,13 @@ class DeviceBatchNotMoved(Rule):
             plan.unsafe = (f"`{guessed}` is moved only under a condition and made by a callee that no file of the tree"
                            " defines: whether it places its inputs itself is not known")
         needed = frozenset().union(*(n.srcs for n in flow.needs))
+        for kept, use in flow.on_host if not flow.loop.made else ():  # (a made tensor: ``_made_fix_blocked``)
+            if plan.style and kept & needed:
+                # (``plt.imshow(images[0])``, ``y.numpy()`` beside ``model(images)``: a CUDA
+                # tensor there fails)
+                plan.style, plan.hint = "", False
+                plan.why = f"{use} `{', '.join(sorted(kept & needed))}` on the host: move it only where the device needs it"
+                break
         for kept, helper, made in flow.cpu_made:
             if plan.style and kept & needed:
                 # the helper may combine them with what it makes on the CPU (padding)
