@@ -7,6 +7,7 @@ import pytest
 
 from torchmend import runner
 from torchmend.engine import Options, process_file, process_text
+from torchmend.project import Project
 from torchmend.rule import Severity
 from tests.patching import apply_patch
 from tests.siblings import unparsable_module
@@ -935,3 +936,41 @@ def test_a_loader_a_sibling_module_makes_is_reported(tmp_path, main, found):
     assert [f.code for f in r.findings] == (["TM301"] if found else []) and not r.changed
     if found:
         assert "makes a DataLoader in dataset.py with num_workers=1" in r.findings[0].message
+
+
+_DATA_MODULE = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+{all}
+workers = {workers}
+ds = TensorDataset(torch.randn(8, 2))
+train_loader = DataLoader(ds, batch_size=2, shuffle=True, num_workers=workers)
+"""
+
+
+@pytest.mark.parametrize("imports, workers, all_, found", [
+    ("from data import train_loader", 2, "", True),
+    ("from data import *", 2, "", True),  # (GeonwooVincentKim/New_DCGAN: ``from Main.DCGAN import *``)
+    ("from data import *", 2, "__all__ = ['train_loader']\n", True),
+    # look-alikes: no worker; a star import that leaves the loader out; a name bound here
+    ("from data import train_loader", 0, "", False),
+    ("from data import *", 2, "__all__ = ['ds']\n", False),
+    ("from data import *\ntrain_loader = []", 2, "", False),
+])
+def test_a_loader_a_sibling_module_makes_as_it_is_imported(tmp_path, imports, workers, all_, found):
+    """data.py builds ``train_loader`` with workers at its top level; the script imports
+    it and iterates it at import time, with no guard: spawn's workers re-run the script."""
+    (tmp_path / "data.py").write_text(_DATA_MODULE.format(all=all_, workers=workers))
+    main = f"{imports}\n\nfor epoch in range(2):\n    for i, batch in enumerate(train_loader, 0):\n        print(batch)\n"
+    (tmp_path / "main.py").write_text(main)
+    opts = Options(select=frozenset({"TM301"}))
+    ran = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=1).results}
+    project = Project(roots=(str(tmp_path),))
+    for r in (process_text(str(tmp_path / "main.py"), main, opts, project), ran["main.py"]):
+        assert [f.code for f in r.findings] == (["TM301"] if found else []) and not r.changed
+        if found:
+            assert "DataLoader `train_loader` of data.py, made there with num_workers=workers" in r.findings[0].message
+            assert r.findings[0].line == 4
+    # (guarded: nothing)
+    guarded = f"{imports}\n\nif __name__ == '__main__':\n    for batch in train_loader:\n        print(batch)\n"
+    assert process_text(str(tmp_path / "main.py"), guarded, opts, project).findings == []

@@ -79,7 +79,9 @@ class DataLoaderWithoutMainGuard(Rule):
     is not Lightning's), which may iterate it.  A loader a function of a sibling module
     makes, given a worker count known here to be above 0 (`train_loader, _ =
     dataset.get(..., num_workers=1)`) and iterated at import time, is reported without a
-    fix.  It is report-only in a script written
+    fix, and so is one a sibling module makes at its top level with workers as it is
+    imported (`from data import train_loader`, or `from data import *`) and the script
+    iterates at import time.  It is report-only in a script written
     in cells (`# %%` markers of jupytext's percent format and of editors, or a jupytext
     header: it runs cell by cell or becomes a notebook, and a guard would indent its
     cells under one `if`), when another file
@@ -129,6 +131,15 @@ class DataLoaderWithoutMainGuard(Rule):
         "from torch.utils.data import DataLoader\n\ndef train(dl):\n    for b in dl:\n        pass\n\n"
         "train(DataLoader(ds, num_workers=2))\n",
     )
+
+    @classmethod
+    def may_match_project(cls, path: str, text: str, has, project) -> bool:
+        """A script that loops at module level (a line starting with ``for``) over what it
+        may import from a module of the project that makes a loader with workers
+        (``from data import train_loader``, ``from data import *``): one of its imports
+        reaches a file that holds ``num_workers`` (read without parsing)."""
+        return _loops_at_module_level(text, has) and project is not None \
+            and project.imports_holding(path, text, "num_workers")
 
     def check(self, ctx: Context):
         an = Analysis.of(ctx)
@@ -324,7 +335,11 @@ class DataLoaderWithoutMainGuard(Rule):
         import os
 
         sem = ctx.sem
-        if ctx.project is None or not ctx.path or not ctx.has("num_workers"):
+        if ctx.project is None or not ctx.path:
+            return
+        here = ctx.has("num_workers")  # (a count given here: a loader a sibling's function makes)
+        imported = _loops_at_module_level(ctx.text, ctx.has)  # (a loader a sibling module made as it was imported)
+        if not (here or imported):
             return
         regions = [*an.regions(), *(st for fn in an.reach() for st in fn.body)]
         for region in regions:
@@ -332,7 +347,20 @@ class DataLoaderWithoutMainGuard(Rule):
                 for expr, maybe, _via in an._iterated_by(n):
                     if maybe:
                         continue
-                    got = self._made_by_sibling(sem, an, expr)
+                    got = self._made_by_sibling(sem, an, expr) if here else None
+                    if got is None and imported:
+                        got = _imported_loader(sem, expr)
+                        if got is not None:
+                            name, workers, other = got
+                            stmt = sem.statement_of(n)
+                            yield ctx.finding(
+                                self, expr,
+                                f"DataLoader `{name}` of {os.path.basename(other.path)}, made there with num_workers="
+                                f"{other.segment(workers)} as it is imported, is iterated at import time (line"
+                                f" {stmt.lineno}) without `if __name__ == \"__main__\":`; under spawn each worker"
+                                " re-runs the script (not fixed: put the script's code under the guard)",
+                            )
+                            return
                     if got is None:
                         continue
                     call, workers, path = got
@@ -386,6 +414,43 @@ class DataLoaderWithoutMainGuard(Rule):
 
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _loops_at_module_level(text: str, has) -> bool:
+    """A line of ``text`` starts with ``for`` in column 0 (the text test that lets a
+    script whose loader comes from an import be read: ``_imported_loader``)."""
+    return has("\nfor ") or text.startswith("for ")
+
+
+def _imported_loader(sem, expr):
+    """``(name, workers, model of its file)`` when ``expr`` is a name this file imports
+    from a module of the project (``from data import train_loader``, or a star import)
+    that binds it, at that module's top level, only to a DataLoader made with a worker
+    count there known to be above 0."""
+    if not isinstance(expr, ast.Name):
+        return None
+    origins = sem.origins(expr)
+    if len(origins) != 1:
+        return None
+    if origins[0].kind is OriginKind.IMPORT:
+        other, bs = sem.sibling_definitions(expr)
+    elif origins[0].kind is OriginKind.UNKNOWN and not sem.resolve(expr):
+        other, bs = sem.star_definitions(expr.id)
+    else:
+        return None
+    if other is None or not bs or any(b.kind is not BindingKind.ASSIGNMENT or not isinstance(b.value, ast.Call)
+                                      or not other.qualnames(b.value.func) & N.WORKER_LOADERS for b in bs):
+        return None
+    workers = None
+    for b in bs:
+        w = other.argument(b.value, "num_workers", position=5)
+        if w is None or w is UNKNOWN_ARG:
+            return None
+        vals = [o.node for o in other.origins(w)] if isinstance(w, ast.Name) else [w]
+        if not vals or not all(isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0 for v in vals):
+            return None  # (a count that may be 0, or depend on the platform)
+        workers = w
+    return expr.id, workers, other
 
 
 def _iterated_again(sem, ctor: ast.Call, site) -> bool:

@@ -1211,6 +1211,28 @@ class SemanticModel:
             return None, []
         return other, other.module_scope.get(name)
 
+    def star_definitions(self, name: str) -> tuple[Optional["SemanticModel"], list]:
+        """The module-level bindings of ``name`` in the module of the project that a
+        module-level ``from M import *`` of this file takes it from (the last such import
+        whose module binds it: it shadows the others), when this file binds no ``name``
+        at module level itself; ``(None, [])`` otherwise (a private name, one a module's
+        ``__all__`` leaves out, a module the tree lacks)."""
+        if self.project is None or not self.path or name.startswith("_") or self.module_scope.get(name) \
+                or "import *" not in self.text:
+            return None, []
+        got: tuple = (None, [])
+        for st in self.find(ast.ImportFrom, containing=("import *",)):
+            if self.parent(st) is not self.module or st.level or not st.module or not any(a.name == "*" for a in st.names):
+                continue
+            path = self.project.module_file(st.module, self.path)
+            if path is None or os.path.realpath(path) == os.path.realpath(self.path):
+                continue
+            other = self.project.model_for(path)
+            bs = other.module_scope.get(name) if other is not None else []
+            if bs and (not other.module_scope.get("__all__") or f"'{name}'" in other.text or f'"{name}"' in other.text):
+                got = (other, bs)
+        return got
+
     def _sibling_file(self, expr) -> tuple:
         """``(path, name)``: the other file of the project and the module-level name in it
         that ``expr`` names (``sibling_definitions``), or ``(None, None)``."""
