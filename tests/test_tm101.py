@@ -2835,8 +2835,11 @@ def get_model(config):
     ("        self.model = None\n", "\n    def run(self):\n        self.model = self.model.eval()\n", None, True),
     # a factory of the tree, re-exported by the package, whose model stays where it is made
     ("        self.model = None\n", "", _FACTORY.format(x="x"), True),
-    # look-alike: the factory's model moves what it gets
+    # look-alikes: the factory's model moves what it gets; the factory wraps it in
+    # DataParallel, which scatters its inputs itself
     ("        self.model = None\n", "", _FACTORY.format(x="x.cuda()"), False),
+    ("        self.model = None\n", "", _FACTORY.format(x="x").replace(
+        "    model = Net()\n", "    model = Net()\n    model = nn.DataParallel(model)\n"), False),
 ])
 def test_a_tensor_an_evaluation_class_makes_for_a_model_its_factory_built(tmp_path, placeholder, again, models, found):
     """zihaomu/Gait_recognition_baseline_for_HID2020 test.py, reduced: ``self.model =

@@ -990,11 +990,18 @@ def _unread_factory(sem: SemanticModel, call: ast.Call) -> bool:
         else:
             rs = [r]
         for v in rs:
+            while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _THROUGH_FACTORY:
+                v = v.func.value  # (``return model.to(device)``, ``model.eval()``)
+            if isinstance(v, ast.Call) and other.call_qualname(v) in _PARALLEL:
+                return False  # (``return nn.DataParallel(model)``: it scatters its inputs itself)
             cls = other.callee(v) if isinstance(v, ast.Call) else None
             if isinstance(cls, ast.ClassDef) and is_module_class(other, cls) and (
                     class_moves_arguments(other, cls) or _self_moves(other, cls, v, v)):
                 return False
     return True
+
+
+_THROUGH_FACTORY = frozenset(MOVE_METHODS | SELF_METHODS)
 
 
 def _sibling_class(sem: SemanticModel, call: ast.Call) -> tuple:
