@@ -976,15 +976,23 @@ _GUESSED = "guessed"
 
 
 def _unread_factory(sem: SemanticModel, call: ast.Call) -> bool:
-    """``call`` runs no class of the tree but a function of it (``model =
-    get_model(config)``, maybe re-exported by a package's ``__init__``) none of whose
-    returned values is a module class of that file known to place its inputs (one
-    that is, or that moves itself, leaves the way unknown): where its model is moved,
-    it is read as a plain module, as one of a callee the tree lacks."""
+    """``call`` runs a function of the tree (``model = get_model(config)``, maybe
+    re-exported by a package's ``__init__``) every value it returns is a class, of its
+    file or imported there from another file of the tree, known not to place its inputs
+    (one that moves what it gets, moves itself, or a ``DataParallel``, which scatters
+    them, leaves the way unknown), or one it cannot read (a class picked at run time,
+    ``globals().get(...)``, or of a module the tree lacks): where its model is moved, it
+    is read as a plain module, as one of a callee the tree lacks.  False for anything
+    else: a class of the tree (``_sibling_module_class`` read it), one re-exported, a
+    value returned by another function of the tree."""
     if sem.sibling_may_define(call.func, "class "):
-        return False  # (a class of the tree: ``_sibling_module_class`` read it)
-    other, rets = sem.sibling_return_values(call)
-    for r in rets:
+        return False
+    other, fdef = sem.sibling_callee(call)
+    if fdef is None:
+        return False  # (not a function of the tree: a re-exported class, a method, ...)
+    for r in other.returns(fdef):
+        if r is None:
+            return False
         if isinstance(r, ast.Name):
             rs = [b.value for b in other.reaching(r) if b.kind is BindingKind.ASSIGNMENT and b.value is not None]
         else:
@@ -992,11 +1000,21 @@ def _unread_factory(sem: SemanticModel, call: ast.Call) -> bool:
         for v in rs:
             while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in _THROUGH_FACTORY:
                 v = v.func.value  # (``return model.to(device)``, ``model.eval()``)
-            if isinstance(v, ast.Call) and other.call_qualname(v) in _PARALLEL:
+            if not isinstance(v, ast.Call):
+                continue
+            if other.call_qualname(v) in _PARALLEL:
                 return False  # (``return nn.DataParallel(model)``: it scatters its inputs itself)
-            cls = other.callee(v) if isinstance(v, ast.Call) else None
-            if isinstance(cls, ast.ClassDef) and is_module_class(other, cls) and (
-                    class_moves_arguments(other, cls) or _self_moves(other, cls, v, v)):
+            where, cls = other, other.callee(v)
+            if cls is None and isinstance(v.func, (ast.Name, ast.Attribute)):
+                where, bs = other.sibling_definitions(v.func)  # (``from .nets import Net`` in the factory's file)
+                if where is not None:
+                    if len(bs) != 1 or bs[0].kind is not BindingKind.CLASS:
+                        return False
+                    cls = bs[0].node
+            if cls is None:
+                continue  # (a class it cannot read)
+            if not isinstance(cls, ast.ClassDef) or not is_module_class(where, cls) or class_moves_arguments(where, cls) \
+                    or _self_moves(where, cls, v, v):
                 return False
     return True
 

@@ -47,7 +47,10 @@ _BUILTIN_PASS = frozenset({"zip", "list", "tuple", "sorted", "reversed", "enumer
 # library prefixes whose functions are host-side (they neither move nor meet device tensors)
 _HOST_LIBS = ("builtins.", "math.", "numpy.", "time.", "logging.", "json.", "os.", "sys.", "random.", "warnings.",
               "pickle.", "statistics.", "copy.", "sklearn.", "pandas.", "matplotlib.", "PIL.", "cv2.", "wandb.",
-              "tensorboardX.", "itertools.", "functools.", "collections.", "datetime.", "pathlib.", "tqdm.")
+              "tensorboardX.", "itertools.", "functools.", "collections.", "datetime.", "pathlib.", "tqdm.", "scipy.",
+              "seaborn.")
+# torchvision's image grids: a tensor where their input is
+_GRID_MAKERS = frozenset({"torchvision.utils.make_grid"})
 # of those, the libraries that read what they get as a NumPy array (a CUDA tensor fails there)
 _NUMPY_READERS = ("numpy.", "sklearn.", "pandas.", "matplotlib.", "PIL.", "cv2.", "scipy.", "seaborn.")
 _COLLECT = frozenset({"append", "extend", "add", "insert", "update", "put", "put_nowait", "write", "set_postfix",
@@ -844,6 +847,8 @@ class _Flow:
                     return _EMPTY
                 return _merge(args)
             return _EMPTY
+        if q in _GRID_MAKERS:
+            return _merge(self._args(c))  # (``torchvision.utils.make_grid(images)``: where its input is)
         if q is not None and q.startswith(_HOST_LIBS):
             cpu = frozenset().union(*(s for s, _ in self._args(c)))
             if cpu and q.startswith(_NUMPY_READERS):
