@@ -974,3 +974,49 @@ def test_a_loader_a_sibling_module_makes_as_it_is_imported(tmp_path, imports, wo
     # (guarded: nothing)
     guarded = f"{imports}\n\nif __name__ == '__main__':\n    for batch in train_loader:\n        print(batch)\n"
     assert process_text(str(tmp_path / "main.py"), guarded, opts, project).findings == []
+
+
+@pytest.mark.parametrize("files, main", [
+    # (review) the loader that runs is another module's, with no worker, that Python's
+    # star-import rules pick: a later star import re-exporting it, a relative one, one
+    # under a ``try``, one after the loop, an ``__all__`` that leaves it out (a quoted name
+    # elsewhere in that module), a binding that runs only under the module's own guard
+    ({"settings.py": "from cpu_data import *\n"}, "from data import *\nfrom settings import *\n"),
+    ({"pkg/__init__.py": "", "pkg/data.py": None, "pkg/cpu_data.py": None},
+     "from pkg.data import *\nfrom .cpu_data import *\n"),
+    ({}, "from data import *\ntry:\n    from cpu_data import *\nexcept ImportError:\n    pass\n"),
+    ({}, "from cpu_data import *\n\nfor (x,) in train_loader:\n    pass\nfrom data import *\n"),
+    ({"data.py": "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n__all__ = ['ds']\n"
+                 "ds = TensorDataset(torch.zeros(8, 2))\ntrain_loader = DataLoader(ds, batch_size=4, num_workers=2)\n"
+                 "CONFIG = {'train_loader': 4}\n"}, "from cpu_data import *\nfrom data import *\n"),
+    ({"data.py": "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+                 "ds = TensorDataset(torch.zeros(8, 2))\nif __name__ == '__main__':\n"
+                 "    train_loader = DataLoader(ds, batch_size=4, num_workers=2)\n"}, "from cpu_data import *\nfrom data import *\n"),
+])
+def test_a_star_import_that_may_bring_another_loader_is_not_read(tmp_path, files, main):
+    loader = ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+              "ds = TensorDataset(torch.zeros(8, 2))\ntrain_loader = DataLoader(ds, batch_size=4, num_workers={n})\n")
+    base = {"data.py": loader.format(n=2), "cpu_data.py": loader.format(n=0)}
+    for name, text in {**base, **files}.items():
+        if text is None:
+            text = base[os.path.basename(name)]
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    where = tmp_path / ("pkg/train.py" if "from ." in main else "train.py")
+    src = main + ("" if "for (x,)" in main else "\nfor (x,) in train_loader:\n    pass\n")
+    where.write_text(src)
+    r = process_text(str(where), src, Options(select=frozenset({"TM301"})), Project(roots=(str(tmp_path),)))
+    assert r.findings == []
+
+
+def test_a_loader_whose_count_is_positional_is_read_as_the_gate_reads_it(tmp_path):
+    # (review) ``DataLoader(ds, 4, True, None, None, 2)``: the project gate looks for
+    # ``num_workers`` in the module's text; the check reads the keyword only, so both agree
+    (tmp_path / "data.py").write_text("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+                                      "ds = TensorDataset(torch.zeros(8, 2))\n"
+                                      "train_loader = DataLoader(ds, 4, True, None, None, 2)\n")
+    src = "from data import train_loader\n\nfor (x,) in train_loader:\n    pass\n"
+    (tmp_path / "train.py").write_text(src)
+    for shortcuts in (True, False):
+        res = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"}), shortcuts=shortcuts), jobs=1)
+        assert not [f for r in res.results for f in r.findings]

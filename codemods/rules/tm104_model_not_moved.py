@@ -681,9 +681,10 @@ class ModelNotMoved(Rule):
     device must be one that is not the CPU on every way (`.cuda()`,
     a known device value, or `torch.device(...)`; also an attribute the script sets on its
     argument namespace before anything uses it: `args.device = torch.device(...)` right
-    after `args = parser.parse_args()`, read as `args.device` or in `train(args)`); when
-    one way is the GPU and the others a name the user sets (`else: device =
-    args.device`), it is reported only.
+    after `args = parser.parse_args()`, read as `args.device` or in `train(args)`); one
+    way of which is the GPU and the others a name the user sets (`else: device =
+    args.device`) counts too: the default fails on a GPU, and the fix moves the model to
+    that same device.
 
     Not reported: a model moved anywhere (`.to`, `.cuda`, `.apply`, `to_empty`, a method
     of its class that moves it), passed to code of another file (`accelerator.prepare`,

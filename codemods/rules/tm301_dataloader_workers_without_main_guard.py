@@ -424,9 +424,10 @@ def _loops_at_module_level(text: str, has) -> bool:
 
 def _imported_loader(sem, expr):
     """``(name, workers, model of its file)`` when ``expr`` is a name this file imports
-    from a module of the project (``from data import train_loader``, or a star import)
-    that binds it, at that module's top level, only to a DataLoader made with a worker
-    count there known to be above 0."""
+    from a module of the project (``from data import train_loader``, or a star import
+    ``SemanticModel.star_definitions`` is sure of) that binds it, at that module's top
+    level (not under a guard), only to a DataLoader made with ``num_workers=`` a count
+    there known to be above 0."""
     if not isinstance(expr, ast.Name):
         return None
     origins = sem.origins(expr)
@@ -435,16 +436,18 @@ def _imported_loader(sem, expr):
     if origins[0].kind is OriginKind.IMPORT:
         other, bs = sem.sibling_definitions(expr)
     elif origins[0].kind is OriginKind.UNKNOWN and not sem.resolve(expr):
-        other, bs = sem.star_definitions(expr.id)
+        other, bs = sem.star_definitions(expr.id, before=expr)
     else:
         return None
     if other is None or not bs or any(b.kind is not BindingKind.ASSIGNMENT or not isinstance(b.value, ast.Call)
-                                      or not other.qualnames(b.value.func) & N.WORKER_LOADERS for b in bs):
-        return None
+                                      or not other.qualnames(b.value.func) & N.WORKER_LOADERS
+                                      or other.parent(other.statement_of(b.value)) is not other.module for b in bs):
+        return None  # (a binding under ``if __name__ == "__main__":`` does not run as the module is imported)
     workers = None
     for b in bs:
-        w = other.argument(b.value, "num_workers", position=5)
-        if w is None or w is UNKNOWN_ARG:
+        # the count said by keyword: what the project gate looks for in the module's text
+        w = next((k.value for k in b.value.keywords if k.arg == "num_workers"), None)
+        if w is None:
             return None
         vals = [o.node for o in other.origins(w)] if isinstance(w, ast.Name) else [w]
         if not vals or not all(isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0 for v in vals):

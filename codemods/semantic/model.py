@@ -156,6 +156,23 @@ def _text_start(n) -> tuple:
         return min((n.lineno, n.col_offset), (decos[0].lineno, decos[0].col_offset))
     return n.lineno, n.col_offset
 
+def _star_exports(other: "SemanticModel", name: str) -> Optional[bool]:
+    """Whether ``from <other> import *`` binds ``name``: its module binds it at module
+    level and a literal ``__all__``, when there is one, lists it; None when that cannot be
+    told (a star import of its own, an ``__all__`` that is no literal list or tuple)."""
+    if any(isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names)
+           for st in other.find(ast.ImportFrom, containing=("*",))):
+        return None
+    alls = other.module_scope.get("__all__")
+    if alls:
+        if len(alls) != 1 or not isinstance(alls[0].value, (ast.List, ast.Tuple)) or not all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in alls[0].value.elts):
+            return None
+        if name not in {e.value for e in alls[0].value.elts}:
+            return False
+    return bool(other.module_scope.get(name))
+
+
 class SemanticModel:
     def __init__(self, text: str, path: str = "", project=None, lazy: bool = True, package: Optional[str] = None,
                  lazy_min_chars: int = 2000):
@@ -1211,26 +1228,41 @@ class SemanticModel:
             return None, []
         return other, other.module_scope.get(name)
 
-    def star_definitions(self, name: str) -> tuple[Optional["SemanticModel"], list]:
+    def star_definitions(self, name: str, before: Optional[ast.AST] = None) -> tuple[Optional["SemanticModel"], list]:
         """The module-level bindings of ``name`` in the module of the project that a
-        module-level ``from M import *`` of this file takes it from (the last such import
-        whose module binds it: it shadows the others), when this file binds no ``name``
-        at module level itself; ``(None, [])`` otherwise (a private name, one a module's
-        ``__all__`` leaves out, a module the tree lacks)."""
+        ``from M import *`` of this file takes it from, when that is certain: this file
+        binds no ``name`` at module level itself, every star import of the file is an
+        absolute one at its top level (none under a ``try`` or an ``if``, none relative),
+        and of those before ``before`` (a use) the last whose module binds the name is one
+        of the tree whose bindings of it all stand at its top level, after which no star
+        import of a module that may bind it runs (one the tree lacks, one with a star
+        import of its own, one whose ``__all__`` is not a literal); the name must be
+        public and, when the module has a literal ``__all__``, listed there.  ``(None,
+        [])`` otherwise."""
         if self.project is None or not self.path or name.startswith("_") or self.module_scope.get(name) \
-                or "import *" not in self.text:
+                or "*" not in self.text:
             return None, []
+        stars = [st for st in self.find(ast.ImportFrom, containing=("*",)) if any(a.name == "*" for a in st.names)]
+        if not stars or any(self.parent(st) is not self.module or st.level or not st.module for st in stars):
+            return None, []
+        if before is not None:
+            stars = [st for st in stars if (st.lineno, st.col_offset) < (before.lineno, before.col_offset)]
         got: tuple = (None, [])
-        for st in self.find(ast.ImportFrom, containing=("import *",)):
-            if self.parent(st) is not self.module or st.level or not st.module or not any(a.name == "*" for a in st.names):
-                continue
+        for st in sorted(stars, key=lambda n: (n.lineno, n.col_offset)):
             path = self.project.module_file(st.module, self.path)
-            if path is None or os.path.realpath(path) == os.path.realpath(self.path):
+            other = self.project.model_for(path) if path is not None and os.path.realpath(path) != os.path.realpath(
+                self.path) else None
+            if other is None:
+                got = (None, [])  # (a module the tree lacks may bind it: what came before is shadowed, maybe)
                 continue
-            other = self.project.model_for(path)
-            bs = other.module_scope.get(name) if other is not None else []
-            if bs and (not other.module_scope.get("__all__") or f"'{name}'" in other.text or f'"{name}"' in other.text):
-                got = (other, bs)
+            exported = _star_exports(other, name)
+            if exported is None:
+                got = (None, [])
+            elif exported:
+                bs = other.module_scope.get(name)
+                got = (other, bs) if all(b.node is not None and other.statement_of(b.node) is not None
+                                         and other.parent(other.statement_of(b.node)) is other.module for b in bs) \
+                    else (None, [])
         return got
 
     def _sibling_file(self, expr) -> tuple:
