@@ -1862,3 +1862,39 @@ def test_a_trainer_class_given_a_softmax_model_by_the_script_that_imports_it(tmp
     out = run_tree([str(tmp_path)], Options(select=frozenset({"TM501"}), roots=(str(tmp_path),)), isolate=False)
     [f] = [f for r in out.results for f in r.findings]
     assert f.path.endswith("trainer.py") and f.line == 14 and "passed by main.py line 6" in f.message
+
+
+_MASKED = """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=1)
+
+
+model = Net()
+crit = nn.CrossEntropyLoss()
+x, y = torch.randn(5, 4), torch.zeros(5).long()
+mask, idx = torch.ones(5).bool(), torch.arange(3)
+out = model(x)
+loss = crit({pred}, y[:3])
+"""
+
+
+@pytest.mark.parametrize("pred, found", [
+    ("out[mask]", True),  # (soujie/GnnCode gat_dense: ``loss_fn(pred[train_mask], labels[train_mask])``)
+    ("out[idx]", True),
+    ("out[:3]", True),
+    ("out[data.train_mask]", True),
+    # look-alikes: a number drops the batch dim (the class dim moves); a tuple may index it
+    ("out[0]", False),
+    ("out[:, :3]", False),
+])
+def test_log_softmax_output_indexed_by_rows_before_the_loss(pred, found):
+    src = _MASKED.format(pred=pred)
+    if "data." in pred:
+        src = src.replace("mask, idx = ", "data = type('D', (), {'train_mask': torch.ones(5).bool()})\nmask, idx = ")
+    r, out = run(src)
+    assert bugs(r) == (["TM502"] if found else [])

@@ -194,6 +194,17 @@ def _ints(nodes) -> Optional[list[int]]:
     return out
 
 
+def _rows(index) -> bool:
+    """A subscript's index that picks rows of a tensor and keeps its dims: a slice
+    (``out[:n]``) or one index tensor or mask (``out[data.train_mask]``, ``out[idx]``),
+    not a number (it drops the dim), a tuple (it may index the class dim) or ``None``/
+    ``...``."""
+    if isinstance(index, ast.Slice):
+        return True
+    return isinstance(index, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) and not (
+        isinstance(index, ast.Call) and isinstance(index.func, ast.Name) and index.func.id == "slice")
+
+
 def lands_on_class(sem: SemanticModel, dim, moves: list, reshaped: bool) -> bool:
     """Whether the dim ``dim`` (a softmax's argument node) of a tensor is dim 1 (the
     class dim of a cross-entropy) after the dim-moving calls ``moves`` (outermost
@@ -1320,7 +1331,12 @@ class Analysis:
         e = site.input
         peeled = False
         moves, reshaped = [], False
-        while isinstance(e, ast.Call) and soft(self.sem, e) is None:
+        while True:
+            if isinstance(e, ast.Subscript) and _rows(e.slice):
+                e, peeled = e.value, True  # ``out[train_mask]``, ``out[idx]``, ``out[:n]``: rows, the dims kept
+                continue
+            if not (isinstance(e, ast.Call) and soft(self.sem, e) is None):
+                break
             m = self.sem.method_name(e)
             if m in DIM_MOVES:
                 moves.append(e)

@@ -16,7 +16,8 @@ class SoftmaxBeforeCrossEntropy(Rule):
     through a name; the one element of a returned tuple that is the softmax, unpacked
     by the caller; a torchvision classifier whose `fc`/`classifier` was replaced by a
     Sequential ending with the softmax; a transpose/permute of the output that brings
-    the softmax's dim to the class dim; an element of a softmax's result, `for out in
+    the softmax's dim to the class dim; rows of the output picked by a mask, an index
+    tensor or a slice (`out[data.train_mask]`, `out[idx]`, `out[:n]`); an element of a softmax's result, `for out in
     outputs:` or `outputs[0]` with `outputs = torch.softmax(scores, -1)` (report only); a
     model made from a registry dict of same-file
     classes, `models[args.model](args)`, that no code changes).  The calls of a same-file
