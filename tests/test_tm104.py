@@ -765,3 +765,45 @@ def test_a_file_that_starts_with_a_class_is_read_to_its_end(src):
             "starts, ends, kinds, _ = _layout(sys.stdin.read())\nprint(len(starts), ends[-1])\n")
     out = subprocess.run([sys.executable, "-c", code], input=src, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == [str(src.count("class ")), str(len(src))]
+
+
+_GENERATE = """\
+import torch
+import torch.nn as nn
+
+
+class Generator(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def main():
+    device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    noise = torch.randn(2, 4, device={dev})
+    netG = Generator()
+    netG.load_state_dict(torch.load("netG.pth", map_location=torch.device("cpu")))
+    with torch.no_grad():
+        fake = netG(noise).cpu()
+    return fake
+"""
+
+
+@pytest.mark.parametrize("dev, found", [
+    ("device", True),  # (zhangxs131/DCGAN generate.py)
+    # look-alikes: made on the CPU; on a device this code does not name
+    ('"cpu"', False),
+    ("noise_device", False),
+])
+def test_a_tensor_made_on_the_device_goes_into_a_model_never_moved(dev, found):
+    src = _GENERATE.format(dev=dev)
+    if dev == "noise_device":
+        src = src.replace("def main():\n", "def main(noise_device):\n")
+    res = process_text("generate.py", src, Options(select=frozenset({"TM104"})))
+    assert [f.line for f in res.findings] == ([src.splitlines().index("    netG = Generator()") + 1] if found else [])
+    if found:
+        assert "gets a tensor made with `device=device`" in res.findings[0].message
+        assert "    netG = Generator().to(device)\n" in apply_patch(src.encode(), res.diff).decode()

@@ -1165,7 +1165,8 @@ def _comprehension(sem: SemanticModel, n):
 
 def device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
     """A device move that the value of ``expr`` comes out of on some way it is made: the
-    tensor's own ``.to(device)``/``.cuda()``, or the output of a model moved so, read
+    tensor's own ``.to(device)``/``.cuda()``, a factory told ``device=`` (a move of
+    style "to" whose call is the factory), or the output of a model moved so, read
     through methods that keep a tensor where it is (:data:`DEVICE_KEEP_METHODS`); None
     when none is proven (a move to a device that is the CPU on every way does not
     count)."""
@@ -1210,6 +1211,9 @@ def device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
             if got is not None:
                 return got
             continue
+        dev = next((k.value for k in n.keywords if k.arg == "device"), None)
+        if dev is not None and N.is_tensor_factory(sem.call_qualname(n)) and not is_cpu_device(sem, dev):
+            return Move(n, "to", dev)  # ``noise = torch.randn(b, nz, 1, 1, device=device)``: made there
         st = model_state(sem, n.func, n)
         if st is not None and st.moved and st.handled is None:
             for m in st.moves:

@@ -152,8 +152,9 @@ def _candidates(text: str) -> tuple:
     if pos < len(text):
         spans.append((pos, len(text)))
     plain, attr = set(), set()
-    if not any(text.find(".to(", a, z) >= 0 or text.find(".cuda(", a, z) >= 0 for a, z in spans):
-        spans = []  # (the tensors' move stands where the model's calls do: outside the modules' code)
+    if not any(text.find(".to(", a, z) >= 0 or text.find(".cuda(", a, z) >= 0 or text.find("device=", a, z) >= 0
+               for a, z in spans):
+        spans = []  # (the tensors' move, or a factory's ``device=``, stands where the model's calls do: outside the modules' code)
     for a, z in spans:
         found = list(_ASSIGNED_CALL.finditer(text, a - 1 if a else 0, z))
         first = _ASSIGNED_FIRST.match(text, 0, z) if a == 0 else None
@@ -662,7 +663,8 @@ def _device_at(sem: SemanticModel, dev, at, depth: int = 0) -> Optional[str]:
 class ModelNotMoved(Rule):
     """## What it does
     Finds a model with parameters that is never moved to a device while a tensor moved
-    there (`x.to(device)`, `x.cuda()`, the output of another moved model) goes into it:
+    there (`x.to(device)`, `x.cuda()`, the output of another moved model) or made there
+    (`torch.randn(b, nz, device=device)`) goes into it:
     the reverse of TM101.  The model is a same-file `nn.Module` class whose `__init__`
     builds layers that own parameters, a `torch.nn` layer with parameters, an
     `nn.Sequential` of them, a torchvision / timm builder, or a class imported from a
@@ -739,7 +741,7 @@ class ModelNotMoved(Rule):
     pitfall = "device"
     summary = "a tensor moved to the GPU goes into a model that is never moved"
     severity = Severity.BUG
-    needles = (".to(", ".cuda(")
+    needles = (".to(", ".cuda(", "device=")
     verify = Verify("device", MISMATCH_EVIDENCE)
     corpus_minimum = (2, 3)
     valid = (
@@ -843,9 +845,11 @@ class ModelNotMoved(Rule):
                 return None
         call, move = known[0]
         tname = sem.segment(stmt.targets[0])
+        made = not (isinstance(move.call.func, ast.Attribute) and move.call.func.attr in ("to", "cuda"))
+        how = f"made with `device={sem.segment(move.device)}`" if made else f"moved with `.{move.style}(...)`"
         msg = (
-            f"`{tname}` ({what}) is never moved to a device, but `{sem.segment(call.func)}()` gets a tensor moved with"
-            f" `.{move.style}(...)` (line {call.lineno}); on a GPU the forward pass fails ('Expected all tensors to"
+            f"`{tname}` ({what}) is never moved to a device, but `{sem.segment(call.func)}()` gets a tensor {how}"
+            f" (line {call.lineno}); on a GPU the forward pass fails ('Expected all tensors to"
             " be on the same device', 'Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor)"
             " should be the same')"
         )
