@@ -1020,3 +1020,20 @@ def test_a_loader_whose_count_is_positional_is_read_as_the_gate_reads_it(tmp_pat
     for shortcuts in (True, False):
         res = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"}), shortcuts=shortcuts), jobs=1)
         assert not [f for r in res.results for f in r.findings]
+
+
+def test_a_function_that_rebinds_the_datasets_name_runs_the_loader(tmp_path):
+    """(triage: rmuraix/digit-recognizer) ``train = TensorDataset(...)``, the loader made of
+    it, then ``def train():`` iterating the loader, called at import time: the call runs
+    the function (the binding that reaches it).  The fix guards from the call: moving the
+    loader below the ``def`` would hand it the function."""
+    src = ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+           "train = TensorDataset(torch.randn(10, 3), torch.zeros(10))\n"
+           "train_loader = DataLoader(train, batch_size=2, num_workers=2, shuffle=True)\n\n\n"
+           "def train():\n    for epoch in range(3):\n        for x, y in train_loader:\n            pass\n    return 1\n\n\n"
+           "r = train()\n")
+    r = process_text("t.py", src, Options(select=frozenset({"TM301"})))
+    assert [f.severity for f in r.findings if f.severity is Severity.BUG] == [Severity.BUG]
+    out = apply_patch(src.encode(), r.diff).decode()
+    assert "train_loader = DataLoader(train, batch_size=2, num_workers=2, shuffle=True)\n\n\ndef train():" in out
+    assert out.endswith('if __name__ == "__main__":\n    r = train()\n')

@@ -972,9 +972,18 @@ class Plan:
             # bound the name before it, and would now bind it after; a definition binds
             # its own name when it runs, a ``global`` in its body later)
             binds = {unit[0].name} if isinstance(unit[0], (*_DEFS, ast.ClassDef)) else self._bound([unit])
-            clash = binds & self._bound([u for u in moved if u[0].lineno < unit[0].lineno])
+            before = [u for u in moved if u[0].lineno < unit[0].lineno]
+            clash = binds & self._bound(before)
             if clash:
                 return f"`{sorted(clash)[0]}` is bound both by code that stays and by code that would move"
+            # code that would move below it reads the name it rebinds (``train =
+            # TensorDataset(...)``, ``DataLoader(train, ...)``, then ``def train():``): it
+            # would read the new value
+            read = binds & {n.id for u in before for stmt in u for n in sem.walk(stmt, scopes=False)
+                            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            if read:
+                return (f"`{sorted(read)[0]}` is read by code that would move and rebound by code that stays"
+                        f" (line {unit[0].lineno})")
             stmt = unit[0]
             if isinstance(stmt, (*_DEFS, ast.ClassDef)):
                 dep = self._import_time_reads(stmt) & only_moved

@@ -898,10 +898,14 @@ class SemanticModel:
     def _defined(self, name: ast.Name, kinds: tuple, depth: int = 0):
         """The same-file definition of one of ``kinds`` that ``name`` (bound once in its
         scope) refers to, also through names bound once to another name (``Exp =
-        Exp_Main``, a few levels)."""
+        Exp_Main``, a few levels); a name bound more than once there, when only one of its
+        bindings reaches it (``train = TensorDataset(...)`` above ``def train():``, then
+        ``train()``)."""
         bs = self.resolve(name)
         if len(bs) != 1:
-            return None
+            bs = self.reaching(name) if len(bs) > 1 else bs
+            if len(bs) != 1:
+                return None
         b = bs[0]
         if b.kind in kinds:
             return b.node
