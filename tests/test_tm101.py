@@ -3187,3 +3187,12 @@ def test_a_factory_whose_class_is_imported_from_a_third_file(tmp_path, init, fac
     src = _TESTER.format(placeholder="        self.model = None\n", again="")
     r, got = _main_of_a_project(tmp_path, src, files)
     assert [f.line for f in got] == ([src.splitlines().index("            fc = self.model(seq)") + 1] if found else [])
+
+
+@pytest.mark.parametrize("fill", [".random_(0, 10)", ".uniform_(0, 1)", ".bernoulli_(0.5)"])
+def test_a_made_tensor_filled_in_place_stays_on_the_host(fill):
+    # (triage: dsp6414/ml-for-nlp HW4, ``c = torch.zeros(SAMPLES).long().random_(0, 10).float()``)
+    f, out, src = run(
+        f"model = nn.Linear(4, 2).to(device)\nc = torch.zeros(8, 4){fill}\nprint(model(c))\n", head=MADE_HEAD,
+    )
+    assert codes(f) == ["TM101"] and f"c = torch.zeros(8, 4){fill}\nc = c.to(device)\n" in out

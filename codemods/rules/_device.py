@@ -1144,6 +1144,7 @@ DEVICE_KEEP_METHODS = frozenset({
     "float", "double", "half", "long", "int", "bfloat16", "view", "reshape", "unsqueeze", "squeeze", "clone",
     "detach", "contiguous", "flatten", "t", "requires_grad_", "sum", "mean", "max", "min", "pow", "sqrt", "abs",
     "exp", "log", "reciprocal", "softmax", "normal_", "type", "repeat", "expand", "permute", "transpose",
+    "uniform_", "random_", "bernoulli_", "fill_", "zero_",
 })
 _DEVICE_MOVE_DEPTH = 6
 _VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
@@ -1920,6 +1921,7 @@ _KEEP_METHODS = frozenset({
     "float", "double", "half", "long", "int", "bool", "byte", "short", "bfloat16", "view", "reshape", "unsqueeze",
     "squeeze", "permute", "transpose", "t", "contiguous", "clone", "detach", "requires_grad_", "flatten", "expand",
     "repeat", "view_as", "reshape_as", "normal_", "uniform_", "fill_", "zero_", "abs", "sqrt", "log", "exp",
+    "random_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_",
 })
 # factories whose arguments are data (a tensor argument keeps its device): their data
 # must come from the host for the result to be a CPU tensor
