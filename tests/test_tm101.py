@@ -2807,7 +2807,7 @@ class Tester:
         return feats
 """
 
-_FACTORY = """\
+_NETS = """\
 import torch.nn as nn
 
 
@@ -2818,7 +2818,10 @@ class Net(nn.Module):
 
     def forward(self, x):
         return self.fc({x})
+"""
 
+# a module of the class and a factory function of it
+_FACTORY = _NETS + """
 
 def get_model(config):
     model = Net()
@@ -3155,19 +3158,6 @@ def test_a_label_read_as_a_numpy_array_keeps_the_fix_from_moving_it():
     )
     assert codes(f) == ["TM101"] and "x = x.to(device)" in out
 
-
-_NETS = """\
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.fc({x})
-"""
 
 
 @pytest.mark.parametrize("init, factory, x, found", [

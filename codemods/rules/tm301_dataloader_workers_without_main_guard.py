@@ -348,27 +348,20 @@ class DataLoaderWithoutMainGuard(Rule):
                     if maybe:
                         continue
                     got = self._made_by_sibling(sem, an, expr) if here else None
-                    if got is None and imported:
-                        got = _imported_loader(sem, expr)
-                        if got is not None:
-                            name, workers, other = got
-                            stmt = sem.statement_of(n)
-                            yield ctx.finding(
-                                self, expr,
-                                f"DataLoader `{name}` of {os.path.basename(other.path)}, made there with num_workers="
-                                f"{other.segment(workers)} as it is imported, is iterated at import time (line"
-                                f" {stmt.lineno}) without `if __name__ == \"__main__\":`; under spawn each worker"
-                                " re-runs the script (not fixed: put the script's code under the guard)",
-                            )
-                            return
-                    if got is None:
-                        continue
-                    call, workers, path = got
-                    stmt = sem.statement_of(n)
+                    if got is not None:
+                        call, workers, path = got
+                        node, what = call, (f"`{sem.segment(call.func)}(...)` makes a DataLoader in"
+                                            f" {os.path.basename(path)} with num_workers={sem.segment(workers)},")
+                    else:
+                        got = _imported_loader(sem, expr) if imported else None
+                        if got is None:
+                            continue
+                        name, workers, other = got
+                        node, what = expr, (f"DataLoader `{name}` of {os.path.basename(other.path)}, made there with"
+                                            f" num_workers={other.segment(workers)} as it is imported, is")
                     yield ctx.finding(
-                        self, call,
-                        f"`{sem.segment(call.func)}(...)` makes a DataLoader in {os.path.basename(path)} with"
-                        f" num_workers={sem.segment(workers)}, iterated at import time (line {stmt.lineno}) without"
+                        self, node,
+                        f"{what} iterated at import time (line {sem.statement_of(n).lineno}) without"
                         ' `if __name__ == "__main__":`; under spawn each worker re-runs the script (not fixed: put'
                         " the script's code under the guard)",
                     )
