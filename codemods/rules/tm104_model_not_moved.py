@@ -152,8 +152,8 @@ def _candidates(text: str) -> tuple:
     if pos < len(text):
         spans.append((pos, len(text)))
     plain, attr = set(), set()
-    if not any(text.find(".to(", a, z) >= 0 or text.find(".cuda(", a, z) >= 0 or text.find("device=", a, z) >= 0
-               for a, z in spans):
+    if not any(text.find(".to(", a, z) >= 0 or text.find(".cuda(", a, z) >= 0
+               or (text.find("device=", a, z) >= 0 and made_on_device_line(text, a, z)) for a, z in spans):
         spans = []  # (the tensors' move, or a factory's ``device=``, stands where the model's calls do: outside the modules' code)
     for a, z in spans:
         found = list(_ASSIGNED_CALL.finditer(text, a - 1 if a else 0, z))
@@ -173,6 +173,16 @@ def _candidates(text: str) -> tuple:
     got = _CANDIDATES[1] = (frozenset(plain), frozenset(attr))
     _CANDIDATES[0] = text
     return got
+
+
+# a tensor factory told its device on the line that calls it (``noise = torch.randn(b, nz,
+# 1, 1, device=device)``): what lets a file whose tensors are made on the device, not
+# moved, through the gate, and what ``_arg_move`` takes for such a move
+_FACTORY_ON_DEVICE = re.compile(r"\b(?:torch|th)\.\w+\([^\n]*\bdevice=")
+
+
+def made_on_device_line(text: str, start: int, end: int) -> bool:
+    return _FACTORY_ON_DEVICE.search(text, start, end) is not None
 
 
 def _imported_classes(text: str) -> frozenset:
@@ -610,9 +620,20 @@ def _arg_move(sem: SemanticModel, call: ast.Call) -> Optional[Move]:
         if isinstance(a, ast.Starred):
             a = a.value
         mv = device_move(sem, a)
+        if mv is not None and not (isinstance(mv.call.func, ast.Attribute) and mv.call.func.attr in ("to", "cuda")) \
+                and mv.call is not None and not _factory_line(sem, mv.call):
+            continue  # (a factory told ``device=`` on another line than its own: not what the gate reads)
         if mv is not None and _sure_move(sem, mv):
             return mv
     return None
+
+
+def _factory_line(sem: SemanticModel, call: ast.Call) -> bool:
+    """``call`` (a factory told ``device=``) is written as the gate reads it: on its first
+    line (:data:`_FACTORY_ON_DEVICE`)."""
+    a, _ = sem.offsets(call)
+    z = sem.text.find("\n", a)
+    return made_on_device_line(sem.text, a, len(sem.text) if z < 0 else z)
 
 
 def _ifs_around(sem: SemanticModel, node) -> list:
