@@ -1037,3 +1037,20 @@ def test_a_function_that_rebinds_the_datasets_name_runs_the_loader(tmp_path):
     out = apply_patch(src.encode(), r.diff).decode()
     assert "train_loader = DataLoader(train, batch_size=2, num_workers=2, shuffle=True)\n\n\ndef train():" in out
     assert out.endswith('if __name__ == "__main__":\n    r = train()\n')
+
+
+def test_a_rebound_name_is_read_the_same_however_the_file_is_parsed():
+    """(soundness on the triage trees) in a file parsed lazily, chunk by chunk, the call
+    ``train()`` after ``train = ...`` and ``def train():`` runs the function as it does
+    when the file is parsed whole: the binding is read from the statements' order."""
+    pad = "".join(f"\n\ndef helper_{i}(x):\n    y = x + {i}\n    return y * 2\n" for i in range(60))
+    src = ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+           "train = TensorDataset(torch.randn(10, 3), torch.zeros(10))\n"
+           "train_loader = DataLoader(train, batch_size=2, num_workers=2, shuffle=True)\n" + pad +
+           "\n\ndef train():\n    for x, y in train_loader:\n        pass\n    return 1\n\n\nr = train()\n")
+    assert len(src) > 3000  # (files from 2,000 characters on are parsed lazily)
+    got = []
+    for shortcuts in (True, False):
+        r = process_text("t.py", src, Options(select=frozenset({"TM301"}), shortcuts=shortcuts))
+        got.append([(f.line, f.severity) for f in r.findings])
+    assert got[0] == got[1] and (5, Severity.BUG) in got[0]

@@ -898,20 +898,44 @@ class SemanticModel:
     def _defined(self, name: ast.Name, kinds: tuple, depth: int = 0):
         """The same-file definition of one of ``kinds`` that ``name`` (bound once in its
         scope) refers to, also through names bound once to another name (``Exp =
-        Exp_Main``, a few levels); a name bound more than once there, when only one of its
-        bindings reaches it (``train = TensorDataset(...)`` above ``def train():``, then
-        ``train()``)."""
+        Exp_Main``, a few levels); a name bound more than once at module level, read in
+        module-level code, is the binding of the module's body last before the read
+        (``train = TensorDataset(...)`` above ``def train():``, then ``train()``:
+        :meth:`_last_top_level`)."""
         bs = self.resolve(name)
+        if len(bs) > 1:
+            bs = self._last_top_level(name, bs)
         if len(bs) != 1:
-            bs = self.reaching(name) if len(bs) > 1 else bs
-            if len(bs) != 1:
-                return None
+            return None
         b = bs[0]
         if b.kind in kinds:
             return b.node
         if depth < 3 and b.kind is BindingKind.ASSIGNMENT and isinstance(b.value, ast.Name) and b.value is not name:
             return self._defined(b.value, kinds, depth + 1)
         return None
+
+    def _last_top_level(self, name: ast.Name, bs: list) -> list:
+        """Of the module-level bindings ``bs`` of ``name``, read in module-level code, the
+        one that reaches it: every binding is a statement of the module's own body (not
+        under an ``if``, a loop, a ``try``), and the last of them before the statement
+        of the module's body that holds the read is the value read (read from the
+        statements' order: the same answer however the file was parsed); ``bs`` as it is
+        otherwise."""
+        top = name
+        for a in self.ancestors(name):
+            if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, *_COMPS)):
+                return bs  # (read in a function: any binding may be the one it sees)
+            if a is self.module:
+                break
+            top = a
+        stmts = []
+        for b in bs:
+            st = self.statement_of(b.node) if b.node is not None else None
+            if st is None or self.parent(st) is not self.module:
+                return bs
+            stmts.append((st.lineno, st.col_offset, b))
+        before = [x for x in stmts if (x[0], x[1]) < (top.lineno, top.col_offset)]
+        return [max(before, key=lambda x: (x[0], x[1]))[2]] if before else bs
 
     def instance_class(self, expr) -> Optional[ast.ClassDef]:
         """The same-file class ``expr`` is an instance of: ``self`` in a method, or a value
