@@ -49,10 +49,10 @@ _HOST_LIBS = ("builtins.", "math.", "numpy.", "time.", "logging.", "json.", "os.
               "pickle.", "statistics.", "copy.", "sklearn.", "pandas.", "matplotlib.", "PIL.", "cv2.", "wandb.",
               "tensorboardX.", "itertools.", "functools.", "collections.", "datetime.", "pathlib.", "tqdm.", "scipy.",
               "seaborn.")
-# torchvision's image grids: a tensor where their input is
-_GRID_MAKERS = frozenset({"torchvision.utils.make_grid"})
 # of those, the libraries that read what they get as a NumPy array (a CUDA tensor fails there)
 _NUMPY_READERS = ("numpy.", "sklearn.", "pandas.", "matplotlib.", "PIL.", "cv2.", "scipy.", "seaborn.")
+# torchvision's image grids: a tensor where their input is
+_GRID_MAKERS = frozenset({"torchvision.utils.make_grid"})
 _COLLECT = frozenset({"append", "extend", "add", "insert", "update", "put", "put_nowait", "write", "set_postfix",
                       "set_description", "log", "info", "debug", "warning", "add_scalar", "add_scalars", "format"})
 # an argument that names a device: the callee may move what it receives

@@ -620,8 +620,7 @@ def _arg_move(sem: SemanticModel, call: ast.Call) -> Optional[Move]:
         if isinstance(a, ast.Starred):
             a = a.value
         mv = device_move(sem, a)
-        if mv is not None and not (isinstance(mv.call.func, ast.Attribute) and mv.call.func.attr in ("to", "cuda")) \
-                and mv.call is not None and not _factory_line(sem, mv.call):
+        if mv is not None and N.is_tensor_factory(sem.call_qualname(mv.call)) and not _factory_line(sem, mv.call):
             continue  # (a factory told ``device=`` on another line than its own: not what the gate reads)
         if mv is not None and _sure_move(sem, mv):
             return mv
@@ -866,7 +865,7 @@ class ModelNotMoved(Rule):
                 return None
         call, move = known[0]
         tname = sem.segment(stmt.targets[0])
-        made = not (isinstance(move.call.func, ast.Attribute) and move.call.func.attr in ("to", "cuda"))
+        made = N.is_tensor_factory(sem.call_qualname(move.call))
         how = f"made with `device={sem.segment(move.device)}`" if made else f"moved with `.{move.style}(...)`"
         msg = (
             f"`{tname}` ({what}) is never moved to a device, but `{sem.segment(call.func)}()` gets a tensor {how}"

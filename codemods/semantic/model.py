@@ -156,6 +156,7 @@ def _text_start(n) -> tuple:
         return min((n.lineno, n.col_offset), (decos[0].lineno, decos[0].col_offset))
     return n.lineno, n.col_offset
 
+
 def _star_exports(other: "SemanticModel", name: str) -> Optional[bool]:
     """Whether ``from <other> import *`` binds ``name``: its module binds it at module
     level and a literal ``__all__``, when there is one, lists it; None when that cannot be
