@@ -1178,9 +1178,9 @@ def device_move(sem: SemanticModel, expr, depth: int = 0) -> Optional[Move]:
         if o.kind is OriginKind.PART and isinstance(n, ast.Name):
             # ``batch = tuple(t.to(device) for t in batch)``, then ``x, y = batch``: an element
             # of what every way the name is made gives
-            made = [m.node for m in sem.origins(n)]
-            comps = [_comprehension(sem, m) for m in made]
-            if made and all(c is not None for c in comps) and all(m.kind is OriginKind.VALUE for m in sem.origins(n)):
+            made = sem.origins(n)
+            comps = [_comprehension(sem, m.node) for m in made]
+            if made and all(c is not None for c in comps) and all(m.kind is OriginKind.VALUE for m in made):
                 got = [device_move(sem, c.elt, depth + 1) for c in comps]
                 if all(g is not None for g in got):
                     return got[0]

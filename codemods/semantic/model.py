@@ -161,8 +161,7 @@ def _star_exports(other: "SemanticModel", name: str) -> Optional[bool]:
     """Whether ``from <other> import *`` binds ``name``: its module binds it at module
     level and a literal ``__all__``, when there is one, lists it; None when that cannot be
     told (a star import of its own, an ``__all__`` that is no literal list or tuple)."""
-    if any(isinstance(st, ast.ImportFrom) and any(a.name == "*" for a in st.names)
-           for st in other.find(ast.ImportFrom, containing=("*",))):
+    if other.star_imports():
         return None
     alls = other.module_scope.get("__all__")
     if alls:
@@ -1257,6 +1256,10 @@ class SemanticModel:
             return None, []
         return other, other.module_scope.get(name)
 
+    def star_imports(self) -> list:
+        """The ``from M import *`` statements of the file, wherever they stand."""
+        return [st for st in self.find(ast.ImportFrom, containing=("*",)) if any(a.name == "*" for a in st.names)]
+
     def star_definitions(self, name: str, before: Optional[ast.AST] = None) -> tuple[Optional["SemanticModel"], list]:
         """The module-level bindings of ``name`` in the module of the project that a
         ``from M import *`` of this file takes it from, when that is certain: this file
@@ -1271,7 +1274,7 @@ class SemanticModel:
         if self.project is None or not self.path or name.startswith("_") or self.module_scope.get(name) \
                 or "*" not in self.text:
             return None, []
-        stars = [st for st in self.find(ast.ImportFrom, containing=("*",)) if any(a.name == "*" for a in st.names)]
+        stars = self.star_imports()
         if not stars or any(self.parent(st) is not self.module or st.level or not st.module for st in stars):
             return None, []
         if before is not None:
