@@ -1898,3 +1898,32 @@ def test_log_softmax_output_indexed_by_rows_before_the_loss(pred, found):
         src = src.replace("mask, idx = ", "data = type('D', (), {'train_mask': torch.ones(5).bool()})\nmask, idx = ")
     r, out = run(src)
     assert bugs(r) == (["TM502"] if found else [])
+
+
+@pytest.mark.parametrize("init, imports, build, found", [
+    # a package's ``__init__`` re-exports the model class: by name, or by a star import
+    ("from .net import Net\n", "from models import Net", "Net()", True),
+    ("from .net import Net\n", "from models import *", "Net()", True),
+    ("from .net import Net\n", "import models", "models.Net()", True),
+    ("from .net import *\n", "from models import Net", "Net()", True),
+    ("from .net import *\n", "from models import *", "Net()", True),  # (kuangliu/pytorch-cifar's layout)
+    ("from .net import *\n", "import models", "models.Net()", True),
+    ("from . import net\nfrom .net import Net as Net\n", "import models", "models.Net()", True),
+    # look-alikes: ``__all__`` leaves it out (so the star import brings no ``Net``); the
+    # package binds another ``Net`` after its star import (which one wins is not read);
+    # a star import of a module of another package (not the tree's)
+    ("from .net import *\n__all__ = []\n", "from models import *", "Net()", False),
+    ("from .net import *\nNet = None\n", "from models import Net", "Net()", False),
+    ("from torchvision.models import *\n", "from models import *", "Net()", False),
+])
+def test_a_model_a_package_re_exports(tmp_path, init, imports, build, found):
+    """``models/__init__.py`` re-exports ``Net`` of ``models/net.py`` (``from .net import
+    Net``, or ``from .net import *``), whose forward ends with a softmax; the script
+    imports it from the package and feeds its output to a cross-entropy."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text(init)
+    (tmp_path / "models" / "net.py").write_text(SIBLING_NET.format(ret="F.softmax(self.fc(x), dim=1)"))
+    r = _check_in(tmp_path, "train.py", HEAD + f"{imports}\nnet = {build}\nloss = nn.CrossEntropyLoss()(net(x), y)\n")
+    assert codes(r) == (["TM501"] if found else [])
+    if found:
+        assert "`Net.forward` (from net.py)" in r.findings[0].message and r.findings[0].fix is None

@@ -157,20 +157,30 @@ def _text_start(n) -> tuple:
     return n.lineno, n.col_offset
 
 
-def _star_exports(other: "SemanticModel", name: str) -> Optional[bool]:
-    """Whether ``from <other> import *`` binds ``name``: its module binds it at module
-    level and a literal ``__all__``, when there is one, lists it; None when that cannot be
-    told (a star import of its own, an ``__all__`` that is no literal list or tuple)."""
-    if other.star_imports():
-        return None
+def _star_exports(other: "SemanticModel", name: str, depth: int = 0) -> tuple:
+    """What ``from <other> import *`` binds to ``name``: ``(model, bindings)`` of the
+    module-level bindings it takes (those of ``other``, or, when ``other`` binds no
+    ``name`` itself, those its own star imports bring for certain:
+    :meth:`SemanticModel.star_definitions`, two more modules deep at most), ``(None,
+    [])`` when it binds none (a literal ``__all__`` that does not list it), ``None``
+    when that cannot be told (an ``__all__`` that is no literal list or tuple, a star
+    import of ``other`` that may bring it)."""
     alls = other.module_scope.get("__all__")
     if alls:
         if len(alls) != 1 or not isinstance(alls[0].value, (ast.List, ast.Tuple)) or not all(
                 isinstance(e, ast.Constant) and isinstance(e.value, str) for e in alls[0].value.elts):
             return None
         if name not in {e.value for e in alls[0].value.elts}:
-            return False
-    return bool(other.module_scope.get(name))
+            return None, []
+    bs = other.module_scope.get(name)
+    if bs:
+        return (other, bs) if not other.star_imports() else None  # (which binding runs last: not told)
+    if not other.star_imports():
+        return None, []
+    if depth >= 2:
+        return None
+    got = other.star_definitions(name, depth=depth + 1)
+    return got if got[0] is not None else None
 
 
 class SemanticModel:
@@ -1249,51 +1259,85 @@ class SemanticModel:
         module-level binding of, and those bindings; ``(None, [])`` when it names no file
         of the tree (an installed package, torch) or this file itself."""
         path, name = self._sibling_file(expr)
-        if path is None:
-            return None, []
-        other = self.project.model_for(path)
-        if other is None:
-            return None, []
-        return other, other.module_scope.get(name)
+        other, bs = self._sibling_binding(path, name)
+        return (other, bs) if other is not None else (None, [])
+
+    def _sibling_binding(self, path: Optional[str], name: str, holds: tuple = ()) -> tuple:
+        """``(model, bindings)`` of ``name`` at module level in the file at ``path`` of the
+        project, followed through the modules that re-export it (a package's ``__init__``:
+        ``from .net import Net``, or ``from .net import *`` when :meth:`star_definitions`
+        makes it certain), three at most; ``holds``: words one of which the file that
+        defines it must hold, read before it is parsed (a re-exporting file is parsed
+        when it names ``name``).  ``(None, [])`` when no file is found, it cannot be read,
+        or the way leads back to this file."""
+        seen = {os.path.realpath(self.path)}
+        for _ in range(3):
+            if path is None or os.path.realpath(path) in seen:
+                return None, []
+            seen.add(os.path.realpath(path))
+            if holds and not any(self.project.text_holds(path, w) for w in holds) \
+                    and not self.project.text_holds(path, name):
+                return None, []  # (neither the words nor, to re-export it, the name)
+            other = self.project.model_for(path)
+            if other is None:
+                return None, []
+            bs = other.module_scope.get(name)
+            if not bs and "*" in other.text:
+                star, sbs = other.star_definitions(name)
+                if star is not None and os.path.realpath(star.path) not in seen:
+                    other, bs = star, sbs
+                    path = star.path
+                    seen.add(os.path.realpath(path))
+            if len(bs) != 1 or bs[0].kind is not BindingKind.FROM_IMPORT or not bs[0].qualname \
+                    or "." not in bs[0].qualname:
+                if holds and not any(self.project.text_holds(path, w) for w in holds):
+                    return None, []
+                return other, bs
+            mod, name = bs[0].qualname.rsplit(".", 1)
+            path = self.project.module_file(mod, other.path)
+        return None, []
 
     def star_imports(self) -> list:
         """The ``from M import *`` statements of the file, wherever they stand."""
         return [st for st in self.find(ast.ImportFrom, containing=("*",)) if any(a.name == "*" for a in st.names)]
 
-    def star_definitions(self, name: str, before: Optional[ast.AST] = None) -> tuple[Optional["SemanticModel"], list]:
+    def star_definitions(self, name: str, before: Optional[ast.AST] = None,
+                         depth: int = 0) -> tuple[Optional["SemanticModel"], list]:
         """The module-level bindings of ``name`` in the module of the project that a
         ``from M import *`` of this file takes it from, when that is certain: this file
-        binds no ``name`` at module level itself, every star import of the file is an
-        absolute one at its top level (none under a ``try`` or an ``if``, none relative),
-        and of those before ``before`` (a use) the last whose module binds the name is one
-        of the tree whose bindings of it all stand at its top level, after which no star
-        import of a module that may bind it runs (one the tree lacks, one with a star
-        import of its own, one whose ``__all__`` is not a literal); the name must be
-        public and, when the module has a literal ``__all__``, listed there.  ``(None,
-        [])`` otherwise."""
+        binds no ``name`` at module level itself, every star import of the file stands at
+        its top level (none under a ``try`` or an ``if``) and names a module that can be
+        told (a relative one from a file of a known package), and of those before
+        ``before`` (a use) the last whose module binds the name is one of the tree whose
+        bindings of it all stand at its top level (or whose own star imports bring it so:
+        a package's ``__init__`` of ``from .net import *``), after which no star import of
+        a module that may bind it runs (one the tree lacks, one whose star import may
+        bring it, one whose ``__all__`` is not a literal); the name must be public and,
+        when the module has a literal ``__all__``, listed there.  ``(None, [])``
+        otherwise (``depth``: how many star imports led here)."""
         if self.project is None or not self.path or name.startswith("_") or self.module_scope.get(name) \
                 or "*" not in self.text:
             return None, []
         stars = self.star_imports()
-        if not stars or any(self.parent(st) is not self.module or st.level or not st.module for st in stars):
+        if not stars or any(self.parent(st) is not self.module or not self._resolve_from(st) for st in stars):
             return None, []
         if before is not None:
             stars = [st for st in stars if (st.lineno, st.col_offset) < (before.lineno, before.col_offset)]
         got: tuple = (None, [])
         for st in sorted(stars, key=lambda n: (n.lineno, n.col_offset)):
-            path = self.project.module_file(st.module, self.path)
+            path = self.project.module_file(self._resolve_from(st), self.path)
             other = self.project.model_for(path) if path is not None and os.path.realpath(path) != os.path.realpath(
                 self.path) else None
             if other is None:
                 got = (None, [])  # (a module the tree lacks may bind it: what came before is shadowed, maybe)
                 continue
-            exported = _star_exports(other, name)
+            exported = _star_exports(other, name, depth)
             if exported is None:
                 got = (None, [])
-            elif exported:
-                bs = other.module_scope.get(name)
-                got = (other, bs) if all(b.node is not None and other.statement_of(b.node) is not None
-                                         and other.parent(other.statement_of(b.node)) is other.module for b in bs) \
+            elif exported[0] is not None:
+                where, bs = exported
+                got = exported if all(b.node is not None and where.statement_of(b.node) is not None
+                                      and where.parent(where.statement_of(b.node)) is where.module for b in bs) \
                     else (None, [])
         return got
 
@@ -1305,6 +1349,10 @@ class SemanticModel:
         if self.project is None or not self.path or not isinstance(expr, (ast.Name, ast.Attribute)):
             return None, None
         q = self.qualname(expr) or self._reaching_qualname(expr)
+        if not q and isinstance(expr, ast.Name) and "*" in self.text and not self.resolve(expr):
+            # (``from models import *`` bringing a class or function a module of the tree defines)
+            other, _ = self.star_definitions(expr.id, before=expr)
+            return (other.path, expr.id) if other is not None else (None, None)
         if not q or "." not in q or q == "torch" or q.startswith("torch."):
             return None, None
         mod, name = q.rsplit(".", 1)
@@ -1333,19 +1381,8 @@ class SemanticModel:
                 return None, None
             f, meth = made[0].func, f.attr
         path, name = self._sibling_file(f)
-        other, bs = None, []
-        for _ in range(3):  # (a package's ``__init__`` that re-exports it: ``from .factory import get_model``)
-            if path is None or (holds and not any(self.project.text_holds(path, w) for w in holds)):
-                return None, None
-            other = self.project.model_for(path)
-            bs = other.module_scope.get(name) if other is not None else []
-            if len(bs) != 1 or bs[0].kind is not BindingKind.FROM_IMPORT or not bs[0].qualname \
-                    or "." not in bs[0].qualname:
-                break
-            mod, name = bs[0].qualname.rsplit(".", 1)
-            path = self.project.module_file(mod, other.path)
-            if path is not None and os.path.realpath(path) in (os.path.realpath(other.path), os.path.realpath(self.path)):
-                return None, None
+        # (a package's ``__init__`` that re-exports it: ``from .factory import get_model``)
+        other, bs = self._sibling_binding(path, name, holds)
         if len(bs) != 1:
             return None, None
         node = bs[0].node
@@ -1382,7 +1419,16 @@ class SemanticModel:
         right before the name (``"class "``: it may define a class of that name); a test
         of the text, which is read without parsing it."""
         path, name = self._sibling_file(expr)
-        return path is not None and self.project.text_holds(path, f"{keyword}{name}")
+        if path is None:
+            return False
+        if self.project.text_holds(path, f"{keyword}{name}"):
+            return True
+        if not self.project.text_holds(path, name):
+            return False
+        # (a module that re-exports it: ``from .net import Net`` in a package's ``__init__``)
+        other, bs = self._sibling_binding(path, name)
+        return other is not None and other.path != path and len(bs) == 1 \
+            and self.project.text_holds(other.path, f"{keyword}{bs[0].name}")
 
     def _reaching_qualname(self, expr) -> Optional[str]:
         """The dotted name of ``expr`` (a name, or attributes of one) through the one
