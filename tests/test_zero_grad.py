@@ -1808,3 +1808,77 @@ def test_a_trainer_class_given_its_optimizer_by_the_script_that_imports_it(tmp_p
     if reported:
         assert "`self.optimizer.step()` in `train_step`" in res.findings[0].message
         assert str(tmp_path / "main.py") in {d for d, *_ in res.deps}
+
+
+_WRAPPER = '''import torch
+
+
+class Optimizers(object):
+    """A wrapper (OpenNMT/PreSumm style) around an optimizer it makes."""
+
+    def __init__(self, lr):
+        self.lr = lr
+
+    def set_parameters(self, params):
+        self.optimizer = torch.optim.SGD([p for _, p in params], lr=self.lr)
+
+    def step(self):
+        self.optimizer.step()
+{extra}'''
+
+
+@pytest.mark.parametrize("extra, where, fixed", [
+    # the class defines no ``zero_grad``: ``optim.zero_grad()`` would raise AttributeError
+    ("", "other", False),
+    ("", "here", False),
+    # look-alikes for the fix: a ``zero_grad`` of its own, or one a base class or
+    # ``__getattr__`` may give
+    ("\n    def zero_grad(self):\n        self.optimizer.zero_grad()\n", "other", True),
+    ("\n    def __getattr__(self, name):\n        return getattr(self.optimizer, name)\n", "other", True),
+    ("\n\nclass Adam(Optimizers, torch.optim.Adam):\n    pass\n", "other", True),
+])
+def test_an_optimizer_wrapper_without_zero_grad_gets_no_fix(tmp_path, extra, where, fixed):
+    """Masao-Someki's train.py: ``optim = Optimizers(...)`` of the project's optim.py
+    (``step()`` only); the loop never clears the gradients.  The unsafe fix inserted
+    ``optim.zero_grad()``, which raised AttributeError on the first batch."""
+    from torchmend.engine import process_file
+
+    wrapper = _WRAPPER.format(extra=extra)
+    make = "Adam(0.01)" if "class Adam" in extra else "Optimizers(0.01)"
+    imports = "from optim_wrapper import Optimizers, Adam\n" if "class Adam" in extra else \
+        "from optim_wrapper import Optimizers\n"
+    if where == "other":
+        (tmp_path / "optim_wrapper.py").write_text(wrapper)
+        head = "import torch\nimport torch.nn as nn\n" + imports
+    else:
+        head = wrapper.replace("import torch\n", "import torch\nimport torch.nn as nn\n", 1) + "\n\n"
+    src = head + (f"\n\ndef train(data):\n    net = nn.Linear(4, 1)\n    optim = {make}\n"
+                  "    optim.set_parameters(list(net.named_parameters()))\n    for x, y in data:\n"
+                  "        loss = ((net(x) - y) ** 2).mean()\n        loss.backward()\n        optim.step()\n")
+    (tmp_path / "train.py").write_text(src)
+    res = process_file(str(tmp_path / "train.py"), Options(select=frozenset({"TM201"}), unsafe_fixes=True))
+    assert res.error is None, res.error
+    assert [f.code for f in res.findings] == ["TM201"]
+    assert res.changed == fixed
+    if not fixed:
+        assert "is an instance of `Optimizers`" in res.findings[0].message
+        assert "defines no `zero_grad()`" in res.findings[0].message
+        assert ("(of optim_wrapper.py)" in res.findings[0].message) == (where == "other")
+
+
+def test_a_zero_grad_that_runs_once_before_the_loop_is_said():
+    """heartcored98/Standalone-DeepLearning Lab7: ``optimizer.zero_grad()`` once, above the
+    batch loop of ``train()`` (the epoch loop is the caller's): the finding says so, and
+    the fix clears them at the top of each iteration."""
+    r, out = run("""
+    def train(net, loader, optimizer, criterion):
+        net.train()
+        optimizer.zero_grad()
+        for x, y in loader:
+            loss = criterion(net(x), y)
+            loss.backward()
+            optimizer.step()
+    """)
+    assert codes(r) == ["TM201"]
+    assert "cleared only once, by `optimizer.zero_grad()` at line 6 before the loop" in r.findings[0].message
+    assert "    for x, y in loader:\n        optimizer.zero_grad()\n" in out

@@ -74,6 +74,44 @@ def _harmless_sibling(sem: SemanticModel, call: ast.Call) -> bool:
     return "grad" not in text and "step" not in text and "backward" not in text
 
 
+def class_without_zero_grad(sem: SemanticModel, expr) -> Optional[tuple]:
+    """``(class name, model of its file)`` when every value of ``expr`` is an instance
+    of one class of the project (this file's or another's) that defines no ``zero_grad``
+    and can inherit none (no base but ``object``, no ``__getattr__`` that may hand the
+    call on): ``expr.zero_grad()`` would raise ``AttributeError`` (a wrapper around an
+    optimizer, ``Optimizers(...)`` with ``step()`` only).  None otherwise."""
+    origins = sem.origins(expr)
+    if not origins:
+        return None
+    found = None
+    for o in origins:
+        call = o.node
+        if o.kind is not OriginKind.VALUE or not isinstance(call, ast.Call) \
+                or not isinstance(call.func, (ast.Name, ast.Attribute)):
+            return None
+        where, cls = sem, sem.callee(call)
+        if cls is None:
+            where, bs = sem.sibling_definitions(call.func)
+            if where is None or len(bs) != 1 or bs[0].kind is not BindingKind.CLASS:
+                return None
+            cls = bs[0].node
+        if not isinstance(cls, ast.ClassDef) or cls.keywords or cls.decorator_list \
+                or any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases):
+            return None
+        for st in cls.body:
+            if isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)):
+                continue  # (a docstring)
+            names = [st.name] if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else \
+                [t.id for t in ast.walk(st) if isinstance(t, ast.Name)] if isinstance(st, (ast.Assign, ast.AnnAssign)) \
+                else None
+            if names is None or any(n in ("zero_grad", "__getattr__", "__getattribute__") for n in names):
+                return None  # (a statement of another kind may bind anything: unknown)
+        if found is not None and found[0] != cls.name:
+            return None
+        found = (cls.name, where)
+    return found
+
+
 def related(a: str, b: str) -> bool:
     """One dotted path is the other or contains it (``model`` / ``model.fc``)."""
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 
 from ..rule import Context, Fix, Rule, Safety, Severity, Verify
@@ -10,7 +11,7 @@ from ..semantic import OriginKind
 from ..semantic import names as N
 from ._zero_grad import (
     _LOOPS, _SCOPES, Analysis, LoopFacts, Stepper, accumulation_guard, backward_run, binding, direct,
-    framework_skip, guarded_run, innermost_loop, known, method_may_be_called, models_of, new_zero,
+    class_without_zero_grad, framework_skip, guarded_run, innermost_loop, known, method_may_be_called, models_of, new_zero,
 )
 
 
@@ -475,6 +476,16 @@ class MissingZeroGrad(Rule):
         where = f"`{st.text}.step()`" if recv is st.expr else f"`{sem.segment(step.func)}({st.text})`"
         safety = Safety.SAFE if st.known else Safety.UNSAFE
         what = "" if st.known else f" (`{st.text}` is not provably a torch.optim optimizer)"
+        lacking = None if st.known else class_without_zero_grad(sem, st.expr)
+        if lacking is not None:
+            name, home = lacking
+            home = "" if home is sem else f" (of {os.path.basename(home.path)})"
+            return ctx.finding(
+                self, step,
+                f"{where} runs in a loop with backward() and nothing clears the gradients: they accumulate across"
+                f" steps; `{st.text}` is an instance of `{name}`{home}, which defines no `zero_grad()`: clear the gradients of the"
+                " model it steps (`model.zero_grad()`) or give the class a `zero_grad` (not fixed automatically)",
+            )
         guarded = None if direct_step else guarded_run(sem, loop, st)
         if guarded is not None:
             # ``if len(batch) == n: loss.backward(); optimizer.step()``: every backward of
@@ -500,6 +511,10 @@ class MissingZeroGrad(Rule):
             )
         when = "every iteration" if direct_step else "in a loop"
         msg = f"{where} runs {when} but nothing clears the gradients: they accumulate across steps{what}"
+        once = _zeroed_before(sem, loop, st)
+        if once is not None:
+            msg = (f"{where} runs {when} but the gradients are cleared only once, by `{sem.segment(once)}` at line"
+                   f" {once.lineno} before the loop: they accumulate across its steps{what}")
         text = st.text
         if len(facts.steppers) == 1:
             bare = _uncalled_zero(sem, loop, st, direct_step, direct_bw)
@@ -535,6 +550,24 @@ class MissingZeroGrad(Rule):
             return view.insert_before(view.statement(target), new_zero(view, text))
 
         return ctx.finding(self, step, msg, Fix(build_before, safety=safety, message=f"insert `{text}.zero_grad()`"))
+
+
+def _zeroed_before(sem, loop, st) -> "ast.Call | None":
+    """A ``zero_grad()`` call of the stepped optimizer (or of a model it steps) that runs
+    before ``loop`` in the block holding it (``optimizer.zero_grad()`` above ``for batch
+    in loader:``): it clears the gradients once, not every iteration."""
+    parent = sem.parent(loop)
+    block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                  if isinstance(b, list) and loop in b), None)
+    if block is None:
+        return None
+    receivers = {st.text, *(st.models or ())}
+    for stmt in block[:block.index(loop)]:
+        v = stmt.value if isinstance(stmt, ast.Expr) else None
+        if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "zero_grad" \
+                and sem.dotted(v.func.value) in receivers:
+            return v
+    return None
 
 
 def _uncalled_zero(sem, loop, st, steps: list, backwards: list):
