@@ -1492,3 +1492,35 @@ class VAE(nn.Module):
 vae = VAE(16).to(device)
 """)
     assert codes(f) == []
+
+
+@pytest.mark.parametrize("value, found", [
+    # the data of a NumPy array, not a size: a 0-d tensor mixes like a number (masked_fill's
+    # CUDA kernel takes a 0-d CPU value)
+    ("torch.FloatTensor(np.array(-np.inf))", False),
+    ("torch.FloatTensor(np.array(0.5))", False),
+    ("torch.Tensor(np.asarray(np.pi))", False),
+    ("torch.FloatTensor(np.zeros(()))", False),  # (an array of a shape not read: unknown)
+    # a 1-d tensor of the array's data on the CPU meets the GPU output
+    ("torch.FloatTensor(np.array([-np.inf, 0.0]))", True),
+])
+def test_a_legacy_constructor_of_numpy_data(value, found):
+    """Dirguis LSTMClassifier.py: ``w.masked_fill(mask, torch.FloatTensor(np.array(-np.inf)))``
+    in forward, with the model on the GPU: the single argument is data, not a size."""
+    f, _, _ = run(f"""
+    import numpy as np
+
+
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            w = self.fc(x)
+            return w + {value}
+
+
+    model = Attn().to(device)
+    """)
+    assert codes(f) == (["TM102"] if found else [])

@@ -989,6 +989,12 @@ class Analysis:
                     return None
                 if name[0].isupper() and isinstance(a, (ast.List, ast.Tuple)):
                     return _literal_dims(a)
+                if name[0].isupper() and isinstance(a, ast.Call):
+                    q = sem.call_qualname(a) or ""
+                    if q.startswith("numpy."):
+                        # the data of an array (``torch.FloatTensor(np.array(-np.inf))``), not a size
+                        data = a.args[0] if a.args and q in ("numpy.array", "numpy.asarray") else None
+                        return True if _numpy_scalar(data) else _literal_dims(data)
                 return _size_zero(a)
             return False
         return None
@@ -2097,6 +2103,14 @@ def _number(e) -> bool:
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
         e = e.operand
     return isinstance(e, ast.Constant) and isinstance(e.value, _NUMBERS)
+
+
+def _numpy_scalar(e) -> bool:
+    """A number, or a constant of NumPy or ``math`` (``-np.inf``, ``np.pi``)."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return _number(e) or (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name)
+                          and e.attr in ("inf", "nan", "pi", "e", "NINF", "PINF", "NaN", "Inf"))
 
 
 def _literal_dims(data) -> Optional[bool]:
