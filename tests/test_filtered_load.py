@@ -1024,3 +1024,32 @@ def test_a_builder_after_a_guard_that_refuses_another_class_count(guard, found):
     src = WRAPPER.format(guard=guard)
     r = process_text("wrapper.py", src, Options(select=frozenset({"TM401"})))
     assert len(r.findings) == found
+
+
+@pytest.mark.parametrize("path, reported", [
+    # a directory named after the architecture, the file's name not: where the project
+    # keeps its own fine-tuned checkpoints (chihina eval_all.py, which trains nothing)
+    ('"../runs/model/resnet/" + name', False),
+    ('os.path.join("checkpoints/resnet18/", name)', False),
+    ('f"../runs/resnet/{name}"', False),
+    # the file's name says the architecture; pretraining or ImageNet said anywhere
+    ('os.path.join("weights", "resnet18.pth")', True),
+    ('"../runs/resnet/" + "resnet18.pth"', True),
+    ('"../pretrained/" + name', True),
+    ('os.path.join("imagenet", name)', True),
+])
+def test_an_architecture_named_only_by_a_directory(path, reported):
+    r, _ = run(f"""
+    import os
+    import torch
+    import torch.nn as nn
+    from torchvision import models
+
+
+    def evaluate(name):
+        model = models.resnet18(pretrained=True)
+        model.fc = nn.Linear(model.fc.in_features, 2)
+        model.load_state_dict(torch.load({path}))
+        return model
+    """)
+    assert [f.code for f in r.findings] == (["TM401"] if reported else [])

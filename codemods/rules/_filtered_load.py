@@ -422,10 +422,17 @@ class Values:
 
     def names_pretrained(self, path) -> bool:
         """The path/URL names a pretrained checkpoint: a string in it mentions pretrain,
-        imagenet, a backbone, an architecture or a model zoo (and not
-        fine-tuning/best/epoch/resume)."""
-        text = " ".join(self.texts(path))
-        return bool(_FOREIGN.search(text)) and not _OWN.search(text)
+        imagenet, a backbone or a model zoo, or its last component (a file's name) an
+        architecture (and none mentions fine-tuning/best/epoch/resume)."""
+        texts = self.texts(path)
+        text = " ".join(texts)
+        if _OWN.search(text):
+            return False
+        # an architecture's name is evidence in a file's name, not in a directory's
+        # (``../runs/model/resnet/`` + a name: where a project keeps its own fine-tuned
+        # checkpoints); pretraining, ImageNet, a backbone, a zoo or a hub count anywhere
+        return any(_DOWNLOADED.search(t) is not None
+                   or _FOREIGN.search(re.split(r"[/\\]", t)[-1]) is not None for t in texts)
 
     def names_a_download(self, src: Source) -> bool:
         """Stronger than :meth:`foreign` for a file: the checkpoint comes from a
