@@ -1054,3 +1054,47 @@ def test_a_rebound_name_is_read_the_same_however_the_file_is_parsed():
         r = process_text("t.py", src, Options(select=frozenset({"TM301"}), shortcuts=shortcuts))
         got.append([(f.line, f.severity) for f in r.findings])
     assert got[0] == got[1] and (5, Severity.BUG) in got[0]
+
+
+_GETTER = """\
+import torch
+import torch.utils.data as data
+from torch.utils.data import TensorDataset
+
+WORKERS = {workers}
+
+
+def get_loader(is_train, args):
+    dset = TensorDataset(torch.randn(8, 2))
+    loader = data.DataLoader(dataset=dset, batch_size=2, shuffle=is_train, num_workers={count})
+    print('Loader for {{}} batches created.'.format(len(loader)))
+    return loader
+"""
+
+
+@pytest.mark.parametrize("workers, count, loop, found", [
+    # the function makes its loader with a worker count of its own; the script iterates
+    # what it returns at import time, in a ``for`` or under a ``while True:``
+    (2, "2", "for epoch in range(2):\n    for b in train_loader:\n        pass\n", True),
+    (2, "WORKERS", "while True:\n\n    for batch, (x,) in enumerate(train_loader):\n        break\n    break\n", True),
+    # look-alikes: no worker; a count the caller gives (not known there); nothing
+    # iterates at import time
+    (0, "WORKERS", "for b in train_loader:\n    pass\n", False),
+    (2, "args.workers", "for b in train_loader:\n    pass\n", False),
+    (2, "2", "def train():\n    for b in train_loader:\n        pass\n", False),
+])
+def test_a_loader_a_sibling_function_returns(tmp_path, workers, count, loop, found):
+    """chaoyuaw/pytorch-vcii train.py: ``train_loader = get_loader(...)`` of ``from dataset
+    import get_loader`` (whose DataLoader has ``num_workers=2``), iterated under the
+    script's module-level ``while True:`` with no guard."""
+    (tmp_path / "dataset.py").write_text(_GETTER.format(workers=workers, count=count))
+    main = f"from dataset import get_loader\n\ntrain_loader = get_loader(is_train=True, args=None)\n{loop}"
+    (tmp_path / "train.py").write_text(main)
+    opts = Options(select=frozenset({"TM301"}))
+    ran = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=1).results}
+    for r in (process_text(str(tmp_path / "train.py"), main, opts, Project(roots=(str(tmp_path),))), ran["train.py"]):
+        assert [f.code for f in r.findings] == (["TM301"] if found else []) and not r.changed
+        if found:
+            assert f"`get_loader(...)` returns a DataLoader made in dataset.py with num_workers={count}" \
+                in r.findings[0].message
+            assert r.findings[0].line == 3

@@ -354,11 +354,18 @@ class DataLoaderWithoutMainGuard(Rule):
                                             f" {os.path.basename(path)} with num_workers={sem.segment(workers)},")
                     else:
                         got = _imported_loader(sem, expr) if imported else None
-                        if got is None:
+                        returned = _returned_loader(sem, expr) if imported and got is None else None
+                        if returned is not None:
+                            call, workers, other = returned
+                            node, what = call, (f"`{sem.segment(call.func)}(...)` returns a DataLoader made in"
+                                                f" {os.path.basename(other.path)} with"
+                                                f" num_workers={other.segment(workers)}, which is")
+                        elif got is None:
                             continue
-                        name, workers, other = got
-                        node, what = expr, (f"DataLoader `{name}` of {os.path.basename(other.path)}, made there with"
-                                            f" num_workers={other.segment(workers)} as it is imported, is")
+                        else:
+                            name, workers, other = got
+                            node, what = expr, (f"DataLoader `{name}` of {os.path.basename(other.path)}, made there"
+                                                f" with num_workers={other.segment(workers)} as it is imported, is")
                     yield ctx.finding(
                         self, node,
                         f"{what} iterated at import time (line {sem.statement_of(n).lineno}) without"
@@ -410,9 +417,45 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 def _loops_at_module_level(text: str, has) -> bool:
-    """A line of ``text`` starts with ``for`` in column 0 (the text test that lets a
-    script whose loader comes from an import be read: ``_imported_loader``)."""
-    return has("\nfor ") or text.startswith("for ")
+    """A line of ``text`` starts with ``for`` or ``while`` in column 0 (the text test
+    that lets a script whose loader comes from an import be read: ``_imported_loader``,
+    ``_returned_loader``)."""
+    return has("\nfor ") or has("\nwhile ") or text.startswith(("for ", "while "))
+
+
+def _literal_workers(sem, w) -> bool:
+    """``w`` (a ``num_workers=`` value) is an int above 0 on every way it is bound: a
+    literal, or a name bound only to such literals."""
+    vals = [o.node for o in sem.origins(w)] if isinstance(w, ast.Name) else [w]
+    return bool(vals) and all(isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0 for v in vals)
+
+
+def _returned_loader(sem, expr):
+    """``(call, workers, model of its file)`` when ``expr`` holds only what a call of a
+    function of another module of the project returns (``train_loader =
+    get_loader(...)`` of ``from dataset import get_loader``), and each value that function
+    returns is a DataLoader it makes itself with ``num_workers=`` a count there known to
+    be above 0 (not one of its parameters)."""
+    origins = sem.origins(expr)
+    if len(origins) != 1 or origins[0].kind is not OriginKind.VALUE or not isinstance(origins[0].node, ast.Call):
+        return None
+    call = origins[0].node
+    other, rets = sem.sibling_return_values(call, holds=("num_workers",))
+    if other is None:
+        return None
+    workers = None
+    for r in rets:
+        made = [o.node for o in other.origins(r)] if isinstance(r, ast.Name) else [r]
+        if not made:
+            return None
+        for m in made:
+            if not isinstance(m, ast.Call) or not other.qualnames(m.func) & N.WORKER_LOADERS:
+                return None
+            w = next((k.value for k in m.keywords if k.arg == "num_workers"), None)
+            if w is None or not _literal_workers(other, w):
+                return None
+            workers = w
+    return (call, workers, other) if workers is not None else None
 
 
 def _imported_loader(sem, expr):
@@ -440,10 +483,7 @@ def _imported_loader(sem, expr):
     for b in bs:
         # the count said by keyword: what the project gate looks for in the module's text
         w = next((k.value for k in b.value.keywords if k.arg == "num_workers"), None)
-        if w is None:
-            return None
-        vals = [o.node for o in other.origins(w)] if isinstance(w, ast.Name) else [w]
-        if not vals or not all(isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0 for v in vals):
+        if w is None or not _literal_workers(other, w):
             return None  # (a count that may be 0, or depend on the platform)
         workers = w
     return expr.id, workers, other
