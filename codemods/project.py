@@ -132,6 +132,10 @@ def module_name(path: str) -> tuple[str, Optional[str]]:
     return (pkg if stem == "__init__" else f"{pkg}.{stem}"), pkg
 
 
+# what a project's root directory holds (where ``Project._package_dir_above`` stops)
+_PROJECT_MARKERS = frozenset({".git", "setup.py", "setup.cfg", "pyproject.toml"})
+
+
 def _resolve_relative(mod: str, importer: str, pkg=False) -> Optional[str]:
     """The absolute name of the relative module ``mod`` imported from ``importer``
     (``pkg``: its package, when known)."""
@@ -561,8 +565,41 @@ class Project:
         in its package root.  Found in the listings of the directories on the way (each
         listed once per run), with one ``isfile`` for a name found: a file whose imports
         name dozens of modules and names asks for each of them."""
-        found = self._module_files(self._bases(importer), dotted.split("."), ())
+        found = self._found_modules(importer, self._bases(importer), dotted.split("."), ())
         return found[0] if found else None
+
+    def _found_modules(self, importer: str, bases: tuple, parts: list, subs) -> list:
+        """``_module_files`` under ``bases``, else under the directory above them where
+        the project keeps a package named ``parts[0]`` (``_package_dir_above``)."""
+        found = self._module_files(bases, parts, subs)
+        if not found and bases:
+            up = self._package_dir_above(bases, parts[0])
+            if up is not None:
+                found = self._module_files((up,), parts, subs)
+        return found
+
+    def _package_dir_above(self, bases: tuple, first: str) -> Optional[str]:
+        """The nearest directory above ``bases`` (an importer's directory and package
+        root), up to three levels and inside the run's roots, that holds a package named
+        ``first`` (a directory with an ``__init__.py``): the project's own package, which a
+        script of a subdirectory imports as it is installed (``examples/train.py``: ``from
+        breizhcrops.models import LSTM``).  A plain module there is not one such a script
+        can import.  The search stops at the project's root (a directory with ``.git``,
+        ``setup.py``, ``setup.cfg`` or ``pyproject.toml``)."""
+        d = os.path.dirname(os.path.realpath(bases[-1]))
+        for _ in range(3):
+            if not self._within_roots(d):
+                return None
+            names = self._entries(d)
+            if first in names and "__init__.py" in self._entries(os.path.join(d, first)):
+                return d
+            if not names.isdisjoint(_PROJECT_MARKERS):
+                return None
+            up = os.path.dirname(d)
+            if up == d:
+                return None
+            d = up
+        return None
 
     def _bases(self, importer: str) -> tuple:
         """Where ``module_file`` looks for the modules ``importer`` imports: its directory
@@ -613,13 +650,13 @@ class Project:
             return False
         for mod, names in _import_statements(text):
             if mod is None:
-                found = [f for c in names for f in self._module_files(bases, c.split("."), ())]
+                found = [f for c in names for f in self._found_modules(path, bases, c.split("."), ())]
             else:
                 if mod.startswith("."):
                     mod = _resolve_relative(mod, path, self.package_of(path))
                     if mod is None:
                         continue
-                found = self._module_files(bases, mod.split("."), [n for n in names if n != "*"])
+                found = self._found_modules(path, bases, mod.split("."), [n for n in names if n != "*"])
             for f in found:
                 self.deps.add(f)
                 if mod is not None and "*" in names:

@@ -117,6 +117,32 @@ def test_module_file_resolution(tmp_path):
     assert p.module_file("missing", files[0]) is None
 
 
+def test_a_package_of_the_project_imported_from_a_script_below(tmp_path):
+    """``examples/train.py`` imports ``breizhcrops.models`` of the repository's root (the
+    project's own package, installed): found in a directory above the script, inside the
+    run's roots; a plain module there is not (a script below cannot import it), nor a
+    package outside the roots."""
+    files = _tree(tmp_path, {"repo/examples/train.py": "", "repo/crops/__init__.py": "",
+                             "repo/crops/models/__init__.py": "", "repo/crops/models/lstm.py": "",
+                             "repo/utils.py": "", "repo/examples/deep/er/run.py": "", "other/__init__.py": ""})
+    p = Project(roots=(str(tmp_path / "repo"),))
+    assert p.module_file("crops.models.lstm", files[0]) == files[3]
+    assert p.module_file("crops.models", files[0]) == files[2]
+    assert p.module_file("utils", files[0]) is None
+    assert p.module_file("crops", files[5]) == files[1]  # (three directories up)
+    assert p.imports_holding(files[0], "from crops.models import lstm\n", "class")  is False
+    (tmp_path / "repo/crops/models/lstm.py").write_text("class LSTM: pass\n")
+    assert Project(roots=(str(tmp_path / "repo"),)).imports_holding(files[0], "from crops.models import lstm\n", "class")
+    # outside the run's roots: not read
+    assert Project(roots=(str(tmp_path / "repo" / "examples"),)).module_file("crops.models", files[0]) is None
+    # a package beside the project (``other/``, two directories up): found only while no
+    # directory on the way is a project's root
+    assert Project(roots=(str(tmp_path),)).module_file("other", files[0]) == files[6]
+    (tmp_path / "repo" / "setup.py").write_text("")
+    assert Project(roots=(str(tmp_path),)).module_file("other", files[0]) is None
+    assert Project(roots=(str(tmp_path),)).module_file("crops", files[0]) == files[1]
+
+
 LINES = [
     "import os", "import a.b as c, d", "from . import x", "from pkg.mod import (A, B,", "    C)", "",
     "x = 1  # import not_this", "from x import *", "s = 'import quoted'", "def f():", "import q.r",

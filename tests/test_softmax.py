@@ -1927,3 +1927,27 @@ def test_a_model_a_package_re_exports(tmp_path, init, imports, build, found):
     assert codes(r) == (["TM501"] if found else [])
     if found:
         assert "`Net.forward` (from net.py)" in r.findings[0].message and r.findings[0].fix is None
+
+
+def test_a_model_of_the_project_package_imported_by_a_script_below(tmp_path):
+    """dl4sits/BreizhCrops examples/train.py: ``from breizhcrops.models import LSTM`` (the
+    repository's own package, one directory up), whose forward ends with
+    ``F.log_softmax``, feeds a ``CrossEntropyLoss``."""
+    from torchmend.project import Project
+
+    (tmp_path / "crops" / "models").mkdir(parents=True)
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "crops" / "__init__.py").write_text("from .models import *\n")
+    (tmp_path / "crops" / "models" / "__init__.py").write_text("from .lstm import LSTM\n")
+    (tmp_path / "crops" / "models" / "lstm.py").write_text(
+        SIBLING_NET.format(ret="F.log_softmax(self.fc(x), dim=-1)").replace("class Net", "class LSTM"))
+    src = HEAD + "from crops.models import LSTM\n\n\ndef train(loader):\n    model = LSTM()\n" \
+        "    criterion = torch.nn.CrossEntropyLoss(reduction='mean')\n    for x, y in loader:\n" \
+        "        loss = criterion(model(x), y)\n"
+    path = tmp_path / "examples" / "train.py"
+    path.write_text(src)
+    r = process_text(str(path), src, Options(unsafe_fixes=True), Project(roots=(str(tmp_path),)))
+    assert codes(r) == ["TM502"] and "`LSTM.forward` (from lstm.py)" in r.findings[0].message
+    # the run's root is the script's directory: the package above is not read
+    r = process_text(str(path), src, Options(unsafe_fixes=True), Project(roots=(str(tmp_path / "examples"),)))
+    assert codes(r) == []

@@ -128,6 +128,7 @@ def test_user_class_named_like_an_optimizer_is_not_provable():
     class SGD:
         def __init__(self, params): self.params = list(params)
         def step(self): pass
+        def zero_grad(self): pass
     model = nn.Linear(3, 1)
     o = SGD(model.parameters())
     for x in data:
@@ -139,6 +140,10 @@ def test_user_class_named_like_an_optimizer_is_not_provable():
     assert "not provably a torch.optim optimizer" in r.findings[0].message
     r2, out2 = run(src, unsafe=True)
     assert "    o.zero_grad()\n    model(x).sum().backward()" in out2
+    # without a ``zero_grad`` of its own, ``o.zero_grad()`` would raise AttributeError: no fix
+    r3, _ = run(src.replace("        def zero_grad(self): pass\n", ""), unsafe=True)
+    assert codes(r3) == ["TM201"] and not r3.changed
+    assert "`o` is an instance of `SGD`, which defines no `zero_grad()`" in r3.findings[0].message
 
 
 def test_optimizer_parameter_is_safe():
