@@ -1887,3 +1887,25 @@ def test_a_zero_grad_that_runs_once_before_the_loop_is_said():
     assert codes(r) == ["TM201"]
     assert "cleared only once, by `optimizer.zero_grad()` at line 6 before the loop" in r.findings[0].message
     assert "    for x, y in loader:\n        optimizer.zero_grad()\n" in out
+
+
+@pytest.mark.parametrize("between, reported", [
+    # the optimizer is made after the backward: that backward ran for no step of it (a
+    # notebook that shows autograd on a tensor, then the optimizer's API)
+    ("optimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n", False),
+    ("print(w.grad)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.01)\nprint(optimizer)\n", False),
+    # made before the backward: the zero_grad wipes what the step needed
+    ("", True),
+])
+def test_a_backward_above_the_optimizer_is_not_its_step(between, reported):
+    """Mooguy/hw2 pytorch_tut.ipynb: ``L.backward()`` on a tensor ``w`` (cells 29-30), then
+    ``optimizer = SGD(model.parameters())``, ``optimizer.zero_grad()``,
+    ``optimizer.step()``.  The fix moved the zero_grad above the backward, where
+    ``optimizer`` is not yet bound (NameError)."""
+    made = "" if between else "optimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+    src = ("model = nn.Linear(4, 2)\n" + made + "w = torch.tensor([1.], requires_grad=True)\n"
+           "L = (w * 2. - 3.) ** 2\nL.backward()\n" + between + "optimizer.zero_grad()\noptimizer.step()\n")
+    r, out = run(src)
+    assert codes(r) == (["TM202"] if reported else [])
+    if reported:
+        assert "optimizer.zero_grad()\nL.backward()\n" in out

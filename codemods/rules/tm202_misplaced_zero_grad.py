@@ -325,6 +325,8 @@ class MisplacedZeroGrad(Rule):
             # backward: a backward() since the last step of that optimizer
             first = None
             for s in reversed(block[:i]):
+                if _binds(sem, s, zr):
+                    break  # (a backward above the optimizer's own binding was not run for its step)
                 calls = [n for n in sem.walk(s) if isinstance(n, ast.Call)]
                 if isinstance(s, (ast.With, ast.AsyncWith)) and _backward_block(sem, s, calls):
                     first = s  # ``with torch.autocast(...): loss = ...; loss.backward()``: it always runs
@@ -385,6 +387,17 @@ class MisplacedZeroGrad(Rule):
             if b.kind in ("opt", "param") and models is not None and any(related(zr, m) for m in models):
                 return sem.segment(c).strip(), opt
         return None
+
+
+def _binds(sem, stmt, dotted: str) -> bool:
+    """``stmt`` binds ``dotted`` or a name it is read through (``optimizer = SGD(...)``,
+    ``self.opt = ...`` for ``self.opt``)."""
+    for n in sem.walk(stmt):
+        if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            d = sem.dotted(n)
+            if d is not None and (d == dotted or dotted.startswith(d + ".")):
+                return True
+    return False
 
 
 def _backward_block(sem, block, calls) -> bool:
