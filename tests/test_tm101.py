@@ -3186,3 +3186,33 @@ def test_a_made_tensor_filled_in_place_stays_on_the_host(fill):
         f"model = nn.Linear(4, 2).to(device)\nc = torch.zeros(8, 4){fill}\nprint(model(c))\n", head=MADE_HEAD,
     )
     assert codes(f) == ["TM101"] and f"c = torch.zeros(8, 4){fill}\nc = c.to(device)\n" in out
+
+
+@pytest.mark.parametrize("index, fixed", [
+    # the timestep indexes a host schedule whose item is moved after: kept on the host on
+    # purpose (the model's forward may take it there too: ``self.table[t].to(x.device)``)
+    ("a = alpha[t].view(8, 1).cuda()", False),
+    ("a = alpha[t, None].to(device)", False),
+    # look-alikes for the fix: the item is not moved after (a host value either way), or
+    # the schedule is indexed by something else
+    ("a = alpha[0].item()", True),
+    ("a = alpha[t.cpu()].view(8, 1).cuda()", True),
+])
+def test_a_made_index_of_a_host_schedule(index, fixed):
+    """venkatKrishnan86 diffusion train.py: ``t = torch.randint(0, T, (b,))`` stays on the
+    CPU to index ``scheduler.alpha`` (moved after) and a plain tensor attribute in the
+    model's time embedding: moving it where it is made broke both (a safe fix)."""
+    f, out, src = run(f"""
+    model = nn.Linear(4, 4).to(device)
+    alpha = torch.linspace(0.1, 1.0, 10)
+    for x, _ in loader:
+        x = x.to(device)
+        t = torch.randint(0, 10, (8,))
+        {index}
+        out = model(x, t)
+    """, unsafe=True)
+    assert codes(f) == ["TM101"]
+    assert (out != src) == fixed
+    if not fixed:
+        assert "`t` also indexes `alpha` on the host (line 15), whose item is moved after" in f[0].message
+        assert f[0].severity.value == "warning"

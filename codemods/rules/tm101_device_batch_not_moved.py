@@ -1953,7 +1953,9 @@ class DeviceBatchNotMoved(Rule):
         if lp.made:
             why = _made_fix_blocked(sem, lp, plan)
             if why:
-                return ctx.finding(self, sink.node, f"{msg}; {why}")
+                # (an index of a host tensor: the author keeps it there on purpose, maybe rightly)
+                doubt = why.startswith(_INDEXES.format(made=lp.names[0] if lp.names else lp.container))
+                return ctx.finding(self, sink.node, f"{msg}; {why}", **({"severity": Severity.WARNING} if doubt else {}))
         nb = non_blocking_style(sem)
         if c and c in move:
             if lp.encoding:  # a ``BatchEncoding``: its own ``.to`` moves it (a dict would lose its attributes)
@@ -2349,7 +2351,38 @@ def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
         if host:
             return (f"`{made}` is also used on the host (line {ref.lineno}): move it where it meets the model,"
                     " not where it is made")
+        if isinstance(p, ast.Tuple) and isinstance(sem.parent(p), ast.Subscript) and sem.parent(p).slice is p:
+            p, ref = sem.parent(p), p  # (``alpha[t, None]``)
+        if isinstance(p, ast.Subscript) and p.slice is ref and _moved_after(sem, p):
+            # ``a = scheduler.alpha[t].view(b, 1).cuda()``: an index of a host tensor (a
+            # device one would fail there), and the model may take it on the host too
+            # (``self.table[t].to(x.device)`` of a plain tensor attribute)
+            return (_INDEXES.format(made=made) + f" `{_short(sem.segment(p.value))}` on the host (line {ref.lineno}),"
+                    " whose item is moved after: a device index fails there, and the model may expect it on the host"
+                    " too")
     return ""
+
+
+_INDEXES = "`{made}` also indexes"  # (the start of _made_fix_blocked's reason for an index of a host tensor)
+
+
+def _moved_after(sem: SemanticModel, node) -> bool:
+    """What ``node`` evaluates to is moved by the expression around it, through tensor
+    methods that keep its device (``alpha[t].view(b, 1, 1, 1).cuda()``)."""
+    cur = node
+    for _ in range(8):
+        p = sem.parent(cur)
+        if not (isinstance(p, ast.Attribute) and p.value is cur):
+            return False
+        call = sem.parent(p)
+        if not (isinstance(call, ast.Call) and call.func is p):
+            return False
+        if p.attr in ("cuda", "to"):
+            return True
+        if p.attr not in _TENSOR_RESULTS:
+            return False
+        cur = call
+    return False
 
 
 # tensor methods whose result lives where the tensor does (a method of a moved value
