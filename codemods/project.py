@@ -469,8 +469,9 @@ class Project:
         ``tools.train``, from a file of the tree with the directory above on its path):
         that needs the index too.  With ``importer_has`` (words), only an importer whose
         text holds one of them counts; with ``neighbours_only``, only the files of its
-        own directory are asked (by its bare and its dotted names: no index needed)."""
-        if self.standalone or not path or not self._is_file(path):
+        own directory are asked (by its bare and its dotted names: no index needed).  A
+        notebook is imported by nothing (``import gnn`` cannot read ``gnn.ipynb``)."""
+        if self.standalone or not path or path.endswith(".ipynb") or not self._is_file(path):
             return False
         mod, pkg = module_name(path)
         stem = os.path.splitext(os.path.basename(path))[0]
@@ -506,8 +507,8 @@ class Project:
         module itself (``import train``): by its bare name from its own directory, by its
         dotted name (its package's, or its directory's as a namespace package) from
         either; sorted.  Each file of those directories is a dependency of the result.
-        The directory above is read only inside the run's roots."""
-        if self.standalone or not path or not self._is_file(path):
+        The directory above is read only inside the run's roots.  None for a notebook."""
+        if self.standalone or not path or path.endswith(".ipynb") or not self._is_file(path):
             return []
         mod, pkg = module_name(path)
         stem = os.path.splitext(os.path.basename(path))[0]

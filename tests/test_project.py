@@ -365,3 +365,17 @@ def test_neighbour_importers_make_the_result_depend_on_the_tree(tmp_path):
     assert not p.used
     p.neighbour_importers(files[0], "fit")
     assert p.used
+
+
+def test_a_notebook_is_imported_by_nothing(tmp_path):
+    """``import gnn`` in other.py reads a ``gnn.py`` (none here), never ``gnn.ipynb``: the
+    notebook is no module another file uses (its TM501 fix is not held back)."""
+    import json
+
+    nb = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    files = _tree(tmp_path, {"gnn.ipynb": json.dumps(nb), "other.py": "import gnn\nfrom gnn import Net\n",
+                             "gnn2.py": "", "other2.py": "import gnn2\n"})
+    p = Project(roots=(str(tmp_path),))
+    assert not p.is_imported(files[0]) and not p.is_imported(files[0], "Net")
+    assert p.neighbour_importers(files[0], "Net") == []
+    assert p.is_imported(files[2])  # (a module of the same shape is)
