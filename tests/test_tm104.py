@@ -807,3 +807,34 @@ def test_a_tensor_made_on_the_device_goes_into_a_model_never_moved(dev, found):
     if found:
         assert "gets a tensor made with `device=device`" in res.findings[0].message
         assert "    netG = Generator().to(device)\n" in apply_patch(src.encode(), res.diff).decode()
+
+
+@pytest.mark.parametrize("init, imports, reported", [
+    # the package re-exports the class (``from .vision_liquidnet import VisionLiquidNet``)
+    ("from .vision_liquidnet import VisionLiquidNet\n", "from liquidnet import VisionLiquidNet", True),
+    ("from .vision_liquidnet import *\n", "from liquidnet import VisionLiquidNet", True),
+    # look-alike: the package binds the name to something else (a builder function)
+    ("from .vision_liquidnet import VisionLiquidNet as _V\n\n\ndef VisionLiquidNet(**kw):\n"
+     "    return _V(**kw).to('cuda')\n", "from liquidnet import VisionLiquidNet", False),
+])
+def test_a_model_class_a_package_re_exports(tmp_path, init, imports, reported):
+    """``from models import Net`` with ``models/__init__.py`` re-exporting ``Net`` of
+    ``models/net.py``: the class is read where it is defined (it has layers and places
+    nothing itself), and the model that gets moved inputs is reported."""
+    from torchmend.engine import process_file
+
+    pkg = tmp_path / "liquidnet"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "vision_liquidnet.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n")
+    script = tmp_path / "train.py"
+    script.write_text(IMPORTED.format(args="num_units=64").replace(
+        "from liquidnet.vision_liquidnet import VisionLiquidNet", imports))
+    res = process_file(str(script), Options(unsafe_fixes=True))
+    f = [x for x in res.findings if x.code == "TM104"]
+    assert len(f) == (1 if reported else 0), [x.message for x in f]
+    if reported:
+        assert "a module class of `liquidnet` with layers that own parameters" in f[0].message
+        assert _safety(f[0]) == "safe"

@@ -415,6 +415,12 @@ def _imported_class(sem: SemanticModel, call: ast.Call) -> tuple:
     """``(model of its file, class)`` of the class of the project that ``call`` builds
     (:func:`_imported_model`); ``(_UNSEEN, None)`` when the project does not hold its
     module, ``(model, None)`` or ``(None, None)`` when that file defines no such class."""
+    if isinstance(call.func, (ast.Name, ast.Attribute)):
+        # (where the class is defined: through a package's ``__init__`` that re-exports it)
+        other, bs = sem.sibling_definitions(call.func)
+        if other is not None:
+            node = bs[0].node if len(bs) == 1 and bs[0].kind is BindingKind.CLASS else None
+            return other, node if isinstance(node, ast.ClassDef) and other.parent(node) is other.module else None
     mod, _, name = sem.call_qualname(call).rpartition(".")
     project = sem.project
     path = project.module_file(mod, sem.path) if project is not None and sem.path else None
