@@ -1909,3 +1909,18 @@ def test_a_backward_above_the_optimizer_is_not_its_step(between, reported):
     assert codes(r) == (["TM202"] if reported else [])
     if reported:
         assert "optimizer.zero_grad()\nL.backward()\n" in out
+
+
+@pytest.mark.parametrize("tail, reported", [
+    ("        break\n", False),  # (the body runs once: one step, nothing accumulates)
+    ("        return\n", False),
+    ("        if i == 3:\n            break\n", True),
+])
+def test_a_loop_that_runs_once(tail, reported):
+    """yechanp/self_kd flops/main_pf.py: a loop that profiles one optimisation step and
+    ends with an unconditional ``break``."""
+    r, _ = run(
+        "def profile(model, loader, optimizer):\n    for i, (x, y) in enumerate(loader):\n"
+        "        loss = nn.functional.cross_entropy(model(x), y)\n        loss.backward()\n        optimizer.step()\n"
+        + tail)
+    assert codes(r) == (["TM201"] if reported else [])

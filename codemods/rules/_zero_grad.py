@@ -377,6 +377,9 @@ class Analysis:
         if framework_skip(sem, loop):
             facts.skip = True
             return facts
+        if loop.body and isinstance(loop.body[-1], (ast.Break, ast.Return, ast.Raise)):
+            facts.skip = True  # (its body ends with a ``break``: it runs once, nothing accumulates)
+            return facts
         for c in own:
             if sem.method_name(c) != "step":
                 continue
