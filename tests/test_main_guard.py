@@ -1098,3 +1098,59 @@ def test_a_loader_a_sibling_function_returns(tmp_path, workers, count, loop, fou
             assert f"`get_loader(...)` returns a DataLoader made in dataset.py with num_workers={count}" \
                 in r.findings[0].message
             assert r.findings[0].line == 3
+
+
+_EVAL_LOADERS = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+ds = TensorDataset(torch.randn(32, 4), torch.zeros(32, dtype=torch.long))
+train_loader = DataLoader(ds, batch_size=8, shuffle=True, num_workers=2)
+valid_loader = DataLoader(ds, batch_size=8, num_workers=2)
+test_loader = DataLoader(ds, batch_size=8, num_workers=2)
+model = nn.Linear(4, 2)
+
+
+def compute_accuracy(model, data_loader):
+    correct = 0
+    for x, y in data_loader:
+        correct += (model(x).argmax(1) == y).sum().item()
+    return correct
+
+
+for epoch in range(3):
+    for x, y in train_loader:
+        pass
+    valid_acc = compute_accuracy(model, valid_loader)
+{tail}"""
+
+
+@pytest.mark.parametrize("tail, advised", [
+    # the test loader goes through the same function once, after training: no advice
+    ("test_acc = compute_accuracy(model, test_loader)\n", {"train_loader", "valid_loader"}),
+    ("for k in range(2):\n    test_acc = compute_accuracy(model, test_loader)\n", {"train_loader", "valid_loader", "test_loader"}),
+])
+def test_persistent_workers_advice_follows_the_loader_through_its_calls(tail, advised):
+    """2min0/Compare-NN assignment notebooks: ``compute_accuracy(model, loader)`` is
+    called every epoch with the validation loader and once, after training, with the
+    test loader; only the first is iterated again every epoch."""
+    src = _EVAL_LOADERS.format(tail=tail)
+    r = process_text("t.py", src, Options(select=frozenset({"TM301"})))
+    infos = {f.message.split("`")[1] for f in r.findings if f.severity is Severity.INFO}
+    assert infos == advised
+
+
+@pytest.mark.parametrize("loop", [
+    "with tqdm(loader, desc='TRAIN') as bar:\n    for x, y in bar:\n        pass\n",
+    "with tqdm(loader) as bar:\n    for i, (x, y) in enumerate(bar):\n        pass\n",
+    "def train():\n    with tqdm(loader) as bar:\n        for x, y in bar:\n            pass\n\n\nfor epoch in range(2):\n"
+    "    train()\n",
+])
+def test_a_loader_iterated_through_a_progress_bar_of_a_with(loop):
+    """AIRLABkhu/D-BADGE train_victim.py: ``with tqdm(loader) as progress_bar:`` then
+    ``for ... in enumerate(progress_bar):`` (tqdm's ``__enter__`` returns itself)."""
+    src = ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\nfrom tqdm import tqdm\n\n"
+           "ds = TensorDataset(torch.randn(8, 2))\nloader = DataLoader(ds, batch_size=2, num_workers=2)\n" + loop)
+    r = process_text("t.py", src, Options(select=frozenset({"TM301"})))
+    assert [f.code for f in r.findings if f.severity is Severity.BUG] == ["TM301"]

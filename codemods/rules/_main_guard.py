@@ -483,6 +483,14 @@ class Analysis:
                 fn = b.scope.node
                 if b.kind is BindingKind.PARAMETER and fn in reach and sem.self_class_of_param(b) is None:
                     out.extend(self._param_loaders(b, depth))
+                elif b.kind is BindingKind.WITH_TARGET:
+                    # ``with tqdm(loader) as bar:``: a progress bar's ``__enter__`` returns itself
+                    items = b.node.items if isinstance(b.node, (ast.With, ast.AsyncWith)) else ()
+                    ce = next((i.context_expr for i in items
+                               if isinstance(i.optional_vars, ast.Name) and i.optional_vars.id == b.name), None)
+                    if isinstance(ce, ast.Call) and sem.qualnames(ce.func) & N.ITER_WRAPPERS:
+                        for a in ce.args:
+                            out.extend(self.loaders_of(a.value if isinstance(a, ast.Starred) else a, depth + 1))
                 else:
                     out.extend(self._from_origins(sem.binding_origins(b), depth))
         else:
@@ -515,6 +523,38 @@ class Analysis:
             elif o.kind is OriginKind.PARAMETER and o.binding is not None:
                 out.extend(self._param_loaders(o.binding, depth))
         return out
+
+    def repeats_for(self, ld: Loader, site: Site) -> bool:
+        """The iteration at ``site`` repeats for the loader ``ld`` itself: when the site
+        iterates a parameter of a function (``for x, y in data_loader:`` of
+        ``compute_accuracy(model, data_loader)``) and is in no loop there, a call that
+        passes ``ld`` runs in a loop (or in a function that does): one called once after
+        training with the test loader does not repeat it, even if another call, in the
+        epoch loop, repeats it for the validation loader."""
+        if not site.repeated:
+            return False
+        sem = self.sem
+        expr = site.node
+        fn = sem.enclosing_function(expr)
+        if not isinstance(expr, ast.Name) or fn is None or _in_loop(sem, expr, fn):
+            return True
+        bs = sem.reaching(expr)
+        if len(bs) != 1 or bs[0].kind is not BindingKind.PARAMETER or bs[0].scope.node is not fn:
+            return True
+        calls = self.calls_of.get(fn, ())
+        if not calls:
+            return True
+        reach = self.reach()
+        for call in calls:
+            arg = sem.call_argument(fn, call, bs[0].name)
+            if arg is None or arg is UNKNOWN_ARG:
+                return True
+            if not any(x is ld for x in self.loaders_of(arg)):
+                continue
+            owner = sem.enclosing_function(call)
+            if _in_loop(sem, call, owner) or (owner is not None and (owner not in reach or reach[owner].repeated)):
+                return True
+        return False
 
     def _param_loaders(self, b, depth) -> list[Loader]:
         """A parameter whose callers are not all known: what its import-time calls pass."""

@@ -396,7 +396,9 @@ class DataLoaderWithoutMainGuard(Rule):
 
     def _advice(self, ctx, ld: Loader):
         sem = ctx.sem
-        if ld.literal is None or ld.literal <= 0 or not any(_iterated_again(sem, ld.call, s) for s in ld.sites):
+        an = Analysis.of(ctx)
+        if ld.literal is None or ld.literal <= 0 or not any(
+                _iterated_again(sem, ld.call, s) and an.repeats_for(ld, s) for s in ld.sites):
             return None
         # (said by keyword or in a ``**kwargs`` dict: ``sem.argument`` reads both)
         if sem.argument(ld.call, "persistent_workers") is not None:
