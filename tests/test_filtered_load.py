@@ -1053,3 +1053,23 @@ def test_an_architecture_named_only_by_a_directory(path, reported):
         return model
     """)
     assert [f.code for f in r.findings] == (["TM401"] if reported else [])
+
+
+def test_a_checkpoint_a_neighbour_saves_from_a_moved_model_of_the_same_build(tmp_path):
+    """AISafety-HKUST BTIDBF: pretrain.py saves ``UNet(n_channels=3, num_classes=3).to(device)``'s
+    state dict, which finetune.py loads strictly into ``UNet(..., num_classes=3)``: the
+    same build (``num_classes`` is the output channels), no head change."""
+    from torchmend.engine import process_file
+
+    (tmp_path / "pretrain.py").write_text(
+        "import torch\nfrom unet import UNet\n\nif __name__ == '__main__':\n"
+        "    generator = UNet(n_channels=3, num_classes=3).to('cpu')\n"
+        "    opt = torch.optim.Adam(generator.parameters())\n    loss = generator(torch.randn(2, 3, 8, 8)).sum()\n"
+        "    loss.backward()\n    opt.step()\n    torch.save(generator.state_dict(), 'pretrain/init_generator.pt')\n")
+    src = ("import torch\nfrom unet import UNet\n\n\ndef main():\n    gen = UNet(n_channels=3, num_classes=3)\n"
+           "    gen.load_state_dict(torch.load('pretrain/init_generator.pt'))\n"
+           "    opt = torch.optim.Adam(gen.parameters())\n    loss = gen(torch.randn(2, 3, 8, 8)).sum()\n"
+           "    loss.backward()\n    opt.step()\n")
+    (tmp_path / "finetune.py").write_text(src)
+    res = process_file(str(tmp_path / "finetune.py"), Options(select=frozenset({"TM401"})))
+    assert res.error is None and res.findings == []

@@ -53,6 +53,9 @@ _DATASET_CLASSES = (
     ("ade20k", (150, 151)), ("cifar100", (100,)), ("cifar10", (10,)), ("mnist", (10,)),
 )
 _OWN = re.compile(r"fine-?tun|fine_tun|best|epoch|resume|last|finetun|checkpoint_\d|ckpt_\d", re.I)
+# module methods that return the module itself (``model.to(device)``, ``model.eval()``)
+_SAME_MODULE = frozenset({"to", "cuda", "cpu", "eval", "train", "float", "double", "half", "bfloat16",
+                          "requires_grad_", "share_memory"})
 # methods that read a dict without changing it
 _READ_ONLY = ("keys", "items", "values", "get", "copy", "__contains__")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -741,7 +744,12 @@ class Heads:
                             return got
         for o in sem.origins(recv):
             if o.kind is OriginKind.VALUE and isinstance(o.node, ast.Call):
-                got = self.constructor_change(o.node)
+                node = o.node
+                # ``UNet(..., num_classes=3).to(device)``: the module the moves return is the one built
+                while isinstance(node.func, ast.Attribute) and node.func.attr in _SAME_MODULE \
+                        and isinstance(node.func.value, ast.Call):
+                    node = node.func.value
+                got = self.constructor_change(node)
                 if got is not None:
                     return got
         return None
