@@ -1951,3 +1951,38 @@ def test_a_model_of_the_project_package_imported_by_a_script_below(tmp_path):
     # the run's root is the script's directory: the package above is not read
     r = process_text(str(path), src, Options(unsafe_fixes=True), Project(roots=(str(tmp_path / "examples"),)))
     assert codes(r) == []
+
+
+@pytest.mark.parametrize("last, loss, code, fixed", [
+    ("nn.LogSoftmax(dim=1)", "nn.CrossEntropyLoss()", "TM502", True),
+    ("nn.Softmax(dim=1)", "nn.CrossEntropyLoss()", "TM501", False),  # (report only: the entry is not removed)
+    ("nn.LogSoftmax(dim=1)", "nn.NLLLoss()", None, False),  # the right pairing
+    ("nn.ReLU()", "nn.CrossEntropyLoss()", None, False),
+])
+def test_a_sequential_of_an_ordered_dict(last, loss, code, fixed):
+    """``nn.Sequential(OrderedDict([("fc", nn.Linear(...)), ("out", nn.LogSoftmax(dim=1))]))``
+    (the Udacity classifier's head), fed to a cross-entropy."""
+    r, out = run(f"""
+    from collections import OrderedDict
+
+
+    class Small(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.classifier = nn.Sequential(OrderedDict([
+                ('fc', nn.Linear(4, 2)),
+                ('out', {last}),
+            ]))
+
+        def forward(self, x):
+            return self.classifier(x)
+
+
+    net = Small()
+    criterion = {loss}
+    loss = criterion(net(x), y)
+    """)
+    assert codes(r) == ([code] if code else [])
+    assert r.changed == fixed
+    if fixed:
+        assert "criterion = nn.NLLLoss()" in out

@@ -733,6 +733,9 @@ def seq_model(sem: SemanticModel, call) -> Optional[Model]:
         return _removable_last(sem, call, stmt, add.args[0])
     if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
         return None
+    if len(call.args) == 1 and isinstance(call.args[0], ast.Call) \
+            and sem.call_qualname(call.args[0]) in ("collections.OrderedDict", "typing.OrderedDict"):
+        return _ordered_dict_model(sem, call)
     added = _added_modules(sem, call)
     if added is None:
         return None
@@ -752,6 +755,23 @@ def seq_model(sem: SemanticModel, call) -> Optional[Model]:
         return drop_last_argument(view, call)
 
     return Model(call, "nn.Sequential", Soft(last, log, None, dim), last, removal)
+
+
+def _ordered_dict_model(sem: SemanticModel, call: ast.Call) -> Optional[Model]:
+    """``nn.Sequential(OrderedDict([("fc", nn.Linear(...)), ("out", nn.LogSoftmax(dim=1))]))``:
+    the last named module of the literal list (report only: no removal is offered)."""
+    od = call.args[0]
+    if od.keywords or len(od.args) != 1 or not isinstance(od.args[0], (ast.List, ast.Tuple)):
+        return None
+    items = od.args[0].elts
+    if len(items) < 2 or not all(isinstance(e, ast.Tuple) and len(e.elts) == 2 for e in items):
+        return None
+    last = items[-1].elts[1]
+    k = module_kind(sem, last)
+    if k is None:
+        return None
+    log, dim = k
+    return Model(call, "nn.Sequential", Soft(last, log, None, dim), last, None)
 
 
 def _removable_last(sem: SemanticModel, call: ast.Call, stmt: ast.stmt, module) -> Optional[Model]:
