@@ -3216,3 +3216,70 @@ def test_a_made_index_of_a_host_schedule(index, fixed):
     if not fixed:
         assert "`t` also indexes `alpha` on the host (line 15), whose item is moved after" in f[0].message
         assert f[0].severity.value == "warning"
+
+
+@pytest.mark.parametrize("loop", [
+    "    with tqdm(loader, desc='TRAIN') as bar:\n        for x, y in bar:\n            out = model(x)\n",
+    "    with tqdm(loader) as bar:\n        for i, (x, y) in enumerate(bar):\n            out = model(x)\n",
+])
+def test_a_batch_of_a_progress_bar_of_a_with(loop):
+    """``with tqdm(loader) as bar: for x, y in bar:`` (tqdm's ``__enter__`` returns itself):
+    the batch is the loader's."""
+    f, out, src = run("from tqdm import tqdm\nmodel = nn.Linear(4, 2).to(device)\n\n\ndef train():\n" + loop)
+    assert codes(f) == ["TM101"]
+    assert "x = x.to(device)" in out
+
+
+_WRAPPER = """
+class DenseModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Predictor:
+    def __init__(self):
+        self.model = DenseModel(){cast}
+        self.device = torch.device("cuda")
+        self.model = self.model.to(self.device)
+
+    def predict(self, x_test):
+        return {use}
+"""
+
+
+@pytest.mark.parametrize("cast, use, found, fixed", [
+    # dipy HistoResDNN: a module cast to float64 (the same module), then moved in ``__init__``
+    (".type(torch.float64)", "self.model(torch.from_numpy(x_test))", True, True),
+    ("", "self.model(torch.from_numpy(x_test))", True, True),
+    # its output read with ``.numpy()``: moving the input only moves the failure there
+    (".type(torch.float64)", "self.model(torch.from_numpy(x_test)).detach().numpy()", True, False),
+    (".type(torch.float64)", "self.model(torch.from_numpy(x_test)).detach().cpu().numpy()", True, True),
+    # look-alike: cast to a CUDA tensor type, a move of its own (then moved again)
+    (".type(torch.cuda.FloatTensor)", "self.model(torch.from_numpy(x_test))", True, True),
+])
+def test_a_wrapper_that_casts_then_moves_its_model(cast, use, found, fixed):
+    f, out, src = run(_WRAPPER.format(cast=cast, use=use), unsafe=True)
+    assert codes(f) == (["TM101"] if found else [])
+    assert (out != src) == fixed
+    if found and not fixed:
+        assert "and the output to the host before `.numpy()`" in f[0].message
+
+
+@pytest.mark.parametrize("read, fixed", [
+    ("    preds.append(out.detach().numpy())\n", False),
+    ("    preds.append(out.data.numpy())\n", False),
+    ("    preds.append(out.detach().cpu().numpy())\n", True),
+    ("    preds.append(out.argmax(1))\n", True),
+])
+def test_a_model_output_read_as_numpy_in_the_loop(read, fixed):
+    """``out = model(x)`` then ``out.detach().numpy()``: moving the batch alone makes the
+    output a CUDA tensor, which ``.numpy()`` refuses (report only)."""
+    f, out, src = run("model = nn.Linear(4, 2).to(device)\npreds = []\nfor x, y in loader:\n    out = model(x)\n" + read)
+    assert codes(f) == ["TM101"]
+    assert (out != src) == fixed
+    if not fixed:
+        assert "the output of `model` is read with `.numpy()` (line 13)" in f[0].message

@@ -845,7 +845,8 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             inner = _model_paths(sem, recv, use, depth + 1, seen, builder, importers)
             return [("moved" if k == "unknown" else k, [mv, *m], b) for k, m, b in inner]
         meth = sem.method_name(expr)
-        if meth in SELF_METHODS or (meth == "to" and move_of(sem, expr) is None):
+        if meth in SELF_METHODS or (meth == "to" and mv is None) or (meth == "type" and expr.args and mv is None):
+            # (``.to(torch.float64)``, ``.type(torch.float64)``: a cast of the same module)
             return _model_paths(sem, expr.func.value, use, depth + 1, seen, builder, importers)
         q = sem.call_qualname(expr)
         if q in ("torch.compile",) and expr.args:
@@ -1530,11 +1531,7 @@ def _iterated(sem: SemanticModel, loop) -> Optional[tuple]:
     if not isinstance(loop, ast.For):
         return None
     it, target, wrapped = loop.iter, loop.target, False
-    if isinstance(it, ast.Name):  # ``pbar = tqdm(enumerate(loader)); for i, (x, y) in pbar:``
-        bs = sem.reaching(it)
-        if len(bs) == 1 and bs[0].kind is BindingKind.ASSIGNMENT and isinstance(bs[0].value, ast.Call) \
-                and sem.call_qualname(bs[0].value) in _WRAPPERS:
-            it = bs[0].value
+    it = _bound_wrapper(sem, it) or it  # ``pbar = tqdm(enumerate(loader)); for i, (x, y) in pbar:``
     while isinstance(it, ast.Call) and it.args and sem.call_qualname(it) in _WRAPPERS:
         if sem.call_qualname(it) == "builtins.enumerate":
             if wrapped or not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != 2:
@@ -1543,7 +1540,27 @@ def _iterated(sem: SemanticModel, loop) -> Optional[tuple]:
                 return None
             target, wrapped = target.elts[1], True
         it = it.args[0]
+        it = _bound_wrapper(sem, it) or it  # (``with tqdm(loader) as bar: for i, (x, y) in enumerate(bar):``)
     return it, target
+
+
+def _bound_wrapper(sem: SemanticModel, it) -> Optional[ast.Call]:
+    """The wrapper call (``tqdm(loader)``, ``enumerate(loader)``) that the name ``it`` holds
+    where it is read: bound to it alone, by an assignment or as the target of a ``with``
+    (a progress bar's ``__enter__`` returns itself); None otherwise."""
+    if not isinstance(it, ast.Name):
+        return None
+    bs = sem.reaching(it)
+    if len(bs) != 1:
+        return None
+    b = bs[0]
+    value = None
+    if b.kind is BindingKind.ASSIGNMENT:
+        value = b.value
+    elif b.kind is BindingKind.WITH_TARGET and isinstance(b.node, (ast.With, ast.AsyncWith)):
+        value = next((i.context_expr for i in b.node.items
+                      if isinstance(i.optional_vars, ast.Name) and i.optional_vars.id == b.name), None)
+    return value if isinstance(value, ast.Call) and sem.call_qualname(value) in _WRAPPERS else None
 
 
 _WITNESSES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()

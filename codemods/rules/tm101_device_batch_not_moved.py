@@ -1811,6 +1811,14 @@ class DeviceBatchNotMoved(Rule):
                 plan.style, plan.hint = "", False
                 plan.why = f"{use} `{', '.join(sorted(kept & needed))}` on the host: move it only where the device needs it"
                 break
+        for _, text, c in flow.models if plan.style else ():
+            line = _output_read_as_numpy(ctx.sem, c) if isinstance(c, ast.Call) else None
+            if line is not None:
+                # (moved, the batch gives an output on the device, which ``.numpy()`` refuses)
+                plan.style, plan.hint = "", False
+                plan.why = (f"the output of `{text}` is read with `.numpy()` (line {line}): move the batch to the"
+                            " device and the output back to the host (`.cpu()`) before that read")
+                break
         for kept, helper, made in flow.cpu_made:
             if plan.style and kept & needed:
                 # the helper may combine them with what it makes on the CPU (padding)
@@ -2035,7 +2043,10 @@ class DeviceBatchNotMoved(Rule):
             if arg is None:
                 continue
             st = model_state(sem, model, call)
-            if st is None or not st.moved or st.unmoved or st.handled or _places_inputs(sem, model):
+            # (a way it comes unmoved counts only for a module some other way never moves:
+            # ``self.model = Net(); self.model = self.model.to(self.device)`` is one module)
+            if st is None or not st.moved or (st.unmoved_bases - st.moved_bases) or st.handled \
+                    or _places_inputs(sem, model):
                 continue
             mv = st.moves[0]
             # (the device as named at the call: a parameter of the function that shadows the
@@ -2051,6 +2062,12 @@ class DeviceBatchNotMoved(Rule):
             stmt = sem.statement_of(call)
             fixable = len(st.moves) == 1 and not mv.builder and mv.guard == () and target is not None \
                 and (mv.style == "cuda" or bound_before(sem, target, stmt))
+            numpy = _read_as_numpy(sem, call)
+            if numpy is not None:
+                # (moved, the input gives an output on the device, which ``.numpy()`` refuses)
+                yield ctx.finding(self, arg, msg + f"; move it to the model's device, and the output to the host"
+                                                   f" before `{numpy}`")
+                continue
             if not fixable:
                 yield ctx.finding(self, arg, msg + "; move it to the model's device")
                 continue
@@ -2361,6 +2378,44 @@ def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
                     " whose item is moved after: a device index fails there, and the model may expect it on the host"
                     " too")
     return ""
+
+
+def _output_read_as_numpy(sem: SemanticModel, call: ast.Call) -> Optional[int]:
+    """The line where the output of the model's ``call`` is read with ``.numpy()`` on the
+    device (:func:`_read_as_numpy`), right there or through the one name it is assigned
+    to (``out = model(x)``, then ``out.detach().numpy()``); None when it is not."""
+    if _read_as_numpy(sem, call) is not None:
+        return call.lineno
+    p = sem.parent(call)
+    if isinstance(p, ast.Assign) and p.value is call and len(p.targets) == 1 and isinstance(p.targets[0], ast.Name):
+        b = sem.target_binding(p.targets[0])
+        for ref in (sem.references(b) if b is not None else ()):
+            if _read_as_numpy(sem, ref) is not None:
+                return ref.lineno
+    return None
+
+
+def _read_as_numpy(sem: SemanticModel, node) -> Optional[str]:
+    """The ``.numpy()`` that reads what ``node`` evaluates to, through tensor methods that
+    keep its device (``model(x).detach().numpy()``), with no ``.cpu()`` or move before
+    it: its text, else None."""
+    cur = node
+    for _ in range(8):
+        p = sem.parent(cur)
+        if not (isinstance(p, ast.Attribute) and p.value is cur):
+            return None
+        if p.attr == "data":  # (``out.data.numpy()``)
+            cur = p
+            continue
+        call = sem.parent(p)
+        if not (isinstance(call, ast.Call) and call.func is p):
+            return None
+        if p.attr == "numpy":
+            return ".numpy()"
+        if p.attr not in _TENSOR_RESULTS or p.attr in ("to", "cuda", "type"):
+            return None
+        cur = call
+    return None
 
 
 _INDEXES = "`{made}` also indexes"  # (the start of _made_fix_blocked's reason for an index of a host tensor)
