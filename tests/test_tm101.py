@@ -3283,3 +3283,18 @@ def test_a_model_output_read_as_numpy_in_the_loop(read, fixed):
     assert (out != src) == fixed
     if not fixed:
         assert "the output of `model` is read with `.numpy()` (line 13)" in f[0].message
+
+
+@pytest.mark.parametrize("made, found, fixed", [
+    # made in both branches of an ``if`` (asahi417/lmppl: the tokenizer's output with or
+    # without ``max_length``), read after it: each branch gets its move
+    ("    if small:\n        x = torch.from_numpy(a[:10])\n    else:\n        x = torch.from_numpy(a)\n", True, 2),
+    ("    with torch.no_grad():\n        x = torch.from_numpy(a)\n", True, 1),
+    # the ``else`` of ``if torch.cuda.is_available():`` runs only without a GPU
+    ("    if torch.cuda.is_available():\n        x = torch.from_numpy(a).cuda()\n    else:\n"
+     "        x = torch.from_numpy(a)\n", False, 0),
+])
+def test_a_tensor_made_in_a_branch_and_read_after_it(made, found, fixed):
+    f, out, src = run("model = nn.Linear(4, 2).to(device)\n\n\ndef predict(a, small):\n" + made + "    return model(x)\n")
+    assert codes(f) == (["TM101"] if found else [])
+    assert out.count("x = x.to(device)") == fixed

@@ -3058,6 +3058,9 @@ def made_tensors(sem: SemanticModel) -> list:
         rest = block[i + 1:]
         loop = sem.parent(stmt)
         name = stmt.targets[0].id
+        if isinstance(loop, ast.If) and runs_without_cuda(sem, stmt):
+            continue  # (the ``else`` of ``if torch.cuda.is_available():``: no GPU on that path)
+        rest = rest + _after_branches(sem, stmt)
         if isinstance(loop, (ast.For, ast.While)) and block is loop.body and not (
                 isinstance(loop, ast.For) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(loop.target))):
             # made for the next iteration (``masks = torch.FloatTensor(...)`` at the end of a
@@ -3067,6 +3070,28 @@ def made_tensors(sem: SemanticModel) -> list:
             out.append(Loop(stmt, [], name, [], rest, made=True, encoding=True))
         else:
             out.append(Loop(stmt, [name], None, [], rest, made=True))
+    return out
+
+
+def _after_branches(sem: SemanticModel, stmt) -> list:
+    """The statements that run after the ``if``/``else`` branches and ``with`` blocks that
+    hold ``stmt`` (``if n: enc = tok(a, ...) else: enc = tok(b, ...)``, then the code that
+    reads ``enc``), up to the enclosing loop or function: the rest of the path a value
+    made there takes."""
+    out: list = []
+    cur = stmt
+    for _ in range(6):
+        p = sem.parent(cur)
+        if not isinstance(p, (ast.If, ast.With, ast.AsyncWith)):
+            break
+        block = sem.block_of(p)
+        if block is None:
+            break
+        k = next((j for j, s in enumerate(block) if s is p), None)
+        if k is None:
+            break
+        out += block[k + 1:]
+        cur = p
     return out
 
 

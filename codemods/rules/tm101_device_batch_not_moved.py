@@ -1773,6 +1773,7 @@ class DeviceBatchNotMoved(Rule):
             batches += taken_samples(sem, loader_calls or [])
         if not is_test_path(ctx.path):  # (test code makes CPU tensors on purpose: compared with device results)
             batches += made_tensors(sem)
+        said: set = set()
         for lp in sorted((b for b in batches if b is not None), key=lambda b: (b.node.lineno, b.node.col_offset)):
             flow = _Flow(sem, lp)
             flow.start()
@@ -1793,7 +1794,10 @@ class DeviceBatchNotMoved(Rule):
             if _fresh_at_every_call(sem, lp, flow):
                 continue
             f = self._finding(ctx, flow)
-            if f is not None:
+            if f is not None and (f.line, f.col, f.message) not in said:
+                # (a tensor made in both branches of an ``if`` meets the model at one place:
+                # said once; the fix of the other branch follows on the next pass)
+                said.add((f.line, f.col, f.message))
                 yield f
 
     # ------------------------------------------------------------------ the finding
