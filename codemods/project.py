@@ -587,6 +587,8 @@ class Project:
         breizhcrops.models import LSTM``).  A plain module there is not one such a script
         can import.  The search stops at the project's root (a directory with ``.git``,
         ``setup.py``, ``setup.cfg`` or ``pyproject.toml``)."""
+        if any(not self._entries(os.path.realpath(b)).isdisjoint(_PROJECT_MARKERS) for b in bases):
+            return None  # (the script's own directory is a project's root: nothing above is on its path)
         d = os.path.dirname(os.path.realpath(bases[-1]))
         for _ in range(3):
             if not self._within_roots(d):

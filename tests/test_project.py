@@ -379,3 +379,13 @@ def test_a_notebook_is_imported_by_nothing(tmp_path):
     assert not p.is_imported(files[0]) and not p.is_imported(files[0], "Net")
     assert p.neighbour_importers(files[0], "Net") == []
     assert p.is_imported(files[2])  # (a module of the same shape is)
+
+
+def test_a_script_in_a_project_root_reads_no_package_above(tmp_path):
+    """(review) ``projA/`` is a project's root (``.git``, ``pyproject.toml``): ``python
+    projA/train.py`` puts only ``projA/`` on the path, so a ``data/`` package beside
+    ``projA/`` is not what ``import data`` reads."""
+    files = _tree(tmp_path, {"projA/train.py": "", "projA/pyproject.toml": "", "data/__init__.py": ""})
+    assert Project(roots=(str(tmp_path),)).module_file("data", files[0]) is None
+    os.remove(files[1])
+    assert Project(roots=(str(tmp_path),)).module_file("data", files[0]) == files[2]

@@ -1986,3 +1986,35 @@ def test_a_sequential_of_an_ordered_dict(last, loss, code, fixed):
     assert r.changed == fixed
     if fixed:
         assert "criterion = nn.NLLLoss()" in out
+
+
+def test_an_ordered_dict_with_a_repeated_key_is_not_read():
+    """(review) ``OrderedDict([("fc", ...), ("out", nn.LogSoftmax(1)), ("out", nn.Linear(...))])``
+    keeps the first place of a repeated key: the last entry is not the model's end."""
+    r, out = run("""
+    from collections import OrderedDict
+    net = nn.Sequential(OrderedDict([
+        ('out', nn.Linear(4, 2)),
+        ('lsm', nn.ReLU()),
+        ('out', nn.LogSoftmax(dim=1)),
+    ]))
+    loss = nn.CrossEntropyLoss()(net(x), y)
+    """)
+    assert codes(r) == [] and not r.changed
+
+
+@pytest.mark.parametrize("head, found", [
+    # (kitsch231/pytorch_fake_news_Classification_mml models.py) a star import above the
+    # class: the class statement runs after it, so it is what ``models.Net`` holds
+    ("from helpers import *\n", True),
+    # a star import below it of a module that binds no ``Net``: the class stays
+    ("", True),
+    # a star import below it that may rebind the name: not read
+    ("rebind", False),
+])
+def test_a_model_module_with_a_star_import(tmp_path, head, found):
+    (tmp_path / "helpers.py").write_text("import math\n" + ("Net = None\n" if head == "rebind" else ""))
+    body = SIBLING_NET.format(ret="F.softmax(self.fc(x), dim=1)")
+    (tmp_path / "model.py").write_text(head + body if head.startswith("from") else body + "\nfrom helpers import *\n")
+    r = _check_in(tmp_path, "train.py", HEAD + "from model import Net\nnet = Net()\nloss = nn.CrossEntropyLoss()(net(x), y)\n")
+    assert codes(r) == (["TM501"] if found else [])

@@ -3258,8 +3258,10 @@ class Predictor:
     # its output read with ``.numpy()``: moving the input only moves the failure there
     (".type(torch.float64)", "self.model(torch.from_numpy(x_test)).detach().numpy()", True, False),
     (".type(torch.float64)", "self.model(torch.from_numpy(x_test)).detach().cpu().numpy()", True, True),
-    # look-alike: cast to a CUDA tensor type, a move of its own (then moved again)
-    (".type(torch.cuda.FloatTensor)", "self.model(torch.from_numpy(x_test))", True, True),
+    # a legacy tensor type names a device too (``torch.FloatTensor`` puts a moved module
+    # back on the CPU): what the module is then is not read
+    (".type(torch.cuda.FloatTensor)", "self.model(torch.from_numpy(x_test))", False, False),
+    (".type(torch.FloatTensor)", "self.model(torch.from_numpy(x_test))", False, False),
 ])
 def test_a_wrapper_that_casts_then_moves_its_model(cast, use, found, fixed):
     f, out, src = run(_WRAPPER.format(cast=cast, use=use), unsafe=True)
@@ -3298,3 +3300,13 @@ def test_a_tensor_made_in_a_branch_and_read_after_it(made, found, fixed):
     f, out, src = run("model = nn.Linear(4, 2).to(device)\n\n\ndef predict(a, small):\n" + made + "    return model(x)\n")
     assert codes(f) == (["TM101"] if found else [])
     assert out.count("x = x.to(device)") == fixed
+
+
+def test_a_wrapper_whose_move_is_in_another_method():
+    """(review) ``__init__`` makes the model on the CPU; only ``use_gpu()``, which may never
+    run, moves it: the inline tensor is not moved (the safe fix broke the CPU run)."""
+    src = _WRAPPER.format(cast="", use="self.model(torch.from_numpy(x_test))").replace(
+        "        self.model = self.model.to(self.device)\n",
+        "\n    def use_gpu(self):\n        self.model = self.model.to(self.device)\n")
+    f, out, src = run(src, unsafe=True)
+    assert codes(f) == [] and out == src

@@ -1503,6 +1503,8 @@ vae = VAE(16).to(device)
     ("torch.FloatTensor(np.zeros(()))", False),  # (an array of a shape not read: unknown)
     # a 1-d tensor of the array's data on the CPU meets the GPU output
     ("torch.FloatTensor(np.array([-np.inf, 0.0]))", True),
+    # (review) ``ndmin=1`` makes it 1-d
+    ("torch.FloatTensor(np.array(0.5, ndmin=1))", True),
 ])
 def test_a_legacy_constructor_of_numpy_data(value, found):
     """Dirguis LSTMClassifier.py: ``w.masked_fill(mask, torch.FloatTensor(np.array(-np.inf)))``

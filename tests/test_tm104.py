@@ -838,3 +838,23 @@ def test_a_model_class_a_package_re_exports(tmp_path, init, imports, reported):
     if reported:
         assert "a module class of `liquidnet` with layers that own parameters" in f[0].message
         assert _safety(f[0]) == "safe"
+
+
+def test_a_re_export_a_later_star_import_may_replace(tmp_path):
+    """(review) ``from .net import Net`` then ``from .net_v2 import *`` in the package: the
+    star import runs last and may rebind ``Net`` (here to a builder that moves the model)."""
+    from torchmend.engine import process_file
+
+    pkg = tmp_path / "liquidnet"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .vision_liquidnet import VisionLiquidNet\nfrom .v2 import *\n")
+    (pkg / "vision_liquidnet.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n")
+    (pkg / "v2.py").write_text("from .vision_liquidnet import VisionLiquidNet as _V\n\n\n"
+                               "def VisionLiquidNet(**kw):\n    return _V(**kw).to('cuda')\n")
+    script = tmp_path / "train.py"
+    script.write_text(IMPORTED.format(args="num_units=64").replace(
+        "from liquidnet.vision_liquidnet import VisionLiquidNet", "from liquidnet import VisionLiquidNet"))
+    res = process_file(str(script), Options(unsafe_fixes=True))
+    assert [x for x in res.findings if x.code == "TM104"] == []

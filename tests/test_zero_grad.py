@@ -1911,16 +1911,75 @@ def test_a_backward_above_the_optimizer_is_not_its_step(between, reported):
         assert "optimizer.zero_grad()\nL.backward()\n" in out
 
 
-@pytest.mark.parametrize("tail, reported", [
-    ("        break\n", False),  # (the body runs once: one step, nothing accumulates)
-    ("        return\n", False),
-    ("        if i == 3:\n            break\n", True),
+_ONCE = """
+def profile(model, loader, optimizer):
+    for i, (x, y) in enumerate(loader):
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+{tail}
+
+{caller}
+"""
+
+
+@pytest.mark.parametrize("tail, caller, reported", [
+    # the loop ends with an unconditional ``break`` and its function runs once: one step
+    ("        break", "if __name__ == '__main__':\n    profile(m, dl, opt)", False),
+    # review: called in a loop (the gradients of each call add up), a ``continue`` that
+    # skips the ``break``, callers not all known, a ``return`` (its function may run again)
+    ("        break", "for epoch in range(3):\n    profile(m, dl, opt)", True),
+    ("        if i == 0:\n            continue\n        break", "profile(m, dl, opt)", True),
+    ("        break", "", True),
+    ("        return", "profile(m, dl, opt)", True),
+    ("        if i == 3:\n            break", "profile(m, dl, opt)", True),
 ])
-def test_a_loop_that_runs_once(tail, reported):
+def test_a_loop_that_runs_once(tail, caller, reported):
     """yechanp/self_kd flops/main_pf.py: a loop that profiles one optimisation step and
     ends with an unconditional ``break``."""
-    r, _ = run(
-        "def profile(model, loader, optimizer):\n    for i, (x, y) in enumerate(loader):\n"
-        "        loss = nn.functional.cross_entropy(model(x), y)\n        loss.backward()\n        optimizer.step()\n"
-        + tail)
+    r, _ = run(_ONCE.format(tail=tail, caller=caller))
     assert codes(r) == (["TM201"] if reported else [])
+
+
+def test_a_module_level_loop_that_runs_once():
+    r, _ = run("""
+    for x, y in loader:
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        break
+    """)
+    assert codes(r) == []
+
+
+def test_an_optimizer_wrapper_with_an_instance_zero_grad_gets_the_fix(tmp_path):
+    """(review) ``self.zero_grad = self.optimizer.zero_grad`` in ``__init__``: the instance has
+    one (Python reads the instance's attributes before the class's)."""
+    from torchmend.engine import process_file
+
+    (tmp_path / "optim_wrapper.py").write_text(_WRAPPER.format(extra="").replace(
+        "        self.lr = lr\n", "        self.lr = lr\n        self.zero_grad = lambda: None\n"))
+    src = ("import torch\nimport torch.nn as nn\nfrom optim_wrapper import Optimizers\n\n\ndef train(data):\n"
+           "    net = nn.Linear(4, 1)\n    optim = Optimizers(0.01)\n    for x, y in data:\n"
+           "        loss = ((net(x) - y) ** 2).mean()\n        loss.backward()\n        optim.step()\n")
+    (tmp_path / "train.py").write_text(src)
+    res = process_file(str(tmp_path / "train.py"), Options(select=frozenset({"TM201"}), unsafe_fixes=True))
+    assert [f.code for f in res.findings] == ["TM201"] and res.changed
+
+
+def test_a_star_import_after_the_function_is_read_when_it_runs(tmp_path):
+    """(review) ``from opt_full import *`` below ``def train():`` rebinds ``Optimizers``
+    before ``train()`` runs: the class of ``opt_basic`` (no ``zero_grad``) is not the one."""
+    from torchmend.engine import process_file
+
+    (tmp_path / "opt_basic.py").write_text(_WRAPPER.format(extra=""))
+    (tmp_path / "opt_full.py").write_text(_WRAPPER.format(
+        extra="\n    def zero_grad(self):\n        self.optimizer.zero_grad()\n"))
+    src = ("import torch\nimport torch.nn as nn\nfrom opt_basic import *\n\n\ndef train(data):\n"
+           "    net = nn.Linear(4, 1)\n    optim = Optimizers(0.01)\n    for x, y in data:\n"
+           "        loss = ((net(x) - y) ** 2).mean()\n        loss.backward()\n        optim.step()\n\n\n"
+           "from opt_full import *\n")
+    (tmp_path / "train.py").write_text(src)
+    res = process_file(str(tmp_path / "train.py"), Options(select=frozenset({"TM201"}), unsafe_fixes=True))
+    assert [f.code for f in res.findings] == ["TM201"] and res.changed
+    assert "defines no" not in res.findings[0].message

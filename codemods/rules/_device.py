@@ -845,8 +845,11 @@ def _model_paths(sem: SemanticModel, expr, use, depth: int, seen: set, builder: 
             inner = _model_paths(sem, recv, use, depth + 1, seen, builder, importers)
             return [("moved" if k == "unknown" else k, [mv, *m], b) for k, m, b in inner]
         meth = sem.method_name(expr)
-        if meth in SELF_METHODS or (meth == "to" and mv is None) or (meth == "type" and expr.args and mv is None):
-            # (``.to(torch.float64)``, ``.type(torch.float64)``: a cast of the same module)
+        if meth in SELF_METHODS or (meth == "to" and mv is None) or (
+                meth == "type" and len(expr.args) == 1 and not expr.keywords and mv is None
+                and _is_dtype(sem, expr.args[0])):
+            # (``.to(torch.float64)``, ``.type(torch.float64)``: a cast of the same module; a
+            # legacy tensor type, ``.type(torch.FloatTensor)``, names a device too: unknown)
             return _model_paths(sem, expr.func.value, use, depth + 1, seen, builder, importers)
         q = sem.call_qualname(expr)
         if q in ("torch.compile",) and expr.args:

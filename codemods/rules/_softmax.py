@@ -764,8 +764,11 @@ def _ordered_dict_model(sem: SemanticModel, call: ast.Call) -> Optional[Model]:
     if od.keywords or len(od.args) != 1 or not isinstance(od.args[0], (ast.List, ast.Tuple)):
         return None
     items = od.args[0].elts
-    if len(items) < 2 or not all(isinstance(e, ast.Tuple) and len(e.elts) == 2 for e in items):
+    if len(items) < 2 or not all(isinstance(e, ast.Tuple) and len(e.elts) == 2 and isinstance(e.elts[0], ast.Constant)
+                                 and isinstance(e.elts[0].value, str) for e in items):
         return None
+    if len({e.elts[0].value for e in items}) != len(items):
+        return None  # (a repeated key keeps its first place: the last entry is not the last module)
     last = items[-1].elts[1]
     k = module_kind(sem, last)
     if k is None:

@@ -993,7 +993,10 @@ class Analysis:
                     q = sem.call_qualname(a) or ""
                     if q.startswith("numpy."):
                         # the data of an array (``torch.FloatTensor(np.array(-np.inf))``), not a size
-                        data = a.args[0] if a.args and q in ("numpy.array", "numpy.asarray") else None
+                        if any(k.arg == "ndmin" for k in a.keywords):
+                            return False  # (``np.array(0.5, ndmin=1)``: at least 1-d)
+                        data = a.args[0] if a.args and q in ("numpy.array", "numpy.asarray") \
+                            and all(k.arg == "dtype" for k in a.keywords) else None
                         return True if _numpy_scalar(data) else _literal_dims(data)
                 return _size_zero(a)
             return False
@@ -2110,7 +2113,8 @@ def _numpy_scalar(e) -> bool:
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
         e = e.operand
     return _number(e) or (isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name)
-                          and e.attr in ("inf", "nan", "pi", "e", "NINF", "PINF", "NaN", "Inf"))
+                          and e.attr in ("inf", "nan", "pi", "e", "NINF", "PINF", "NaN", "Inf")
+                          and e.value.id in ("np", "numpy", "math"))
 
 
 def _literal_dims(data) -> Optional[bool]:

@@ -74,6 +74,38 @@ def _harmless_sibling(sem: SemanticModel, call: ast.Call) -> bool:
     return "grad" not in text and "step" not in text and "backward" not in text
 
 
+def _runs_once(sem: SemanticModel, loop) -> bool:
+    """``loop`` steps once in the whole run: its body ends with an unconditional
+    ``break`` that no ``continue`` skips, no loop of its function (or module code) runs it
+    again, and its function, if any, is called only from this file, never in a loop
+    (``for x, y in loader: ...; optimizer.step(); break`` to profile one step)."""
+    if not loop.body or not isinstance(loop.body[-1], ast.Break):
+        return False
+    stack = list(loop.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Continue):
+            return False
+        if not isinstance(n, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+                              ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
+    fn = None
+    for a in sem.ancestors(loop):
+        if isinstance(a, (ast.For, ast.AsyncFor, ast.While)):
+            return False
+        if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            fn = a
+            break
+    if fn is None:
+        return True
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    sites = sem.call_sites(fn)
+    return sites.complete and bool(sites.calls) and all(
+        not any(isinstance(a, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)) for a in sem.ancestors(c))
+        for c in sites.calls)
+
+
 def class_without_zero_grad(sem: SemanticModel, expr) -> Optional[tuple]:
     """``(class name, model of its file)`` when every value of ``expr`` is an instance
     of one class of the project (this file's or another's) that defines no ``zero_grad``
@@ -96,8 +128,9 @@ def class_without_zero_grad(sem: SemanticModel, expr) -> Optional[tuple]:
                 return None
             cls = bs[0].node
         if not isinstance(cls, ast.ClassDef) or cls.keywords or cls.decorator_list \
-                or any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases):
-            return None
+                or any(not (isinstance(b, ast.Name) and b.id == "object") for b in cls.bases) \
+                or "zero_grad" in where.segment(cls):
+            return None  # (``self.zero_grad = opt.zero_grad`` in a method: an instance attribute)
         for st in cls.body:
             if isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)):
                 continue  # (a docstring)
@@ -377,7 +410,7 @@ class Analysis:
         if framework_skip(sem, loop):
             facts.skip = True
             return facts
-        if loop.body and isinstance(loop.body[-1], (ast.Break, ast.Return, ast.Raise)):
+        if _runs_once(sem, loop):
             facts.skip = True  # (its body ends with a ``break``: it runs once, nothing accumulates)
             return facts
         for c in own:

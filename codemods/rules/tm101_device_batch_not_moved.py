@@ -18,7 +18,7 @@ from ._device import (
     is_cpu_device,
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
     is_known_device, is_module_class, loop_batch, made_by_call, made_lines_outside_classes, made_tensor, made_tensors,
-    model_state, move_of, moved_call, torch_names,
+    model_state, move_of, moved_call, torch_names, _model_paths,
     non_blocking_style, taken_batch, taken_samples, type_moves, visible_at, without_cuda,
     witness_owners, has_loader_annotation, may_witness, _iterated, device_like, gives_an_item, may_have_sibling_loaders,
     sibling_places_inputs, clip_part, CLIP_COMPUTES, transform_names, occurrences,
@@ -2047,10 +2047,9 @@ class DeviceBatchNotMoved(Rule):
             if arg is None:
                 continue
             st = model_state(sem, model, call)
-            # (a way it comes unmoved counts only for a module some other way never moves:
-            # ``self.model = Net(); self.model = self.model.to(self.device)`` is one module)
-            if st is None or not st.moved or (st.unmoved_bases - st.moved_bases) or st.handled \
-                    or _places_inputs(sem, model):
+            if st is None or not st.moved or st.handled or _places_inputs(sem, model):
+                continue
+            if st.unmoved and not _moved_after_made(sem, _model_paths(sem, model, call, 0, set())):
                 continue
             mv = st.moves[0]
             # (the device as named at the call: a parameter of the function that shadows the
@@ -2382,6 +2381,29 @@ def _made_fix_blocked(sem: SemanticModel, lp: Loop, plan: _Plan) -> str:
                     " whose item is moved after: a device index fails there, and the model may expect it on the host"
                     " too")
     return ""
+
+
+def _moved_after_made(sem: SemanticModel, paths: list) -> bool:
+    """Each way the module reaches the call unmoved (``_model_paths``) is the constructor
+    of a statement that a move of it follows in the same block, unconditionally
+    (``self.model = Net().type(torch.float64)``, then ``self.model =
+    self.model.to(self.device)`` in ``__init__``): after that block it is moved.  Not
+    when the move is in another function (``use_gpu()``, which may never run)."""
+    unmoved = [b for _, m, b in paths if not m]
+    for b in unmoved:
+        bstmt = sem.statement_of(b) if isinstance(b, ast.AST) else None
+        if bstmt is None:
+            return False
+        moves = [mv for _, ms, bb in paths if bb is b for mv in ms]
+        if not moves:
+            return False
+        for mv in moves:
+            mstmt = sem.statement_of(mv.call)
+            if mstmt is None or mv.guard or sem.parent(mstmt) is not sem.parent(bstmt) \
+                    or sem.block_of(mstmt) is not sem.block_of(bstmt) \
+                    or (mstmt.lineno, mstmt.col_offset) <= (bstmt.lineno, bstmt.col_offset):
+                return False
+    return True
 
 
 def _output_read_as_numpy(sem: SemanticModel, call: ast.Call) -> Optional[int]:

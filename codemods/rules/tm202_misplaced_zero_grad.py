@@ -392,7 +392,7 @@ class MisplacedZeroGrad(Rule):
 def _binds(sem, stmt, dotted: str) -> bool:
     """``stmt`` binds ``dotted`` or a name it is read through (``optimizer = SGD(...)``,
     ``self.opt = ...`` for ``self.opt``)."""
-    for n in sem.walk(stmt):
+    for n in sem.walk(stmt, scopes=False):
         if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, (ast.Store, ast.Del)):
             d = sem.dotted(n)
             if d is not None and (d == dotted or dotted.startswith(d + ".")):

@@ -174,13 +174,39 @@ def _star_exports(other: "SemanticModel", name: str, depth: int = 0) -> tuple:
             return None, []
     bs = other.module_scope.get(name)
     if bs:
-        return (other, bs) if not other.star_imports() else None  # (which binding runs last: not told)
+        return (other, bs) if _after_star_imports(other, bs, depth) else None  # (else which binding runs last: not told)
     if not other.star_imports():
         return None, []
     if depth >= 2:
         return None
     got = other.star_definitions(name, depth=depth + 1)
     return got if got[0] is not None else None
+
+
+def _after_star_imports(other: "SemanticModel", bs: list, depth: int = 0) -> bool:
+    """What ``other`` binds to the name of ``bs`` once imported is one of ``bs``: each is a
+    statement of its top level, and each star import of it that runs after one of them
+    is of a module of the project that certainly does not bind that name (``from
+    resnet_models import *``, then ``class Mynet``)."""
+    stars = other.star_imports()
+    if not stars:
+        return True
+    first = None
+    for b in bs:
+        st = other.statement_of(b.node) if b.node is not None else None
+        if st is None or other.parent(st) is not other.module:
+            return False
+        first = min(first, (st.lineno, st.col_offset)) if first is not None else (st.lineno, st.col_offset)
+    name = bs[0].name
+    for st in stars:
+        if (st.lineno, st.col_offset) < first:
+            continue
+        mod = other._resolve_from(st)
+        path = other.project.module_file(mod, other.path) if mod and other.project is not None and other.path else None
+        m = other.project.model_for(path) if path is not None else None
+        if m is None or m is other or depth >= 2 or _star_exports(m, name, depth + 1) != (None, []):
+            return False
+    return True
 
 
 class SemanticModel:
@@ -1282,6 +1308,8 @@ class SemanticModel:
             if other is None:
                 return None, []
             bs = other.module_scope.get(name)
+            if bs and "*" in other.text and not _after_star_imports(other, bs):
+                return None, []  # (a star import may rebind it after: which binding runs last is not read)
             if not bs and "*" in other.text:
                 star, sbs = other.star_definitions(name)
                 if star is not None and os.path.realpath(star.path) not in seen:
@@ -1350,8 +1378,10 @@ class SemanticModel:
             return None, None
         q = self.qualname(expr) or self._reaching_qualname(expr)
         if not q and isinstance(expr, ast.Name) and "*" in self.text and not self.resolve(expr):
-            # (``from models import *`` bringing a class or function a module of the tree defines)
-            other, _ = self.star_definitions(expr.id, before=expr)
+            # (``from models import *`` bringing a class or function a module of the tree defines;
+            # read in a function, the name is looked up when it runs: after every star import)
+            inside = self.enclosing_function(expr) is not None
+            other, _ = self.star_definitions(expr.id, before=None if inside else expr)
             return (other.path, expr.id) if other is not None else (None, None)
         if not q or "." not in q or q == "torch" or q.startswith("torch."):
             return None, None
