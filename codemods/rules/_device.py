@@ -1557,12 +1557,7 @@ def _bound_wrapper(sem: SemanticModel, it) -> Optional[ast.Call]:
     if len(bs) != 1:
         return None
     b = bs[0]
-    value = None
-    if b.kind is BindingKind.ASSIGNMENT:
-        value = b.value
-    elif b.kind is BindingKind.WITH_TARGET and isinstance(b.node, (ast.With, ast.AsyncWith)):
-        value = next((i.context_expr for i in b.node.items
-                      if isinstance(i.optional_vars, ast.Name) and i.optional_vars.id == b.name), None)
+    value = b.value if b.kind is BindingKind.ASSIGNMENT else sem.with_context(b)
     return value if isinstance(value, ast.Call) and sem.call_qualname(value) in _WRAPPERS else None
 
 

@@ -485,9 +485,7 @@ class Analysis:
                     out.extend(self._param_loaders(b, depth))
                 elif b.kind is BindingKind.WITH_TARGET:
                     # ``with tqdm(loader) as bar:``: a progress bar's ``__enter__`` returns itself
-                    items = b.node.items if isinstance(b.node, (ast.With, ast.AsyncWith)) else ()
-                    ce = next((i.context_expr for i in items
-                               if isinstance(i.optional_vars, ast.Name) and i.optional_vars.id == b.name), None)
+                    ce = sem.with_context(b)
                     if isinstance(ce, ast.Call) and sem.qualnames(ce.func) & N.ITER_WRAPPERS:
                         for a in ce.args:
                             out.extend(self.loaders_of(a.value if isinstance(a, ast.Starred) else a, depth + 1))

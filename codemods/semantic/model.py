@@ -2040,6 +2040,15 @@ class SemanticModel:
 
 
     # ---- added for softmax
+    def with_context(self, b) -> Optional[ast.AST]:
+        """The expression whose ``__enter__`` the ``with`` target binding ``b`` holds
+        (``bar`` of ``with tqdm(loader) as bar:``: ``tqdm(loader)``), when the target is
+        that plain name; None otherwise."""
+        if b is None or b.kind is not BindingKind.WITH_TARGET or not isinstance(b.node, (ast.With, ast.AsyncWith)):
+            return None
+        return next((i.context_expr for i in b.node.items
+                     if isinstance(i.optional_vars, ast.Name) and i.optional_vars.id == b.name), None)
+
     def target_binding(self, target) -> Optional[Binding]:
         """The binding that a stored name (an ``ast.Name`` in an assignment, for, with or
         walrus target) or a parameter (an ``ast.arg``) creates; None when unknown."""
