@@ -1154,3 +1154,28 @@ def test_a_loader_iterated_through_a_progress_bar_of_a_with(loop):
            "ds = TensorDataset(torch.randn(8, 2))\nloader = DataLoader(ds, batch_size=2, num_workers=2)\n" + loop)
     r = process_text("t.py", src, Options(select=frozenset({"TM301"})))
     assert [f.code for f in r.findings if f.severity is Severity.BUG] == ["TM301"]
+
+
+@pytest.mark.parametrize("models_init, found", [
+    # a second star import of a package that certainly binds no ``DataLoader`` (read through
+    # its own star import) leaves the first one's (6sephiruth/ad_masking mask_layer.py)
+    ("from models.net import *\n", True),
+    # one that may bind it (a module the tree lacks, or one that binds the name): unknown
+    ("from models.net import *\nfrom somewhere_else import *\n", False),
+    ("from models.net import *\nDataLoader = list\n", False),
+])
+def test_a_later_star_import_that_binds_no_such_name(tmp_path, models_init, found):
+    files = {"utils/__init__.py": "from utils.data_util import *\n",
+             "utils/data_util.py": "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+                                   "def make_ds():\n    return TensorDataset(torch.randn(64, 4))\n",
+             "models/__init__.py": models_init,
+             "models/net.py": "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    pass\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    main = ("from utils import *\nfrom models import *\n\nds = make_ds()\n"
+            "loader = DataLoader(ds, batch_size=8, num_workers=4)\nfor (x,) in loader:\n    print(x)\n")
+    (tmp_path / "main.py").write_text(main)
+    ran = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})),
+                                                            jobs=1).results}
+    assert [f.code for f in ran["main.py"].findings if f.severity is Severity.BUG] == (["TM301"] if found else [])

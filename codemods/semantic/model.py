@@ -746,33 +746,38 @@ class SemanticModel:
         turn, its ``from torch.nn import *``) make of it.  Empty when unknown: no project,
         the module binds it otherwise (a function, an assignment), keeps it out of a
         literal ``__all__``, or cannot be read.  The last star import that exports the
-        name is the one Python's binding leaves (names with ``_`` are not exported)."""
+        name is the one Python's binding leaves (names with ``_`` are not exported); one
+        of a module that certainly binds no such name (read through its own star
+        imports: ``from models import *`` after ``from utils import *``) is passed over."""
+        return self._star_names(name, _depth) or set()
+
+    def _star_names(self, name: str, _depth: int) -> Optional[set]:
+        """:meth:`_star_qualnames`, with None for unknown and an empty set for "none of the
+        file's star imports binds it"."""
         if self.project is None or name.startswith("_") or _depth > _MAX_DEPTH:
-            return set()
+            return None
         for mod in reversed(self.module_scope.star_imports):
             if mod.startswith("torch") or mod.split(".", 1)[0] in _STAR_LIBRARIES:
                 return {f"{mod}.{name}"}
             path = self.project.module_file(mod, self.path)
             other = self.project.model_for(path) if path is not None else None
             if other is None:
-                return set()  # (an installed package, or unreadable: anything)
+                return None  # (an installed package, or unreadable: anything)
             exported = other.module_scope.bindings.get("__all__")
             if exported:
                 listed = _literal_strings(exported[-1].value) if len(exported) == 1 else None
                 if listed is None:
-                    return set()
+                    return None
                 if name not in listed:
                     continue
             bs = other.module_scope.bindings.get(name)
             if not bs:
-                got = other._star_qualnames(name, _depth + 1)
-                if got:
+                got = other._star_names(name, _depth + 1)
+                if got is None or got:
                     return got
-                if other.module_scope.star_imports:
-                    return set()  # (brought there by a module it cannot read: unknown)
-                continue
+                continue  # (that module binds no such name, nor do its own star imports)
             if any(b.kind not in (BindingKind.IMPORT, BindingKind.FROM_IMPORT) or b.qualname is None for b in bs):
-                return set()
+                return None
             return {b.qualname for b in bs}
         return set()
 
