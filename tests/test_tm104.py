@@ -858,3 +858,31 @@ def test_a_re_export_a_later_star_import_may_replace(tmp_path):
         "from liquidnet.vision_liquidnet import VisionLiquidNet", "from liquidnet import VisionLiquidNet"))
     res = process_file(str(script), Options(unsafe_fixes=True))
     assert [x for x in res.findings if x.code == "TM104"] == []
+
+
+@pytest.mark.parametrize("init, script_import, reported", [
+    # ``from models import *`` with the package re-exporting the class (kuangliu/pytorch-cifar's
+    # layout): the class is read where it is defined
+    ("from .vision_liquidnet import *\n", "from liquidnet import *", True),
+    ("from .vision_liquidnet import VisionLiquidNet\n", "from liquidnet import *", True),
+    # look-alikes: a star import that may bring something else after it; the name bound here
+    ("from .vision_liquidnet import *\n", "from liquidnet import *\nfrom elsewhere import *", False),
+    ("from .vision_liquidnet import *\n", "from liquidnet import *\nVisionLiquidNet = lambda **kw: None", False),
+])
+def test_a_model_class_a_star_import_brings(tmp_path, init, script_import, reported):
+    from torchmend.engine import process_file
+
+    pkg = tmp_path / "liquidnet"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "vision_liquidnet.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n")
+    script = tmp_path / "train.py"
+    script.write_text(IMPORTED.format(args="num_units=64").replace(
+        "from liquidnet.vision_liquidnet import VisionLiquidNet", script_import))
+    res = process_file(str(script), Options(unsafe_fixes=True))
+    f = [x for x in res.findings if x.code == "TM104"]
+    assert len(f) == (1 if reported else 0), [x.message for x in f]
+    if reported:
+        assert "vision_liquidnet` with layers that own parameters" in f[0].message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import os
 import re
 from typing import Optional
 
@@ -163,7 +164,7 @@ def _candidates(text: str) -> tuple:
             if not prefix and name not in classes and _CAMEL.fullmatch(name) and imported is None:
                 imported = _imported_classes(text) if _PARAMETERS.search(text) else frozenset()
             if name in classes or name in zoo or name == "create_model" or prefix.endswith("models.") \
-                    or (not prefix and imported is not None and name in imported):
+                    or (not prefix and imported is not None and (name in imported or "*" in imported)):
                 if not me:
                     plain.add(name)
                 elif _context(text, m.start() + (text[m.start()] == "\n")) == "plain":
@@ -197,8 +198,8 @@ def _imported_classes(text: str) -> frozenset:
             continue
         for w in m.group(2).split(","):
             p = w.split()
-            if p and _CAMEL.fullmatch(p[-1]):
-                out.add(p[-1])
+            if p and (_CAMEL.fullmatch(p[-1]) or p[-1] == "*"):
+                out.add(p[-1])  # (``*``: ``from models import *`` may bring any class)
     return frozenset(out)
 
 
@@ -375,6 +376,12 @@ def _imported_model(sem: SemanticModel, call: ast.Call, q: Optional[str]) -> Opt
     evidence).  Returns :data:`_IMPORTED`: the module is read later, by
     :func:`_imported_kind`."""
     f = call.func
+    if isinstance(f, ast.Name) and not q and "*" in sem.text and not sem.resolve(f):
+        # ``from models import *`` bringing a class of a module of the project (read when certain)
+        inside = sem.enclosing_function(call) is not None
+        other, bs = sem.star_definitions(f.id, before=None if inside else call)
+        if other is not None and len(bs) == 1 and bs[0].kind is BindingKind.CLASS:
+            q = f"{os.path.splitext(os.path.basename(other.path))[0]}.{f.id}"
     if not isinstance(f, ast.Name) or not q or "." not in q or not _CAMEL.fullmatch(f.id):
         return None
     mod, _, name = q.rpartition(".")
@@ -402,10 +409,11 @@ def _imported_kind(sem: SemanticModel, call: ast.Call) -> Optional[str]:
     of its module: a module class with layers that own parameters, placing nothing
     itself (a description), anything else (None); :data:`_UNSEEN` when the project
     does not hold that module."""
-    mod = sem.call_qualname(call).rpartition(".")[0]
     other, cls = _imported_class(sem, call)
     if other is _UNSEEN:
         return _UNSEEN
+    mod = (sem.call_qualname(call) or "").rpartition(".")[0] or (
+        os.path.splitext(os.path.basename(other.path))[0] if other is not None else "")
     if cls is None or not is_module_class(other, cls) or not _class_weighted(other, cls) or _places_itself(other, cls):
         return None
     return f"a module class of `{mod}` with layers that own parameters"
@@ -421,7 +429,10 @@ def _imported_class(sem: SemanticModel, call: ast.Call) -> tuple:
         if other is not None:
             node = bs[0].node if len(bs) == 1 and bs[0].kind is BindingKind.CLASS else None
             return other, node if isinstance(node, ast.ClassDef) and other.parent(node) is other.module else None
-    mod, _, name = sem.call_qualname(call).rpartition(".")
+    q = sem.call_qualname(call)
+    if not q:
+        return _UNSEEN, None
+    mod, _, name = q.rpartition(".")
     project = sem.project
     path = project.module_file(mod, sem.path) if project is not None and sem.path else None
     if path is None:
