@@ -137,7 +137,7 @@ def class_without_zero_grad(sem: SemanticModel, expr) -> Optional[tuple]:
             names = [st.name] if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else \
                 [t.id for t in ast.walk(st) if isinstance(t, ast.Name)] if isinstance(st, (ast.Assign, ast.AnnAssign)) \
                 else None
-            if names is None or any(n in ("zero_grad", "__getattr__", "__getattribute__") for n in names):
+            if names is None or any(n in ("__getattr__", "__getattribute__") for n in names):
                 return None  # (a statement of another kind may bind anything: unknown)
         if found is not None and found[0] != cls.name:
             return None

@@ -2421,26 +2421,34 @@ def _output_read_as_numpy(sem: SemanticModel, call: ast.Call) -> Optional[int]:
     return None
 
 
-def _read_as_numpy(sem: SemanticModel, node) -> Optional[str]:
-    """The ``.numpy()`` that reads what ``node`` evaluates to, through tensor methods that
-    keep its device (``model(x).detach().numpy()``), with no ``.cpu()`` or move before
-    it: its text, else None."""
+def _read_on(sem: SemanticModel, node):
+    """``(name, called)`` for each attribute read on what ``node`` evaluates to and then on
+    each result, in order, up to 8 (``alpha[t].view(b, 1).cuda()``: ``view``, ``cuda``;
+    ``out.data.numpy()``: ``data`` not called, then ``numpy``); stops at anything else."""
     cur = node
     for _ in range(8):
         p = sem.parent(cur)
         if not (isinstance(p, ast.Attribute) and p.value is cur):
-            return None
-        if p.attr == "data":  # (``out.data.numpy()``)
-            cur = p
-            continue
+            return
         call = sem.parent(p)
-        if not (isinstance(call, ast.Call) and call.func is p):
+        called = isinstance(call, ast.Call) and call.func is p
+        yield p.attr, called
+        cur = call if called else p
+
+
+def _read_as_numpy(sem: SemanticModel, node) -> Optional[str]:
+    """The ``.numpy()`` that reads what ``node`` evaluates to, through tensor methods that
+    keep its device (``model(x).detach().numpy()``), with no ``.cpu()`` or move before
+    it: its text, else None."""
+    for name, called in _read_on(sem, node):
+        if not called:
+            if name == "data":  # (``out.data.numpy()``)
+                continue
             return None
-        if p.attr == "numpy":
+        if name == "numpy":
             return ".numpy()"
-        if p.attr not in _TENSOR_RESULTS or p.attr in ("to", "cuda", "type"):
+        if name not in _TENSOR_RESULTS or name in ("to", "cuda", "type"):
             return None
-        cur = call
     return None
 
 
@@ -2450,19 +2458,13 @@ _INDEXES = "`{made}` also indexes"  # (the start of _made_fix_blocked's reason f
 def _moved_after(sem: SemanticModel, node) -> bool:
     """What ``node`` evaluates to is moved by the expression around it, through tensor
     methods that keep its device (``alpha[t].view(b, 1, 1, 1).cuda()``)."""
-    cur = node
-    for _ in range(8):
-        p = sem.parent(cur)
-        if not (isinstance(p, ast.Attribute) and p.value is cur):
+    for name, called in _read_on(sem, node):
+        if not called:
             return False
-        call = sem.parent(p)
-        if not (isinstance(call, ast.Call) and call.func is p):
-            return False
-        if p.attr in ("cuda", "to"):
+        if name in ("cuda", "to"):
             return True
-        if p.attr not in _TENSOR_RESULTS:
+        if name not in _TENSOR_RESULTS:
             return False
-        cur = call
     return False
 
 
