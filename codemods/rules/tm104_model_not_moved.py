@@ -376,10 +376,9 @@ def _imported_model(sem: SemanticModel, call: ast.Call, q: Optional[str]) -> Opt
     evidence).  Returns :data:`_IMPORTED`: the module is read later, by
     :func:`_imported_kind`."""
     f = call.func
-    if isinstance(f, ast.Name) and not q and "*" in sem.text and not sem.resolve(f):
+    if isinstance(f, ast.Name) and not q:
         # ``from models import *`` bringing a class of a module of the project (read when certain)
-        inside = sem.enclosing_function(call) is not None
-        other, bs = sem.star_definitions(f.id, before=None if inside else call)
+        other, bs = sem.star_binding(f)
         if other is not None and len(bs) == 1 and bs[0].kind is BindingKind.CLASS:
             q = f"{os.path.splitext(os.path.basename(other.path))[0]}.{f.id}"
     if not isinstance(f, ast.Name) or not q or "." not in q or not _CAMEL.fullmatch(f.id):

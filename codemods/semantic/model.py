@@ -1334,6 +1334,16 @@ class SemanticModel:
         """The ``from M import *`` statements of the file, wherever they stand."""
         return [st for st in self.find(ast.ImportFrom, containing=("*",)) if any(a.name == "*" for a in st.names)]
 
+    def star_binding(self, name: ast.Name) -> tuple[Optional["SemanticModel"], list]:
+        """:meth:`star_definitions` of the name read at ``name``, which no statement of this
+        file binds: at module level, the star imports above the read count; in a function,
+        all of them (the name is looked up when the function runs).  ``(None, [])`` when
+        the file binds it or has no star import."""
+        if "*" not in self.text or self.resolve(name):
+            return None, []
+        inside = self.enclosing_function(name) is not None
+        return self.star_definitions(name.id, before=None if inside else name)
+
     def star_definitions(self, name: str, before: Optional[ast.AST] = None,
                          depth: int = 0) -> tuple[Optional["SemanticModel"], list]:
         """The module-level bindings of ``name`` in the module of the project that a
@@ -1382,11 +1392,9 @@ class SemanticModel:
         if self.project is None or not self.path or not isinstance(expr, (ast.Name, ast.Attribute)):
             return None, None
         q = self.qualname(expr) or self._reaching_qualname(expr)
-        if not q and isinstance(expr, ast.Name) and "*" in self.text and not self.resolve(expr):
-            # (``from models import *`` bringing a class or function a module of the tree defines;
-            # read in a function, the name is looked up when it runs: after every star import)
-            inside = self.enclosing_function(expr) is not None
-            other, _ = self.star_definitions(expr.id, before=None if inside else expr)
+        if not q and isinstance(expr, ast.Name):
+            # (``from models import *`` bringing a class or function a module of the tree defines)
+            other, _ = self.star_binding(expr)
             return (other.path, expr.id) if other is not None else (None, None)
         if not q or "." not in q or q == "torch" or q.startswith("torch."):
             return None, None
