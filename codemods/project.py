@@ -427,6 +427,7 @@ class Project:
         self._texts: dict = {}  # path -> its bytes (``text_holds``)
         self._holding: dict = {}  # (path, word) -> whether its bytes hold it (``imports_holding``)
         self._dir_entries: dict = {}  # directory -> the names in it (``module_file``), once per run
+        self._above: dict = {}  # (bases, name) -> ``_package_dir_above``'s answer, once per run
         self._neighbours: dict[str, ImportIndex] = {}
         self._isfile: dict[str, bool] = {}  # path -> it is a file, asked while one file is analysed
         self._packages: dict[str, Optional[str]] = {}  # path -> its package (asked while one file is analysed)
@@ -587,6 +588,12 @@ class Project:
         breizhcrops.models import LSTM``).  A plain module there is not one such a script
         can import.  The search stops at the project's root (a directory with ``.git``,
         ``setup.py``, ``setup.cfg`` or ``pyproject.toml``)."""
+        key = (bases, first)
+        if key not in self._above:  # (directories are listed once per run: so is the answer)
+            self._above[key] = self._find_package_above(bases, first)
+        return self._above[key]
+
+    def _find_package_above(self, bases: tuple, first: str) -> Optional[str]:
         if any(not self._entries(os.path.realpath(b)).isdisjoint(_PROJECT_MARKERS) for b in bases):
             return None  # (the script's own directory is a project's root: nothing above is on its path)
         d = os.path.dirname(os.path.realpath(bases[-1]))

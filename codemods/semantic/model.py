@@ -1303,9 +1303,10 @@ class SemanticModel:
         or the way leads back to this file."""
         seen = {os.path.realpath(self.path)}
         for _ in range(3):
-            if path is None or os.path.realpath(path) in seen:
+            real = os.path.realpath(path) if path is not None else None
+            if real is None or real in seen:
                 return None, []
-            seen.add(os.path.realpath(path))
+            seen.add(real)
             if holds and not any(self.project.text_holds(path, w) for w in holds) \
                     and not self.project.text_holds(path, name):
                 return None, []  # (neither the words nor, to re-export it, the name)
@@ -1317,10 +1318,11 @@ class SemanticModel:
                 return None, []  # (a star import may rebind it after: which binding runs last is not read)
             if not bs and "*" in other.text:
                 star, sbs = other.star_definitions(name)
-                if star is not None and os.path.realpath(star.path) not in seen:
+                real = os.path.realpath(star.path) if star is not None else None
+                if real is not None and real not in seen:
                     other, bs = star, sbs
                     path = star.path
-                    seen.add(os.path.realpath(path))
+                    seen.add(real)
             if len(bs) != 1 or bs[0].kind is not BindingKind.FROM_IMPORT or not bs[0].qualname \
                     or "." not in bs[0].qualname:
                 if holds and not any(self.project.text_holds(path, w) for w in holds):
