@@ -808,6 +808,28 @@ def test_a_tensor_made_on_the_device_goes_into_a_model_never_moved(dev, found):
         assert "gets a tensor made with `device=device`" in res.findings[0].message
         assert "    netG = Generator().to(device)\n" in apply_patch(src.encode(), res.diff).decode()
 
+_LIQUIDNET_CLASS = (
+    "import torch\nimport torch.nn as nn\n\n\nclass VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n"
+    "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n")
+
+
+def _liquidnet_findings(tmp_path, init: str, imports: str, extra=None) -> list:
+    """The TM104 findings of ``IMPORTED`` importing the class by ``imports`` from a
+    package ``liquidnet`` whose ``__init__`` is ``init`` (and the modules ``extra``)."""
+    from torchmend.engine import process_file
+
+    pkg = tmp_path / "liquidnet"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "vision_liquidnet.py").write_text(_LIQUIDNET_CLASS)
+    for name, text in (extra or {}).items():
+        (pkg / name).write_text(text)
+    script = tmp_path / "train.py"
+    script.write_text(IMPORTED.format(args="num_units=64").replace(
+        "from liquidnet.vision_liquidnet import VisionLiquidNet", imports))
+    res = process_file(str(script), Options(unsafe_fixes=True))
+    return [x for x in res.findings if x.code == "TM104"]
+
 
 @pytest.mark.parametrize("init, imports, reported", [
     # the package re-exports the class (``from .vision_liquidnet import VisionLiquidNet``)
@@ -821,19 +843,7 @@ def test_a_model_class_a_package_re_exports(tmp_path, init, imports, reported):
     """``from models import Net`` with ``models/__init__.py`` re-exporting ``Net`` of
     ``models/net.py``: the class is read where it is defined (it has layers and places
     nothing itself), and the model that gets moved inputs is reported."""
-    from torchmend.engine import process_file
-
-    pkg = tmp_path / "liquidnet"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text(init)
-    (pkg / "vision_liquidnet.py").write_text(
-        "import torch\nimport torch.nn as nn\n\n\nclass VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n"
-        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n")
-    script = tmp_path / "train.py"
-    script.write_text(IMPORTED.format(args="num_units=64").replace(
-        "from liquidnet.vision_liquidnet import VisionLiquidNet", imports))
-    res = process_file(str(script), Options(unsafe_fixes=True))
-    f = [x for x in res.findings if x.code == "TM104"]
+    f = _liquidnet_findings(tmp_path, init, imports)
     assert len(f) == (1 if reported else 0), [x.message for x in f]
     if reported:
         assert "a module class of `liquidnet` with layers that own parameters" in f[0].message
@@ -843,21 +853,10 @@ def test_a_model_class_a_package_re_exports(tmp_path, init, imports, reported):
 def test_a_re_export_a_later_star_import_may_replace(tmp_path):
     """(review) ``from .net import Net`` then ``from .net_v2 import *`` in the package: the
     star import runs last and may rebind ``Net`` (here to a builder that moves the model)."""
-    from torchmend.engine import process_file
-
-    pkg = tmp_path / "liquidnet"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("from .vision_liquidnet import VisionLiquidNet\nfrom .v2 import *\n")
-    (pkg / "vision_liquidnet.py").write_text(
-        "import torch\nimport torch.nn as nn\n\n\nclass VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n"
-        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n")
-    (pkg / "v2.py").write_text("from .vision_liquidnet import VisionLiquidNet as _V\n\n\n"
-                               "def VisionLiquidNet(**kw):\n    return _V(**kw).to('cuda')\n")
-    script = tmp_path / "train.py"
-    script.write_text(IMPORTED.format(args="num_units=64").replace(
-        "from liquidnet.vision_liquidnet import VisionLiquidNet", "from liquidnet import VisionLiquidNet"))
-    res = process_file(str(script), Options(unsafe_fixes=True))
-    assert [x for x in res.findings if x.code == "TM104"] == []
+    v2 = ("from .vision_liquidnet import VisionLiquidNet as _V\n\n\n"
+          "def VisionLiquidNet(**kw):\n    return _V(**kw).to('cuda')\n")
+    assert _liquidnet_findings(tmp_path, "from .vision_liquidnet import VisionLiquidNet\nfrom .v2 import *\n",
+                               "from liquidnet import VisionLiquidNet", {"v2.py": v2}) == []
 
 
 @pytest.mark.parametrize("init, script_import, reported", [
@@ -870,19 +869,7 @@ def test_a_re_export_a_later_star_import_may_replace(tmp_path):
     ("from .vision_liquidnet import *\n", "from liquidnet import *\nVisionLiquidNet = lambda **kw: None", False),
 ])
 def test_a_model_class_a_star_import_brings(tmp_path, init, script_import, reported):
-    from torchmend.engine import process_file
-
-    pkg = tmp_path / "liquidnet"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text(init)
-    (pkg / "vision_liquidnet.py").write_text(
-        "import torch\nimport torch.nn as nn\n\n\nclass VisionLiquidNet(nn.Module):\n    def __init__(self, **kw):\n"
-        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n")
-    script = tmp_path / "train.py"
-    script.write_text(IMPORTED.format(args="num_units=64").replace(
-        "from liquidnet.vision_liquidnet import VisionLiquidNet", script_import))
-    res = process_file(str(script), Options(unsafe_fixes=True))
-    f = [x for x in res.findings if x.code == "TM104"]
+    f = _liquidnet_findings(tmp_path, init, script_import)
     assert len(f) == (1 if reported else 0), [x.message for x in f]
     if reported:
         assert "vision_liquidnet` with layers that own parameters" in f[0].message
