@@ -873,3 +873,70 @@ def test_a_model_class_a_star_import_brings(tmp_path, init, script_import, repor
     assert len(f) == (1 if reported else 0), [x.message for x in f]
     if reported:
         assert "vision_liquidnet` with layers that own parameters" in f[0].message
+
+
+_BUILDER_SCRIPT = """\
+import torch
+import torch.nn as nn
+from models import *
+
+device = 'cuda' if torch.cuda.is_available() else 'cpu'
+net = ResNet18()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for inputs, targets in loader:
+    inputs, targets = inputs.to(device), targets.to(device)
+    outputs = net(inputs)
+"""
+_RESNET = (
+    "import torch.nn as nn\n\n\nclass ResNet(nn.Module):\n    def __init__(self, block, layers, num_classes=10):\n"
+    "        super().__init__()\n        self.linear = nn.Linear(512, num_classes)\n\n"
+    "    def forward(self, x):\n        return self.linear(x)\n\n\n")
+
+
+@pytest.mark.parametrize("builder, reported", [
+    # kuangliu/pytorch-cifar: ``def ResNet18(): return ResNet(BasicBlock, [2, 2, 2, 2])``
+    ("def ResNet18():\n    return ResNet(None, [2, 2, 2, 2])\n", True),
+    ('def ResNet18(**kwargs):\n    """ResNet-18."""\n    return ResNet(None, [2, 2, 2, 2], **kwargs)\n', True),
+    # look-alikes: the builder places the model, is told a device, does more, or is wrapped
+    ("def ResNet18():\n    return ResNet(None, [2, 2, 2, 2]).cuda()\n", False),
+    ("def ResNet18(device='cuda'):\n    return ResNet(None, [2, 2, 2, 2], device=device)\n", False),
+    ("def ResNet18():\n    m = ResNet(None, [2, 2, 2, 2])\n    m.cuda()\n    return m\n", False),
+    ("@register\ndef ResNet18():\n    return ResNet(None, [2, 2, 2, 2])\n", False),
+    ("def ResNet18():\n    return ResNet(None, [2, 2, 2, 2], **CFG)\n", False),
+    ("def ResNet18():\n    return Wrapper(ResNet(None, [2, 2, 2, 2]))\n", False),
+])
+def test_a_model_a_builder_function_of_the_project_returns(tmp_path, builder, reported):
+    """``net = ResNet18()`` where the project's ``models`` package defines ``ResNet18``
+    as a function returning a fresh ``ResNet(...)``: the class it builds is the model."""
+    from torchmend.engine import process_file
+
+    pkg = tmp_path / "models"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .resnet import *\n")
+    (pkg / "resnet.py").write_text(_RESNET + builder)
+    script = tmp_path / "main.py"
+    script.write_text(_BUILDER_SCRIPT)
+    res = process_file(str(script), Options(unsafe_fixes=True))
+    f = [x for x in res.findings if x.code == "TM104"]
+    assert len(f) == (1 if reported else 0), [x.message for x in f]
+    if reported:
+        assert "`net` (a `ResNet`, a module class of `resnet` with layers that own parameters)" in f[0].message
+        assert "net = ResNet18().to(device)\n" in apply_patch(_BUILDER_SCRIPT.encode(), res.diff).decode()
+
+
+def test_a_builder_function_returning_a_class_it_imports(tmp_path):
+    """The builder's module imports the class from another module of the package."""
+    from torchmend.engine import process_file
+
+    pkg = tmp_path / "models"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from .zoo import ResNet18\n")
+    (pkg / "resnet.py").write_text(_RESNET)
+    (pkg / "zoo.py").write_text("from .resnet import ResNet\n\n\ndef ResNet18():\n    return ResNet(None, [2, 2])\n")
+    script = tmp_path / "main.py"
+    script.write_text(_BUILDER_SCRIPT)
+    f = [x for x in process_file(str(script), Options()).findings if x.code == "TM104"]
+    assert len(f) == 1 and "a `ResNet`, a module class of `resnet`" in f[0].message
+    # the class places itself: nothing to say
+    (pkg / "resnet.py").write_text(_RESNET.replace("super().__init__()\n", "super().__init__()\n        self.cuda()\n"))
+    assert [x for x in process_file(str(script), Options()).findings if x.code == "TM104"] == []

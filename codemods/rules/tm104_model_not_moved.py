@@ -377,25 +377,33 @@ def _imported_model(sem: SemanticModel, call: ast.Call, q: Optional[str]) -> Opt
     :func:`_imported_kind`."""
     f = call.func
     if isinstance(f, ast.Name) and not q:
-        # ``from models import *`` bringing a class of a module of the project (read when certain)
+        # ``from models import *`` bringing a class (or a builder function) of a module of the
+        # project (read when certain)
         other, bs = sem.star_binding(f)
-        if other is not None and len(bs) == 1 and bs[0].kind is BindingKind.CLASS:
+        if other is not None and len(bs) == 1 and bs[0].kind in (BindingKind.CLASS, BindingKind.FUNCTION):
             q = f"{os.path.splitext(os.path.basename(other.path))[0]}.{f.id}"
     if not isinstance(f, ast.Name) or not q or "." not in q or not _CAMEL.fullmatch(f.id):
         return None
     mod, _, name = q.rpartition(".")
     if mod.split(".")[0] in _NOT_USER_MODELS or mod.startswith("."):
         return None
-    args = [*call.args, *(k.value for k in call.keywords)]
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None  # (``Net(**cfg)``: the configuration may name a device)
-    for a in args:
+    if _told_a_device(call):
+        return None  # the class is told where to go
+    return _IMPORTED
+
+
+def _told_a_device(call: ast.Call) -> bool:
+    """An argument of ``call`` names a device (``device``, ``cuda``, ``gpu``, ``rank``
+    in a name, an attribute or a string)."""
+    for a in [*call.args, *(k.value for k in call.keywords)]:
         for n in ast.walk(a):
             word = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else \
                 n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else ""
             if re.search(r"device|cuda|gpu|rank", word, re.I):
-                return None  # the class is told where to go
-    return _IMPORTED
+                return True
+    return False
 
 
 # what :func:`_imported_model` says of such a class before its module is read (the
@@ -415,18 +423,27 @@ def _imported_kind(sem: SemanticModel, call: ast.Call) -> Optional[str]:
         os.path.splitext(os.path.basename(other.path))[0] if other is not None else "")
     if cls is None or not is_module_class(other, cls) or not _class_weighted(other, cls) or _places_itself(other, cls):
         return None
+    name = call.func.id if isinstance(call.func, ast.Name) else call.func.attr if isinstance(call.func, ast.Attribute) \
+        else cls.name
+    if name != cls.name:  # (a builder function: :func:`_built_class`; the module the class is defined in)
+        mod = os.path.splitext(os.path.basename(other.path))[0]
+        return f"a `{cls.name}`, a module class of `{mod}` with layers that own parameters"
     return f"a module class of `{mod}` with layers that own parameters"
 
 
-def _imported_class(sem: SemanticModel, call: ast.Call) -> tuple:
+def _imported_class(sem: SemanticModel, call: ast.Call, depth: int = 0) -> tuple:
     """``(model of its file, class)`` of the class of the project that ``call`` builds
-    (:func:`_imported_model`); ``(_UNSEEN, None)`` when the project does not hold its
+    (:func:`_imported_model`), also through a builder function of that module
+    (:func:`_built_class`); ``(_UNSEEN, None)`` when the project does not hold its
     module, ``(model, None)`` or ``(None, None)`` when that file defines no such class."""
     if isinstance(call.func, (ast.Name, ast.Attribute)):
         # (where the class is defined: through a package's ``__init__`` that re-exports it)
         other, bs = sem.sibling_definitions(call.func)
         if other is not None:
-            node = bs[0].node if len(bs) == 1 and bs[0].kind is BindingKind.CLASS else None
+            node = bs[0].node if len(bs) == 1 else None
+            if isinstance(node, ast.FunctionDef) and bs[0].kind is BindingKind.FUNCTION and depth == 0:
+                return _built_class(other, node)
+            node = node if bs[0].kind is BindingKind.CLASS else None
             return other, node if isinstance(node, ast.ClassDef) and other.parent(node) is other.module else None
     q = sem.call_qualname(call)
     if not q:
@@ -441,6 +458,35 @@ def _imported_class(sem: SemanticModel, call: ast.Call) -> tuple:
         (s for s in other.find(ast.ClassDef, containing=(name,)) if s.name == name and other.parent(s) is other.module),
         None)
     return other, cls
+
+
+def _built_class(other: SemanticModel, fn: ast.FunctionDef) -> tuple:
+    """``(model, class)`` of the class a module-level builder function of ``other``
+    returns a fresh instance of (kuangliu's ``def ResNet18(): return ResNet(BasicBlock,
+    [2, 2, 2, 2])``): its body, past a docstring, is one ``return Name(...)`` of a class
+    of that module or one it imports from the project, no argument of which names a
+    device, unpacking only the function's own ``*args`` / ``**kwargs`` (the caller's,
+    read by :func:`_imported_model`); ``(other, None)`` otherwise."""
+    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) \
+        and isinstance(fn.body[0].value.value, str) else fn.body
+    if fn.decorator_list or other.parent(fn) is not other.module or len(body) != 1 \
+            or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.Call):
+        return other, None
+    call = body[0].value
+    own = {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+    unpacked = [a.value for a in call.args if isinstance(a, ast.Starred)] + [k.value for k in call.keywords
+                                                                              if k.arg is None]
+    if not isinstance(call.func, ast.Name) or _told_a_device(call) \
+            or any(k.arg in ("device", "device_map") for k in call.keywords) \
+            or any(not (isinstance(u, ast.Name) and u.id in own) for u in unpacked):
+        return other, None
+    target = other.callee(call)
+    if isinstance(target, ast.ClassDef):
+        return other, target if other.parent(target) is other.module else None
+    if target is not None:
+        return other, None
+    got = _imported_class(other, call, depth=1)
+    return got if got[0] is not _UNSEEN and got[0] is not None else (other, None)
 
 
 def _optimized(sem: SemanticModel, ctor: ast.Call) -> bool:
