@@ -144,6 +144,36 @@ def test_variable_input_reassigned_in_between_is_not_substituted():
     assert f.fix is None and f.line == 8
 
 
+@pytest.mark.parametrize("src, fixed", [
+    # kakaoenterprise/JORLDY icm.py: the name rebound from a value that reads it
+    ("x = torch.randn(3, 8)\nx = F.relu(fc1(x))\nx = F.softmax(fc2(x), dim=1)\nloss = ce(x, y)\n",
+     "x = torch.randn(3, 8)\nx = F.relu(fc1(x))\nloss = ce(fc2(x), y)\n"),
+    # not adjacent: the name keeps the logits
+    ("x = torch.randn(3, 8)\nx = F.softmax(fc2(x), dim=1)\nprint('step')\nloss = ce(x, y)\n",
+     "x = torch.randn(3, 8)\nx = fc2(x)\nprint('step')\nloss = ce(x, y)\n"),
+    ("for x, y in loader:\n    x = torch.softmax(net(x), 1)\n    loss = ce(x, y)\n",
+     "for x, y in loader:\n    loss = ce(net(x), y)\n"),
+])
+def test_a_name_rebound_from_a_softmax_of_itself(src, fixed):
+    r, out = run("ce = nn.CrossEntropyLoss()\n" + src)
+    assert codes(r) == ["TM501"]
+    assert body(out) == "ce = nn.CrossEntropyLoss()\n" + fixed
+
+
+@pytest.mark.parametrize("src", [
+    # the probabilities are read again after the loss: said, not fixed
+    "x = torch.randn(3, 8)\nx = F.softmax(fc2(x), dim=1)\nloss = ce(x, y)\nacc = (x.argmax(1) == y).float().mean()\n",
+    # the use may get another binding of the name
+    "x = torch.randn(3, 8)\nx = F.softmax(fc2(x), dim=1)\nif flag:\n    x = fc3(z)\nloss = ce(x, y)\n",
+])
+def test_a_name_rebound_from_a_softmax_of_itself_read_elsewhere_is_report_only(src):
+    r, out = run("ce = nn.CrossEntropyLoss()\n" + src)
+    if "flag" in src:
+        assert codes(r) == [] and body(out) == "ce = nn.CrossEntropyLoss()\n" + src
+    else:
+        assert codes(r) == ["TM501"] and r.findings[0].fix is None and not r.changed
+
+
 def test_variable_comment_moves_to_loss_line():
     src = """\
     ce = nn.CrossEntropyLoss()

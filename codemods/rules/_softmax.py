@@ -1687,7 +1687,9 @@ class Analysis:
             return None
         inp = s.input
         self_assign = isinstance(inp, ast.Name) and inp.id == e.id  # out = F.softmax(out, 1)
-        if not self_assign and len(b.scope.get(e.id)) != 1:
+        # ``x = F.softmax(self.fc(x), dim=1)``: the name rebound from a value that reads it
+        rebound = not self_assign and any(isinstance(n, ast.Name) and n.id == e.id for n in ast.walk(inp))
+        if not (self_assign or rebound) and len(b.scope.get(e.id)) != 1:
             return None
         use_stmt = sem.statement_of(site.call)
         block_parent = sem.parent(def_stmt)
@@ -1703,10 +1705,12 @@ class Analysis:
         others = [r for r in sem.references(b) if r is not e and any(x is b for x in sem.reaching(r))]
         nxt = next_statement(sem, def_stmt)
         adjacent = nxt is use_stmt
-        if self_assign:
+        if self_assign or rebound:
             if others or sem.reaching(e) != [b]:
                 return Proto(code, e, msg)
-            stable = True
+            # (rebound: what the logits read is the name's earlier value, which the use
+            # reads again only right after, once the statement is gone)
+            stable = self_assign
         else:
             stable = self.stable(inp, def_stmt, use_stmt, site.call)
         commented = has_comment_lines(sem, def_stmt)
