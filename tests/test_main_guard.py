@@ -1179,3 +1179,100 @@ def test_a_later_star_import_that_binds_no_such_name(tmp_path, models_init, foun
     ran = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})),
                                                             jobs=1).results}
     assert [f.code for f in ran["main.py"].findings if f.severity is Severity.BUG] == (["TM301"] if found else [])
+
+
+# learnpytorch.io's "going modular" layout: data_setup.py makes the loaders with a worker
+# count of its parameter's default, engine.py iterates them, train.py runs both at import
+_DATA_SETUP = """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+NUM_WORKERS = {default}
+
+
+def create_dataloaders(batch_size: int, num_workers: int = NUM_WORKERS):
+    train_data = TensorDataset(torch.randn(64, 3), torch.randint(0, 2, (64,)))
+    test_data = TensorDataset(torch.randn(16, 3), torch.randint(0, 2, (16,)))
+    train_dataloader = DataLoader(train_data, batch_size=batch_size, shuffle=True, num_workers=num_workers)
+    test_dataloader = DataLoader(test_data, batch_size=batch_size, num_workers=num_workers)
+    return train_dataloader, test_dataloader, ["a", "b"]
+"""
+_ENGINE = """\
+import torch
+
+
+def train_step(model, dataloader, loss_fn, optimizer):
+    for batch, (X, y) in enumerate(dataloader):
+        loss = loss_fn(model(X), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def train(model, train_dataloader, test_dataloader, loss_fn, optimizer, epochs):
+    for epoch in range(epochs):
+        train_step(model=model, dataloader={given}, loss_fn=loss_fn, optimizer=optimizer)
+"""
+_TRAIN = """\
+import torch
+import data_setup, engine
+
+train_dataloader, test_dataloader, class_names = data_setup.create_dataloaders({args})
+model = torch.nn.Linear(3, 2)
+engine.train(model=model, train_dataloader=train_dataloader, test_dataloader=test_dataloader,
+             loss_fn=torch.nn.CrossEntropyLoss(), optimizer=torch.optim.SGD(model.parameters(), lr=0.1), epochs=2)
+"""
+
+
+@pytest.mark.parametrize("default, args, given, found", [
+    ("os.cpu_count()", "batch_size=32", "train_dataloader", "num_workers=num_workers (default `NUM_WORKERS`)"),
+    ("2", "32", "train_dataloader", "num_workers=num_workers (default `NUM_WORKERS`)"),
+    ("0", "batch_size=32, num_workers=4", "train_dataloader", "num_workers=4"),
+    ("0", "32, 4", "train_dataloader", "num_workers=4"),
+    # look-alikes: no worker by default; a count not known here; the engine iterates
+    # something else; a platform-dependent default
+    ("0", "batch_size=32", "train_dataloader", None),
+    ("os.cpu_count()", "batch_size=32, num_workers=args.workers", "train_dataloader", None),
+    ("os.cpu_count()", "batch_size=32", "[]", None),
+    ("0 if os.name == 'nt' else 4", "batch_size=32", "train_dataloader", None),
+])
+def test_a_loader_a_sibling_function_returns_and_another_module_iterates(tmp_path, default, args, given, found):
+    (tmp_path / "data_setup.py").write_text(_DATA_SETUP.format(default=default))
+    (tmp_path / "engine.py").write_text(_ENGINE.format(given=given))
+    main = _TRAIN.format(args=args)
+    (tmp_path / "train.py").write_text(main)
+    opts = Options(select=frozenset({"TM301"}))
+    ran = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=1).results}
+    for r in (process_text(str(tmp_path / "train.py"), main, opts, Project(roots=(str(tmp_path),))), ran["train.py"]):
+        assert [f.code for f in r.findings] == (["TM301"] if found else []) and not r.changed
+        if found:
+            m = r.findings[0].message
+            assert f"`data_setup.create_dataloaders(...)` " in m and found in m, m
+            assert "iterated at import time (line 6, by `engine.train`)" in m, m
+            assert r.findings[0].line == 4
+    assert not [f for r in ran.values() if os.path.basename(r.path) != "train.py" for f in r.findings]
+
+
+def test_a_loader_made_here_that_another_modules_function_iterates_is_a_sure_site(tmp_path):
+    """The loader made here goes to ``engine.train``, which iterates it: the guard fix is
+    safe (it was unsafe while the callee was not read)."""
+    (tmp_path / "engine.py").write_text(_ENGINE.format(given="train_dataloader"))
+    main = ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\nimport engine\n\n"
+            "ds = TensorDataset(torch.randn(64, 3), torch.randint(0, 2, (64,)))\n"
+            "train_dataloader = DataLoader(ds, batch_size=32, num_workers=2)\nmodel = torch.nn.Linear(3, 2)\n"
+            "engine.train(model, train_dataloader, None, torch.nn.CrossEntropyLoss(), None, 2)\n")
+    (tmp_path / "train.py").write_text(main)
+
+    def run():
+        ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
+        return next(r for r in ran if os.path.basename(r.path) == "train.py")
+
+    r = run()
+    assert [f.code for f in r.findings] == ["TM301"] and r.changed
+    assert "is iterated at import time (line 8, by `engine.train`)" in r.findings[0].message
+    # the callee hands the loader on to nothing that iterates it: the call may iterate it
+    (tmp_path / "engine.py").write_text(_ENGINE.format(given="[]"))
+    r = run()
+    assert [f.code for f in r.findings] == ["TM301"] and not r.changed
+    assert "which may iterate it" in r.findings[0].message

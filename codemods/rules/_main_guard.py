@@ -399,6 +399,8 @@ class Analysis:
                     lds = self.loaders_of(expr)
                     if not lds:
                         continue
+                    if maybe and isinstance(n, ast.Call) and sibling_iterates(sem, n, expr):
+                        maybe = False  # (``engine.train(...)``: another module's function that iterates it)
                     rep = r.repeated or _in_loop(sem, n, owner, expr)
                     for ld in lds:
                         ld.sites.append(Site(r.stmt, rep, maybe or r.maybe, expr, via))
@@ -629,3 +631,52 @@ def _merged(results: list) -> tuple:
     lits = {lit for _, lit in results}
     return (has, lits.pop() if len(lits) == 1 else None)
 
+
+def sibling_iterates(sem, call: ast.Call, expr) -> bool:
+    """``call`` runs a function of another module of the project (``engine.train(...)``
+    of ``import engine``) that iterates the parameter ``expr`` is passed to (a ``for``
+    over it, also through ``enumerate``/``tqdm``), itself or through a function of its
+    own module it hands the parameter to (``train_step(dataloader=train_dataloader)``)."""
+    other, fdef = sem.sibling_callee(call, holds=("for ",))
+    if other is None:
+        return False
+    return _iterates_parameter(other, fdef, call, expr, 0)
+
+
+def _iterates_parameter(m, fdef, call: ast.Call, expr, depth: int) -> bool:
+    """The function ``fdef`` of the model ``m`` (a module-level function) iterates the
+    parameter that ``expr``, an argument of ``call``, is passed to (see
+    :func:`_sibling_iterates`); two calls deep at most."""
+    if not isinstance(fdef, ast.FunctionDef) or m.parent(fdef) is not m.module or depth > 2:
+        return False
+    if any(isinstance(x, ast.Starred) for x in call.args):
+        return False
+    a = fdef.args
+    names = [x.arg for x in (*a.posonlyargs, *a.args)]
+    param = next((k.arg for k in call.keywords if k.value is expr), None)
+    if param is None:
+        i = next((i for i, x in enumerate(call.args) if x is expr), None)
+        if i is None or i >= len(names):
+            return False
+        param = names[i]
+    elif param not in names and param not in {x.arg for x in a.kwonlyargs}:
+        return False
+
+    def of_param(e) -> bool:
+        while isinstance(e, ast.Call) and m.qualnames(e.func) & N.ITER_WRAPPERS and e.args:
+            e = e.args[0]
+        if not isinstance(e, ast.Name) or e.id != param:
+            return False
+        bs = m.reaching(e)
+        return len(bs) == 1 and bs[0].kind is BindingKind.PARAMETER and bs[0].scope.node is fdef
+
+    for n in m.walk(fdef, scopes=False):
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)) and of_param(n.iter):
+            return True
+        if isinstance(n, ast.Call) and depth < 2:
+            for x in [*n.args, *(k.value for k in n.keywords)]:
+                if isinstance(x, ast.Name) and x.id == param and of_param(x):
+                    t = m.callee(n)
+                    if isinstance(t, ast.FunctionDef) and t is not fdef and _iterates_parameter(m, t, n, x, depth + 1):
+                        return True
+    return False

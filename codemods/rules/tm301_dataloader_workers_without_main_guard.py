@@ -10,7 +10,8 @@ from ..rule import Context, Fix, Rule, Safety, Severity, Verify
 from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind
 from ..semantic import names as N
 from ._device import move_of
-from ._main_guard import _DEFS, DATASET_BASES, IMPORT_STATE, WORKER_ARGS, Analysis, Loader, is_main_guard
+from ._main_guard import _DEFS, DATASET_BASES, IMPORT_STATE, WORKER_ARGS, Analysis, Loader, is_main_guard, \
+    sibling_iterates
 
 _EXEC = frozenset({"builtins.exec", "builtins.eval", "builtins.globals", "builtins.vars"})
 
@@ -136,9 +137,11 @@ class DataLoaderWithoutMainGuard(Rule):
     def may_match_project(cls, path: str, text: str, has, project) -> bool:
         """A script that loops at module level (a line starting with ``for``) over what it
         may import from a module of the project that makes a loader with workers
-        (``from data import train_loader``, ``from data import *``): one of its imports
-        reaches a file that holds ``num_workers`` (read without parsing)."""
-        return _loops_at_module_level(text, has) and project is not None \
+        (``from data import train_loader``, ``from data import *``), or that names a
+        loader (``engine.train(train_dataloader=...)``: a function of another module may
+        iterate it): one of its imports reaches a file that holds ``num_workers`` (read
+        without parsing)."""
+        return (_loops_at_module_level(text, has) or has("loader")) and project is not None \
             and project.imports_holding(path, text, "num_workers")
 
     def check(self, ctx: Context):
@@ -338,15 +341,20 @@ class DataLoaderWithoutMainGuard(Rule):
         if ctx.project is None or not ctx.path:
             return
         here = ctx.has("num_workers")  # (a count given here: a loader a sibling's function makes)
-        imported = _loops_at_module_level(ctx.text, ctx.has)  # (a loader a sibling module made as it was imported)
+        # (a loader a sibling module made as it was imported, or one a sibling's function
+        # returns, iterated here or by a function of another module: ``engine.train(...)``)
+        imported = _loops_at_module_level(ctx.text, ctx.has) or ctx.has("loader")
         if not (here or imported):
             return
         regions = [*an.regions(), *(st for fn in an.reach() for st in fn.body)]
         for region in regions:
             for n in sem.walk(region, scopes=False):
                 for expr, maybe, _via in an._iterated_by(n):
+                    by = ""
                     if maybe:
-                        continue
+                        if not (imported and isinstance(n, ast.Call) and sibling_iterates(sem, n, expr)):
+                            continue
+                        by = f", by `{sem.segment(n.func)}`"
                     got = self._made_by_sibling(sem, an, expr) if here else None
                     if got is not None:
                         call, workers, path = got
@@ -354,12 +362,12 @@ class DataLoaderWithoutMainGuard(Rule):
                                             f" {os.path.basename(path)} with num_workers={sem.segment(workers)},")
                     else:
                         got = _imported_loader(sem, expr) if imported else None
-                        returned = _returned_loader(sem, expr) if imported and got is None else None
+                        returned = _returned_loader(sem, expr, an) if imported and got is None else None
                         if returned is not None:
                             call, workers, other = returned
                             node, what = call, (f"`{sem.segment(call.func)}(...)` returns a DataLoader made in"
                                                 f" {os.path.basename(other.path)} with"
-                                                f" num_workers={other.segment(workers)}, which is")
+                                                f" num_workers={workers}, which is")
                         elif got is None:
                             continue
                         else:
@@ -368,7 +376,7 @@ class DataLoaderWithoutMainGuard(Rule):
                                                 f" with num_workers={other.segment(workers)} as it is imported, is")
                     yield ctx.finding(
                         self, node,
-                        f"{what} iterated at import time (line {sem.statement_of(n).lineno}) without"
+                        f"{what} iterated at import time (line {sem.statement_of(n).lineno}{by}) without"
                         ' `if __name__ == "__main__":`; under spawn each worker re-runs the script (not fixed: put'
                         " the script's code under the guard)",
                     )
@@ -432,19 +440,23 @@ def _literal_workers(sem, w) -> bool:
     return bool(vals) and all(isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0 for v in vals)
 
 
-def _returned_loader(sem, expr):
+def _returned_loader(sem, expr, an: Analysis):
     """``(call, workers, model of its file)`` when ``expr`` holds only what a call of a
     function of another module of the project returns (``train_loader =
-    get_loader(...)`` of ``from dataset import get_loader``), and each value that function
-    returns is a DataLoader it makes itself with ``num_workers=`` a count there known to
-    be above 0 (not one of its parameters)."""
+    get_loader(...)`` of ``from dataset import get_loader``; ``train_dl, test_dl, names =
+    create_dataloaders(...)`` of a returned tuple), and each value that function returns
+    is a DataLoader it makes itself with ``num_workers=`` a count known to be above 0:
+    one there, or its parameter's (:func:`_parameter_workers`).  ``workers``: the count's
+    text."""
     origins = sem.origins(expr)
-    if len(origins) != 1 or origins[0].kind is not OriginKind.VALUE or not isinstance(origins[0].node, ast.Call):
+    if len(origins) != 1 or origins[0].kind not in (OriginKind.VALUE, OriginKind.PART) \
+            or not isinstance(origins[0].node, ast.Call):
         return None
     call = origins[0].node
-    other, rets = sem.sibling_return_values(call, holds=("num_workers",))
+    other, rets = sem.sibling_return_values(call, path=origins[0].path or (), holds=("num_workers",))
     if other is None:
         return None
+    fdef = sem.sibling_callee(call)[1]
     workers = None
     for r in rets:
         made = [o.node for o in other.origins(r)] if isinstance(r, ast.Name) else [r]
@@ -454,10 +466,56 @@ def _returned_loader(sem, expr):
             if not isinstance(m, ast.Call) or not other.qualnames(m.func) & N.WORKER_LOADERS:
                 return None
             w = next((k.value for k in m.keywords if k.arg == "num_workers"), None)
-            if w is None or not _literal_workers(other, w):
+            if w is None:
                 return None
-            workers = w
+            if _literal_workers(other, w):
+                workers = other.segment(w)
+            else:
+                workers = _parameter_workers(sem, an, call, other, fdef, w)
+                if workers is None:
+                    return None
     return (call, workers, other) if workers is not None else None
+
+
+# calls that count the machine's CPUs: at least one wherever a script runs
+_CPU_COUNTS = frozenset({"os.cpu_count", "multiprocessing.cpu_count"})
+
+
+def _parameter_workers(sem, an: Analysis, call: ast.Call, other, fdef, w) -> Optional[str]:
+    """The text of the worker count ``w`` (a name in ``other``, the model of the file of
+    the function ``fdef`` that ``call`` here runs) when it is a parameter of ``fdef`` and
+    is above 0 for this call: the value ``call`` passes, known here to be an int above
+    0, or else the parameter's default, an int above 0 or the machine's CPU count
+    (``os.cpu_count()``, also through a module-level name: learnpytorch's
+    ``NUM_WORKERS = os.cpu_count()``); None otherwise."""
+    if not isinstance(w, ast.Name) or not isinstance(fdef, ast.FunctionDef) or other.parent(fdef) is not other.module:
+        return None
+    bs = other.reaching(w)
+    if len(bs) != 1 or bs[0].kind is not BindingKind.PARAMETER or bs[0].scope.node is not fdef:
+        return None
+    a = fdef.args
+    if any(x.arg == w.id for x in a.posonlyargs) or a.vararg is not None and a.vararg.arg == w.id:
+        return None
+    if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+        return None  # (``**cfg`` may hold the count)
+    given = next((k.value for k in call.keywords if k.arg == w.id), None)
+    names = [x.arg for x in a.args]
+    if given is None and w.id in names and names.index(w.id) < len(call.args):
+        given = call.args[names.index(w.id)]
+    if given is not None:
+        lit = an.worker_count(given)[1]
+        return sem.segment(given) if lit is not None and lit > 0 else None
+    defaults = dict(zip(names[len(names) - len(a.defaults):], a.defaults))
+    defaults.update((x.arg, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
+    d = defaults.get(w.id)
+    if d is None:
+        return None
+    vals = [o.node for o in other.origins(d)] if isinstance(d, ast.Name) else [d]
+    if not vals or not all(isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0
+                           or isinstance(v, ast.Call) and not v.args and other.call_qualname(v) in _CPU_COUNTS
+                           for v in vals):
+        return None
+    return f"{w.id} (default `{other.segment(d)}`)"
 
 
 def _imported_loader(sem, expr):
