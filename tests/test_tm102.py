@@ -1526,3 +1526,52 @@ def test_a_legacy_constructor_of_numpy_data(value, found):
     model = Attn().to(device)
     """)
     assert codes(f) == (["TM102"] if found else [])
+
+
+_POOL = """\
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def train(model, target, pool_size=16, batch_size=4):
+    optimizer = torch.optim.Adam(model.parameters())
+    pool = torch.zeros(pool_size, 4, 8, 8).to(device)
+    for epoch in range(3):
+        batch_indices = torch.randint(0, pool_size, (batch_size,))
+        batch = model(pool[batch_indices].clone())
+        loss = F.mse_loss(batch, target.expand(batch_size, -1, -1, -1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        with torch.no_grad():
+            batch_losses = F.mse_loss(batch, target.expand(batch_size, -1, -1, -1), reduction="none")
+            batch_losses = batch_losses.mean(dim=(1, 2, 3))
+            worst_idx = batch_indices[{index}]
+            pool[worst_idx] = 0.0
+
+
+model = Net().to(device)
+train(model, torch.ones(1, 4, 8, 8).to(device))
+"""
+
+
+@pytest.mark.parametrize("index, found", [
+    # a 0-d integer tensor index is read with ``.item()`` wherever it lives (Anikhet's
+    # neural cellular automata notebook): no meet
+    ("batch_losses.argmax()", False),
+    ("torch.argmin(batch_losses)", False),
+    # a 1-d index on the device does meet the CPU tensor
+    ("batch_losses.argmax(0, keepdim=True)", True),
+    ("batch_losses.argsort()", True),
+])
+def test_a_cpu_tensor_indexed_by_a_zero_dim_device_index(index, found):
+    f, _, _ = run(_POOL.format(index=index))
+    assert len(f) == (1 if found else 0), [x.message for x in f]

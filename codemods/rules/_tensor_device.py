@@ -1034,6 +1034,17 @@ class Analysis:
         if self.in_fwd(base) or self.device_fed(base) or (other is None and self.called_on_the_model(base)):
             meets.append(Meet(node, what, other, via))
 
+    def _zero_dim_index(self, e) -> bool:
+        """``e`` is a 0-d integer tensor (``losses.argmax()``, ``torch.argmin(d)``: no
+        ``dim``): PyTorch reads such an index with ``.item()``, whatever its device, so a
+        CPU tensor indexed by it meets no device."""
+        if not isinstance(e, ast.Call) or e.keywords:
+            return False
+        f = e.func
+        if isinstance(f, ast.Attribute) and f.attr in ("argmax", "argmin") and not e.args:
+            return self.sem.qualname(f) is None  # (a method of a value: ``x.argmax()``)
+        return len(e.args) == 1 and self.sem.call_qualname(e) in ("torch.argmax", "torch.argmin")
+
     def called_on_the_model(self, fn) -> bool:
         """``fn`` is a public method of a module class (``vae.inference(n)``,
         ``gan.sample(16)``) that nothing of the file runs while a module is built: its
@@ -1109,7 +1120,8 @@ class Analysis:
             return out
         if isinstance(p, ast.Subscript):
             if p.value is node and isinstance(p.ctx, ast.Load):
-                if self.is_device(p.slice, stack) and not isinstance(p.slice, ast.Slice):
+                if self.is_device(p.slice, stack) and not isinstance(p.slice, ast.Slice) \
+                        and not self._zero_dim_index(p.slice):
                     self._meet(meets, base, via, p, "indexing (a CPU tensor indexed on the device)", p.slice)
                 elif _keeps_a_dimension(p.slice):
                     push(p)
