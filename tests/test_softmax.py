@@ -2048,3 +2048,36 @@ def test_a_model_module_with_a_star_import(tmp_path, head, found):
     (tmp_path / "model.py").write_text(head + body if head.startswith("from") else body + "\nfrom helpers import *\n")
     r = _check_in(tmp_path, "train.py", HEAD + "from model import Net\nnet = Net()\nloss = nn.CrossEntropyLoss()(net(x), y)\n")
     assert codes(r) == (["TM501"] if found else [])
+
+
+_WITH_FORWARD = """\
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.classify = nn.Linear(20, 3)
+
+    def forward(self, g, h):
+        with g.local_scope():
+            g.ndata["h"] = h
+{tail}
+
+
+model = Classifier()
+for g, h, labels in loader:
+    logits = model(g, h)
+    loss = F.cross_entropy(logits, labels)
+"""
+
+
+@pytest.mark.parametrize("tail, fixed", [
+    # a DGL model returns from inside ``with g.local_scope():`` (ZZy979/pytorch-tutorial)
+    ("            return F.softmax(self.classify(h), dim=1)", "            return self.classify(h)"),
+    ("            p = F.softmax(self.classify(h), dim=1)\n            return p", "            return self.classify(h)"),
+    # look-alike: the ``with`` block is not the end of ``forward``
+    ("            p = F.softmax(self.classify(h), dim=1)\n        return h", None),
+])
+def test_a_forward_that_returns_from_a_with_block(tail, fixed):
+    r, out = run(_WITH_FORWARD.format(tail=tail))
+    assert codes(r) == (["TM501"] if fixed else [])
+    if fixed:
+        assert fixed + "\n" in out and "softmax" not in out

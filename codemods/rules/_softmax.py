@@ -507,7 +507,8 @@ def soft(sem: SemanticModel, node) -> Optional[Soft]:
 # =========================================================================== models
 def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
     """A same-file ``nn.Module`` subclass whose ``forward`` ends with a (log-)softmax: one
-    ``return`` (the last statement, not inside a branch on ``self.training`` or a flag) of
+    ``return`` (the last statement, also of a ``with`` block that ends ``forward``, not
+    inside a branch on ``self.training`` or a flag) of
     a softmax, of a name assigned a softmax right above it, or of ``self.X(...)`` where
     ``self.X`` is an ``nn.Sequential`` ending with ``nn.Softmax``."""
     bases = sem.base_qualnames(cls)
@@ -525,7 +526,11 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
     if forward is None or not forward.body:
         return None
     rets = sem.returns(forward)
-    last = forward.body[-1]
+    body = forward.body
+    last = body[-1]
+    while isinstance(last, ast.With) and last.body:
+        body = last.body  # (``with g.local_scope(): ...; return F.softmax(...)``: a DGL model)
+        last = body[-1]
     if len(rets) != 1 or not isinstance(last, ast.Return) or last.value is None:
         return None
     ret = last
@@ -539,7 +544,6 @@ def class_model(sem: SemanticModel, cls: ast.ClassDef) -> Optional[Model]:
             return replace_expr(view, ret, s.node, view.node(s.input))
 
         return _based(Model(cls, name, s, s.node, removal, cls, _softmax_attrs(sem, cls, s)), base)
-    body = forward.body
     # x = F.softmax(h, 1); return x
     if isinstance(ret.value, ast.Name) and len(body) >= 2:
         prev = body[-2]
