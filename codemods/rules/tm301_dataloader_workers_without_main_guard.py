@@ -137,11 +137,11 @@ class DataLoaderWithoutMainGuard(Rule):
     def may_match_project(cls, path: str, text: str, has, project) -> bool:
         """A script that loops at module level (a line starting with ``for``) over what it
         may import from a module of the project that makes a loader with workers
-        (``from data import train_loader``, ``from data import *``), or that names a
-        loader (``engine.train(train_dataloader=...)``: a function of another module may
-        iterate it): one of its imports reaches a file that holds ``num_workers`` (read
+        (``from data import train_loader``, ``from data import *``), or whose module-level
+        code names a loader (:func:`_loader_at_module_level`: a function of another module
+        may iterate it): one of its imports reaches a file that holds ``num_workers`` (read
         without parsing)."""
-        return (_loops_at_module_level(text, has) or has("loader")) and project is not None \
+        return (_loops_at_module_level(text, has) or _loader_at_module_level(text, has)) and project is not None \
             and project.imports_holding(path, text, "num_workers")
 
     def check(self, ctx: Context):
@@ -343,7 +343,7 @@ class DataLoaderWithoutMainGuard(Rule):
         here = ctx.has("num_workers")  # (a count given here: a loader a sibling's function makes)
         # (a loader a sibling module made as it was imported, or one a sibling's function
         # returns, iterated here or by a function of another module: ``engine.train(...)``)
-        imported = _loops_at_module_level(ctx.text, ctx.has) or ctx.has("loader")
+        imported = _loops_at_module_level(ctx.text, ctx.has) or _loader_at_module_level(ctx.text, ctx.has)
         if not (here or imported):
             return
         regions = [*an.regions(), *(st for fn in an.reach() for st in fn.body)]
@@ -431,6 +431,23 @@ def _loops_at_module_level(text: str, has) -> bool:
     that lets a script whose loader comes from an import be read: ``_imported_loader``,
     ``_returned_loader``)."""
     return has("\nfor ") or has("\nwhile ") or text.startswith(("for ", "while "))
+
+
+def _loader_at_module_level(text: str, has) -> bool:
+    """A line of ``text`` that starts in column 0 with neither ``def``, ``class``,
+    ``async``, a decorator nor a comment names a loader (``train_dataloader, test_dataloader,
+    class_names = data_setup.create_dataloaders(``, ``from data import train_loader``):
+    the text test that lets a script whose loaders a sibling module makes, handed to a
+    function of another module, be read (:func:`sibling_iterates`)."""
+    if not has("loader"):
+        return False
+    i = text.find("loader")
+    while i >= 0:
+        ls = text.rfind("\n", 0, i) + 1
+        if not text[ls].isspace() and not text.startswith(("def ", "class ", "async ", "@", "#"), ls):
+            return True
+        i = text.find("loader", text.find("\n", i) + 1) if text.find("\n", i) >= 0 else -1
+    return False
 
 
 def _literal_workers(sem, w) -> bool:
