@@ -1073,3 +1073,43 @@ def test_a_checkpoint_a_neighbour_saves_from_a_moved_model_of_the_same_build(tmp
     (tmp_path / "finetune.py").write_text(src)
     res = process_file(str(tmp_path / "finetune.py"), Options(select=frozenset({"TM401"})))
     assert res.error is None and res.findings == []
+
+
+_GLOBAL_MODEL = """\
+import torch
+from torchvision import models
+
+model = models.regnet_x_800mf()
+model.fc = torch.nn.Linear(672, 42)
+{between}
+
+def pre_launch_setup(loader):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+{inside}    model.load_state_dict(torch.load("weight_cnn/before_regnet_x_800mf.pt", map_location=device))
+    opt = torch.optim.AdamW(model.parameters())
+    for x, y in loader:
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device)).backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize("between, inside, found", [
+    # stolzor/classification_simpsons: the head replaced at module level, the ImageNet
+    # weights loaded into the global model in a function
+    ("", "", True),
+    # look-alikes: the name bound again at module level; the function binds its own model;
+    # the function loads the very model the file trains and saves
+    ("model = models.regnet_x_800mf()\n", "", False),
+    ("", "    model = models.regnet_x_800mf()\n", False),
+    ("\n\ndef save():\n    torch.save(model.state_dict(), 'weight_cnn/before_regnet_x_800mf.pt')\n", "", False),
+])
+def test_a_head_replaced_at_module_level_before_a_load_in_a_function(between, inside, found):
+    src = _GLOBAL_MODEL.format(between=between, inside=inside)
+    if not found:
+        r, out = run(src)
+        assert r.findings == [] and out == src
+        return
+    f, out = fixed(src)
+    assert "after `model.fc` was replaced at module level (line 5)" in f.message
+    assert "    load_matching_state_dict(model, torch.load(" in out

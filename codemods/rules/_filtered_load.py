@@ -676,7 +676,26 @@ class Heads:
         if local is not None:
             return HeadChange(local, f"`{sem.segment(local.targets[0])}` was replaced (line {local.lineno})", True,
                               removes_head(sem, local.value))
+        top = self._module_level(recv, at)
+        if top is not None:
+            return HeadChange(top, f"`{sem.segment(top.targets[0])}` was replaced at module level (line {top.lineno})",
+                              True, removes_head(sem, top.value))
         return self.elsewhere(recv, at)
+
+    def _module_level(self, recv, at) -> Optional[ast.Assign]:
+        """A load in a top-level function into a global model (``model =
+        models.regnet_x_800mf()`` then ``model.fc = nn.Linear(672, 42)`` at module level,
+        above ``def pre_launch_setup():``): the module-level head replacement above the
+        function's ``def``, which ran before any call of it; the name bound once in the
+        module, and not in the function."""
+        sem = self.sem
+        fn = sem.enclosing_function(at)
+        if not isinstance(recv, ast.Name) or fn is None or sem.parent(fn) is not sem.module:
+            return None
+        bs = sem.reaching(recv)
+        if len(bs) != 1 or bs[0].scope is not sem.module_scope or len(sem.module_scope.get(recv.id)) != 1:
+            return None
+        return self.local_assignment(recv.id, fn)
 
     def local_assignment(self, recv_code: str, at) -> Optional[ast.Assign]:
         """The last assignment replacing ``recv_code``'s head before ``at`` in the same
