@@ -328,76 +328,57 @@ def _is_import(stmt) -> bool:
 
 
 def add_helpers_and_imports(module, helpers: dict[str, str], imports: list[tuple[str, Optional[str]]]):
-    """Add missing imports (LibCST's AddImportsVisitor, scheduled in a CodemodContext)
-    and helper definitions, each once: a helper goes after the last top-level import
-    unless its name is defined."""
+    """Add missing imports and helper definitions, each once: a helper goes after the
+    leading block of docstring and top-level imports unless its name is defined; one
+    plain ``import m`` goes at the end of that block too, before the helpers (the
+    module's code below may call a helper at import time: an import placed after the
+    last top-level import, which may stand below that call or in a later notebook cell,
+    would not have run yet); other imports through LibCST's AddImportsVisitor, scheduled
+    in a CodemodContext (the end of the first import block)."""
     import libcst as cst
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import AddImportsVisitor
 
     existing = _defined_names(module)
+    body = list(module.body)
+    lead = 0  # after the leading block of docstring and imports
+    for i, stmt in enumerate(body):
+        if _is_import(stmt) or (i == 0 and _is_docstring(stmt)):
+            lead = i + 1
+        else:
+            break
     new_stmts = []
     for name, code in helpers.items():
         if name in existing:
             continue
         parsed = cst.parse_module(code.strip("\n") + "\n")
-        body = list(parsed.body)
-        body[0] = body[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
-        new_stmts.extend(body)
+        helper = list(parsed.body)
+        helper[0] = helper[0].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        new_stmts.extend(helper)
     if new_stmts:
-        body = list(module.body)
-        at = 0  # after the leading block of docstring and imports
-        for i, stmt in enumerate(body):
-            if _is_import(stmt) or (i == 0 and _is_docstring(stmt)):
-                at = i + 1
-            else:
-                break
-        if at < len(body):
-            nxt = body[at]
+        if lead < len(body):
+            nxt = body[lead]
             blank = sum(1 for ln in nxt.leading_lines if ln.comment is None) if hasattr(nxt, "leading_lines") else 2
             if blank < 2 and hasattr(nxt, "leading_lines"):
-                body[at] = nxt.with_changes(leading_lines=[cst.EmptyLine()] * (2 - blank) + list(nxt.leading_lines))
-        body[at:at] = new_stmts
-        module = module.with_changes(body=body)
+                body[lead] = nxt.with_changes(leading_lines=[cst.EmptyLine()] * (2 - blank) + list(nxt.leading_lines))
+        body[lead:lead] = new_stmts
     if imports:
-        # the imports the module already has at its top level need no visit of the tree
-        have = _top_level_imports(module)
+        # (only the leading block's imports have run before the code that may need them)
+        have = _top_level_imports(module.with_changes(body=body[:lead]))
         imports = [i for i in imports if i not in have]
-    if len(imports) == 1 and imports[0][1] is None and _fast_import_ok(module):
-        # one plain ``import m``: where AddImportsVisitor puts it (after the last top-level
-        # import statement), without its visit of the whole tree
-        body = list(module.body)
-        at = max(i for i, st in enumerate(body) if _has_import(st)) + 1
-        new = cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(name=cst.parse_expression(imports[0][0]))])])
-        body.insert(at, new)
-        return module.with_changes(body=body)
-    if imports:
+    plain = [i for i in imports if i[1] is None]
+    for mod, _ in plain:
+        new = cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(name=cst.parse_expression(mod))])])
+        body.insert(lead, new)
+        lead += 1
+    module = module.with_changes(body=body)
+    rest = [i for i in imports if i[1] is not None]
+    if rest:
         cctx = CodemodContext()
-        for mod, obj in imports:
+        for mod, obj in rest:
             AddImportsVisitor.add_needed_import(cctx, mod, obj)
         module = AddImportsVisitor(cctx).transform_module(module)
     return module
-
-
-def _has_import(stmt) -> bool:
-    import libcst as cst
-
-    return isinstance(stmt, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
-
-
-def _fast_import_ok(module) -> bool:
-    """The module has a top-level import statement and no ``from __future__`` (where
-    AddImportsVisitor's placement is simply "after the last one")."""
-    import libcst as cst
-
-    found = False
-    for st in module.body:
-        if _has_import(st):
-            found = True
-            for s in st.body:
-                if isinstance(s, cst.ImportFrom) and s.module is not None and module.code_for_node(s.module) == "__future__":
-                    return False
-    return found
 
 
 def _top_level_imports(module) -> set:

@@ -3,7 +3,7 @@
 ``engine.add_helpers_and_imports`` places them on a LibCST parse of the whole file: a
 helper definition goes after the leading block of docstring and top-level imports (two
 blank lines before it, and at least two before the statement that follows), one plain
-``import m`` goes after the last top-level import statement.  A LibCST parse of a whole
+``import m`` at the end of that block too, before the helpers.  A LibCST parse of a whole
 file costs several times what the fix itself does, and a fix that adds a helper (TM401's
 ``load_matching_state_dict``) otherwise needs only the top-level chunk that holds it.
 :func:`head_edits` finds the same places from the stdlib ``ast`` and the text, for the
@@ -102,23 +102,35 @@ def head_edits(text: str, helpers: dict, imports: list) -> Optional[list[tuple[i
     edits: list[tuple[int, str]] = []
     existing = _top_names(body)
     new = [code for name, code in helpers.items() if name not in existing]
+    lead = 0  # after the leading block of docstring and imports
+    for i, st in enumerate(body):
+        doc = _docstring(st) if i == 0 else False
+        if doc is None:
+            return None
+        if isinstance(st, (ast.Import, ast.ImportFrom)) or doc:
+            lead = i + 1
+        else:
+            break
+    have = set()
+    for st in body[:lead]:
+        if isinstance(st, ast.Import):
+            have.update((a.name, None) for a in st.names if a.asname is None)
+    todo = [i for i in imports if not (i[1] is None and i in have)]
+    if any(i[1] is not None for i in todo):
+        return None  # ``from m import n``: AddImportsVisitor's placement
+    if not all(p.isidentifier() for m, _ in todo for p in m.split(".")):
+        return None
+    if (new or todo) and (lead == 0 or lead == len(body)):
+        return None  # (the module's header or footer lines: left to LibCST)
+    ins = starts[body[lead - 1].end_lineno] if lead else 0  # the line after the leading block
+    # the imports first, at the end of the leading block, then the helpers
+    if todo:
+        edits.append((ins, "".join(f"import {m}\n" for m, _ in todo)))
     if new:
-        at = 0
-        for i, st in enumerate(body):
-            doc = _docstring(st) if i == 0 else False
-            if doc is None:
-                return None
-            if isinstance(st, (ast.Import, ast.ImportFrom)) or doc:
-                at = i + 1
-            else:
-                break
-        if at == 0 or at == len(body):
-            return None  # (the module's header or footer lines: left to LibCST)
-        prev, nxt = body[at - 1], body[at]
+        nxt = body[lead]
         first = min([nxt.lineno] + [d.lineno for d in getattr(nxt, "decorator_list", ())])
-        ins = starts[prev.end_lineno]  # the line after ``prev``
-        lead = text[ins : starts[first - 1]]
-        lines = lead.split("\n")[:-1]
+        lead_text = text[ins : starts[first - 1]]
+        lines = lead_text.split("\n")[:-1]
         if any(ln.strip(" \t") and not ln.lstrip(" \t").startswith("#") for ln in lines):
             return None  # (only blank and comment lines are the next statement's leading lines)
         blank = sum(1 for ln in lines if not ln.strip(" \t"))
@@ -126,32 +138,4 @@ def head_edits(text: str, helpers: dict, imports: list) -> Optional[list[tuple[i
         if indent is None:
             return None
         edits.append((ins, "".join(_helper_code(c, indent) for c in new) + "\n" * max(0, 2 - blank)))
-    have = set()
-    for st in body:
-        if isinstance(st, ast.Import):
-            have.update((a.name, None) for a in st.names if a.asname is None)
-    todo = [i for i in imports if not (i[1] is None and i in have)]
-    if any(i[1] is not None for i in todo):
-        return None  # ``from m import n``: AddImportsVisitor's placement
-    if len(todo) > 1:
-        return None
-    if todo:
-        mod = todo[0][0]
-        if not all(p.isidentifier() for p in mod.split(".")):
-            return None
-        last = None
-        for i, st in enumerate(body):
-            if isinstance(st, ast.ImportFrom) and st.module == "__future__":
-                return None  # (AddImportsVisitor places it after the __future__ imports)
-            if isinstance(st, (ast.Import, ast.ImportFrom)):
-                last = i
-        if last is None or last == len(body) - 1:
-            return None
-        at = starts[body[last].end_lineno]
-        # at the place of a helper added after the same statement, the import comes first
-        # (its index is the one after the last import statement, the helpers' too)
-        if edits and at > edits[0][0]:
-            edits.append((at, f"import {mod}\n"))
-        else:
-            edits.insert(0, (at, f"import {mod}\n"))
     return edits

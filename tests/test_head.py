@@ -97,6 +97,8 @@ SCRIPT = (
         (SCRIPT.replace("import os\n", "import os\nimport warnings\n"), HELPERS, WARN),
         ("import torch\nmodel = None\n", HELPERS, WARN),
         ("import torch\n\n\n\n@torch.no_grad()\ndef f():\n  return 1\n", HELPERS, WARN),
+        ("from __future__ import annotations\n" + SCRIPT.split('"""\n', 1)[1], HELPERS, WARN),
+        ("import torch\nmodel = None\nimport late\n", HELPERS, WARN),
     ],
 )
 def test_the_usual_shapes_are_placed_by_text(text, helpers, imports):
@@ -109,7 +111,6 @@ def test_the_usual_shapes_are_placed_by_text(text, helpers, imports):
     "text",
     [
         SCRIPT.replace("\n", "\r\n"),  # another newline
-        "from __future__ import annotations\n" + SCRIPT.split('"""\n', 1)[1],  # AddImportsVisitor's placement
         "import torch\n",  # nothing after the imports: the module's footer
         "x = 1\nimport torch\n\ndef f():\n    pass\n",  # no leading import block for the helper
         SCRIPT.replace("    ", "\t"),  # a tab indent
@@ -133,3 +134,16 @@ def test_a_helper_fix_is_made_on_its_chunk_and_equals_the_whole_file_fix():
     slow = process_text("train.py", src, Options(fix=True, shortcuts=False))
     assert fast.diff and fast.diff == slow.diff
     assert b"+def load_matching_state_dict" in fast.diff and b"+import warnings" in fast.diff
+
+
+@pytest.mark.parametrize("late", [
+    "import matplotlib.pyplot as plt\n",  # a late import in a script
+    "import warnings\n",  # the very import, only after the code that needs it
+])
+def test_the_import_a_helper_needs_runs_before_the_code_that_calls_it(late):
+    """(AsserElfeki's notebook) the helper goes after the leading imports and the code
+    below calls it at import time: ``import warnings`` must stand in that leading block,
+    not after the last top-level import (a later cell, or below the call)."""
+    text = "import torch\n\nmodel = build()\nmodel.load(ckpt)\n" + late + "plot()\n"
+    for out in (_reference(text, HELPERS, WARN), _by_text(text, HELPERS, WARN)):
+        assert out.startswith("import torch\nimport warnings\n\n\ndef load_matching_state_dict("), out
