@@ -1113,3 +1113,39 @@ def test_a_head_replaced_at_module_level_before_a_load_in_a_function(between, in
     f, out = fixed(src)
     assert "after `model.fc` was replaced at module level (line 5)" in f.message
     assert "    load_matching_state_dict(model, torch.load(" in out
+
+
+_OWN_CHECKPOINT = """\
+import torch
+from torch import nn
+from torchvision import models
+
+
+def load_checkpoint(filepath):
+    checkpoint = torch.load(filepath)
+    model = models.vgg16(weights="DEFAULT")
+    model.classifier = {head}
+    model.load_state_dict(checkpoint['model_state_dict'])
+{extra}    return model
+
+
+def train_model(model, loader, criterion, optimizer):
+    for images, labels in loader:
+        optimizer.zero_grad()
+        criterion(model(images), labels).backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("head, extra, found", [
+    # the Udacity image-classifier project: the head is built from the checkpoint itself,
+    # or the checkpoint carries the run's metadata (class_to_idx, epochs): the file's own
+    ("nn.Sequential(nn.Linear(25088, checkpoint['n_hidden']), nn.ReLU(), nn.Linear(512, 102))", "", False),
+    ("checkpoint['classifier']", "", False),
+    ("nn.Linear(25088, 102)", "    model.class_to_idx = checkpoint['class_to_idx']\n", False),
+    # the control: nothing says whose checkpoint it is
+    ("nn.Linear(25088, 102)", "", True),
+])
+def test_a_checkpoint_that_sizes_the_head_or_carries_its_run(head, extra, found):
+    r, _ = run(_OWN_CHECKPOINT.format(head=head, extra=extra))
+    assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]

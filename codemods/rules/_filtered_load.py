@@ -27,7 +27,11 @@ HEADS = ("fc", "classifier", "head", "heads", "last_linear")
 CLASS_KWARGS = ("num_classes", "n_classes", "nclasses", "num_class", "n_class", "class_num", "classes_num")
 STATE_KEYS = ("state_dict", "model", "model_state_dict", "net", "model_state", "weights", "params")
 RESUME_KEYS = ("optimizer", "optimizer_state_dict", "optim", "epoch", "scheduler", "lr_scheduler", "step",
-               "optimizer_state", "global_step", "best_acc", "best_prec1")
+               "optimizer_state", "global_step", "best_acc", "best_prec1",
+               # a run's own metadata, saved beside the weights (the Udacity image-classifier
+               # project's ``{'arch': ..., 'hidden_units': ..., 'class_to_idx': ...}``)
+               "epochs", "num_epochs", "class_to_idx", "idx_to_class", "hidden_units", "hidden_layers",
+               "learning_rate")
 FILE_LOADS = frozenset({"torch.load", "torch.serialization.load", "safetensors.torch.load_file"})
 SAVES = frozenset({"torch.save", "torch.serialization.save", "safetensors.torch.save_file"})
 HUB_FILES = frozenset({"huggingface_hub.hf_hub_download", "huggingface_hub.file_download.hf_hub_download"})

@@ -215,6 +215,10 @@ class StrictLoadAfterHeadChange(Rule):
         head = heads.change(recv, call, own_file=src.kind == "file")
         if head is None:
             return None
+        if src.ckpt is not None and isinstance(head.node, ast.Assign) and _reads(sem, head.node.value, src.ckpt):
+            # ``model.classifier = nn.Linear(25088, checkpoint['hidden_units'])``,
+            # ``model.fc = checkpoint['fc']``: the new head is built from the checkpoint itself
+            return None
         if src.merged and not _same_names(sem, head):
             # ``model_dict.update(sd)``: a head whose parameters have other names than the
             # checkpoint's (``fc = nn.Sequential(...)``: ``fc.0.weight``) takes no entry
@@ -468,6 +472,13 @@ class StrictLoadAfterHeadChange(Rule):
             Fix(build, safety=safety, message=f"build `{name}` with its pretrained head, then replace `{head}`",
                 imports=(("torch", None),) if torch_name == "torch" else ()),
         )
+
+
+def _reads(sem, expr, name: ast.Name) -> bool:
+    """``expr`` reads the value ``name`` holds (a name bound by the same bindings)."""
+    bs = {id(b) for b in sem.resolve(name)}
+    return bool(bs) and any(isinstance(n, ast.Name) and n.id == name.id and {id(b) for b in sem.resolve(n)} == bs
+                            for n in ast.walk(expr))
 
 
 def _same_names(sem, head) -> bool:
