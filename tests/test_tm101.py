@@ -3310,3 +3310,25 @@ def test_a_wrapper_whose_move_is_in_another_method():
         "\n    def use_gpu(self):\n        self.model = self.model.to(self.device)\n")
     f, out, src = run(src, unsafe=True)
     assert codes(f) == [] and out == src
+
+
+@pytest.mark.parametrize("back", ['model.to("cpu")', "model.cpu()", 'model = model.to(torch.device("cpu"))', None])
+def test_a_module_moved_back_to_the_cpu_keeps_its_batch_there(back):
+    """(AsserElfeki's notebook) the model is moved to the CPU for evaluation, a metric
+    lives on the device: moving the batch would break ``model(inputs)``; report only."""
+    body = (
+        "model = nn.Linear(4, 3).to(device)\n"
+        "metric = nn.Linear(3, 3).to(device)\n\n\n"
+        "def test_model(model, test_loader):\n"
+        + (f"    {back}\n" if back else "")
+        + "    for inputs, labels in test_loader:\n"
+        "        output = model(inputs)\n"
+        "        scores = metric(output)\n\n\n"
+        "test_model(model, loader)\n"
+    )
+    findings, out, src = run(body)
+    assert codes(findings) == ["TM101"], [f.message for f in findings]
+    if back:
+        assert out == src and "on the CPU on purpose (it was moved to the CPU above)" in findings[0].message
+    else:
+        assert out != src

@@ -792,6 +792,15 @@ class _Flow:
         # a module moved to a device (or not): model(x), self.net(x), model.forward(x)
         callee = f if meth != "forward" else recv
         st = None if self._flow_root(f) else self._model(callee, c)
+        if st is None and not self._flow_root(f) and self._moved_back(callee, c):
+            # ``model.to("cpu")`` above in the same function: a module run on the CPU on
+            # purpose, whose inputs must stay there (what meets its output on the device
+            # is said, not fixed: moving the batch would break this call)
+            args = self._args(c)
+            kept = frozenset().union(*(s for s, _ in args))
+            if kept:
+                self.host.append((kept, sem.segment(callee), "it was moved to the CPU above"))
+            return _result(args)
         if st is not None:
             args = self._args(c)
             # (a model wrapped in ``DataParallel`` only on some ways, ``if device_count() > 1:``,
@@ -815,7 +824,7 @@ class _Flow:
             cpu = frozenset().union(*(s for i, (s, _) in enumerate(args) if i not in host))
             kept = frozenset().union(*(s for i, (s, _) in enumerate(args) if i in host))
             if kept:
-                self.host.append((kept, sem.segment(callee)))
+                self.host.append((kept, sem.segment(callee), "pack_padded_sequence lengths, host-side values"))
             if cpu and not self._where_unmoved(c):  # (``else: net(x)`` of ``if use_cuda: net(x.cuda())``)
                 self.need(cpu, c, sem.segment(callee))
             return frozenset(), True
@@ -969,6 +978,29 @@ class _Flow:
                 st = ModelState(st.moves, st.unmoved, _PLACES_ITS_INPUTS)
         self.cache[key] = st
         return st
+
+    def _moved_back(self, callee, call: ast.Call) -> bool:
+        """A statement of the function (or module) that holds ``call``, before it, moves
+        ``callee`` to the CPU: ``model.cpu()``, ``model.to("cpu")``,
+        ``model = model.to(torch.device("cpu"))``."""
+        sem = self.sem
+        code = sem.dotted(callee)
+        if code is None:
+            return False
+        key = ("moved back", code, id(sem.scope_of(callee)))
+        got = self.cache.get(key)
+        if got is None:
+            fn = sem.enclosing_function(call)
+            body = fn.body if fn is not None else sem.module.body
+            got = []
+            for st in body:
+                for n in sem.walk(st, scopes=False):
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and sem.dotted(n.func.value) == code \
+                            and (n.func.attr == "cpu" and not n.args
+                                 or n.func.attr == "to" and n.args and is_cpu_device(sem, n.args[0])):
+                        got.append((n.lineno, n.col_offset))
+            self.cache[key] = got
+        return any(p < (call.lineno, call.col_offset) for p in got)
 
     def _host_args(self, callee, call: ast.Call) -> set:
         """The positions in ``_args(call)`` (positional arguments, then keywords) of the
@@ -1854,13 +1886,13 @@ class DeviceBatchNotMoved(Rule):
             return _Plan(why=f"`{mname}` comes from {away.where}, which moves it to `{dev}` (not known here)",
                          where=f"`{dev}`")
         needed = frozenset().union(*(n.srcs for n in flow.needs))
-        for kept, model in flow.host:
+        for kept, model, why in flow.host:
             if kept & needed:
                 # moving that element would move what the model keeps on the CPU too
-                # (a dict batch moved whole, its lengths for ``pack_padded_sequence``)
+                # (a dict batch moved whole, its lengths for ``pack_padded_sequence``; a
+                # module moved back to the CPU)
                 return _Plan(why=f"`{model}` gets part of `{', '.join(sorted(kept & needed))}` on the CPU on purpose "
-                                 "(pack_padded_sequence lengths, host-side values): move only what needs the device",
-                             hint=False)
+                                 f"({why}): move only what needs the device", hint=False)
         if any(m.builder for m in moves):
             return _Plan(why=f"`{mname}` is built and moved by a helper")
         styles = {m.style for m in moves}
