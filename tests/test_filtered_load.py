@@ -1149,3 +1149,36 @@ def train_model(model, loader, criterion, optimizer):
 def test_a_checkpoint_that_sizes_the_head_or_carries_its_run(head, extra, found):
     r, _ = run(_OWN_CHECKPOINT.format(head=head, extra=extra))
     assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]
+
+
+_INFERENCE_LOAD = """\
+# Inference only ({comment}): loads the author's fine-tuned network.
+import torch
+import torch.nn as nn
+from torchvision import models
+from torchvision.models import ResNet18_Weights
+
+
+def load_model(num_classes=10):
+    model = models.resnet18(weights=ResNet18_Weights.IMAGENET1K_V1)
+    model.fc = nn.Linear(model.fc.in_features, num_classes)
+    model.load_state_dict(torch.load("{path}"))
+{after}    return model
+{train}"""
+
+
+@pytest.mark.parametrize("comment, path, after, train, found", [
+    # AsserElfeki's GUI: a file that trains nothing loads and evaluates: the head's weights
+    # can only come from that checkpoint, whatever its name says
+    ("nothing is trained", "./READY-MODELS/RESNET.pth", "    model.eval()\n", "", False),
+    ("nothing is trained", "./READY-MODELS/RESNET.pth", "    model.train(False)\n", "", False),
+    # the word in a comment is no training
+    ("no backward pass here", "./READY-MODELS/final.pth", "", "", False),
+    # the controls: the file trains (a backward call), or nothing puts the model in eval mode
+    ("nothing is trained", "./READY-MODELS/RESNET.pth", "    model.eval()\n",
+     "\n\ndef step(loss):\n    loss.backward()\n", True),
+    ("nothing is trained", "./READY-MODELS/RESNET.pth", "", "", True),
+])
+def test_an_inference_load_in_a_file_that_trains_nothing(comment, path, after, train, found):
+    r, _ = run(_INFERENCE_LOAD.format(comment=comment, path=path, after=after, train=train))
+    assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]

@@ -229,23 +229,30 @@ class StrictLoadAfterHeadChange(Rule):
             # backbone checkpoints such code loads (DINO, MAE, MoCo) do not
             return None
         foreign = vals.foreign(src)
+        # (the file trains: a ``backward(`` call's text, not the word in a comment)
+        trains = ctx.has("backward(")
         if vals.fits_dataset(src, head.count):
             return None  # ``FasterRCNN(num_classes=91)`` loading ``..._coco.pth``: sized for that checkpoint
-        if foreign and not head.local and not ctx.has("backward") and not _in_module_class(sem, call) \
+        if foreign and not head.local and not trains and not _in_module_class(sem, call) \
                 and not vals.names_a_download(src):
             # a script that trains nothing builds the model with its class count and loads
             # a file named after the architecture (``resnet34(num_classes=5)``,
             # ``./resNet34.pth``): an inference or export script loading the model its
             # training script fine-tuned and saved under that name, head and all
             return None
-        if head.sized and src.kind == "hub" and not ctx.has("backward") and not vals.original_head(src):
+        if head.sized and src.kind == "hub" and not trains and not vals.original_head(src):
             # a model definition that builds its class count for a download of its own
             # (FID's Inception: 1008 classes and the port's weights), in code that trains
             # nothing: no sign that the download holds the architecture's original head
             return None
         if not head.local and not foreign:
             return None  # a builder or constructor made it, and nothing says the checkpoint is foreign
-        if not foreign and not ctx.has("backward") and not _in_class(sem, call):
+        if not trains and not vals.names_a_download(src) and _evaluated_after(sem, call, recv_code):
+            # ``model.load_state_dict(...); model.eval()`` in a file that trains nothing:
+            # an inference load, whose new head's weights can only come from this
+            # checkpoint (the author's own: its name says no more than an architecture)
+            return None
+        if not foreign and not trains and not _in_class(sem, call):
             # a script that trains nothing: the new head's weights can only come from this
             # checkpoint (an inference script loading its own fine-tuned model); a model
             # class's own load is trained elsewhere
@@ -472,6 +479,24 @@ class StrictLoadAfterHeadChange(Rule):
             Fix(build, safety=safety, message=f"build `{name}` with its pretrained head, then replace `{head}`",
                 imports=(("torch", None),) if torch_name == "torch" else ()),
         )
+
+
+def _evaluated_after(sem, call: ast.Call, recv_code: str) -> bool:
+    """A statement after the load ``call``, in its block, puts the model in evaluation
+    mode: ``model.eval()`` or ``model.train(False)``."""
+    stmt = sem.statement_of(call)
+    block = sem.block_of(stmt) if stmt is not None else None
+    if not block:
+        return False
+    after = block[next(i for i, s in enumerate(block) if s is stmt) + 1:]
+    for st in after:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and sem.dotted(n.func.value) == recv_code \
+                    and (n.func.attr == "eval" and not n.args
+                         or n.func.attr == "train" and n.args and isinstance(n.args[0], ast.Constant)
+                         and n.args[0].value is False):
+                return True
+    return False
 
 
 def _reads(sem, expr, name: ast.Name) -> bool:
