@@ -1182,3 +1182,22 @@ def load_model(num_classes=10):
 def test_an_inference_load_in_a_file_that_trains_nothing(comment, path, after, train, found):
     r, _ = run(_INFERENCE_LOAD.format(comment=comment, path=path, after=after, train=train))
     assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]
+
+
+@pytest.mark.parametrize("stem, found", [
+    # AsserElfeki's notebook: the grayscale stem replaced too: only a checkpoint of this
+    # very model fits (its "pretrained_resnet18.pt" is the author's fine-tuned one)
+    ("model.conv1 = nn.Conv2d(1, 64, kernel_size=7, stride=2, padding=3, bias=False)\n", False),
+    ("model.features[0] = nn.Conv2d(1, 64, kernel_size=3, padding=1)\n", False),
+    # controls: no stem replaced; another model's stem; a later layer of ``features``
+    ("", True),
+    ("other.conv1 = nn.Conv2d(1, 64, kernel_size=7)\n", True),
+    ("model.features[3] = nn.Conv2d(64, 64, kernel_size=3, padding=1)\n", True),
+])
+def test_a_stem_replaced_with_the_head(stem, found):
+    src = ("import torch\nimport torch.nn as nn\nfrom torchvision import models\n\n"
+           "model = models.resnet18(weights='IMAGENET1K_V1')\nmodel.fc = nn.Linear(512, 10)\n" + stem +
+           "model.load_state_dict(torch.load('./pretrained_resnet18.pt'))\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(x).sum()\nloss.backward()\n")
+    r, _ = run(src)
+    assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]

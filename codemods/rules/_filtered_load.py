@@ -643,6 +643,11 @@ def exclusive(sem: SemanticModel, a, b) -> bool:
     return False
 
 
+# the attributes that hold a model's input stem (torchvision's ResNet ``conv1``, VGG and
+# DenseNet ``features[0]``, timm's ``conv_stem`` / ``stem`` / ``patch_embed``)
+_STEMS = ("conv1", "conv_stem", "stem", "patch_embed", "features")
+
+
 class Heads:
     """Where a model's head was changed before a load."""
 
@@ -666,6 +671,31 @@ class Heads:
                     out[id(p)] = p
             self._assigns = sorted(out.values(), key=lambda n: (n.lineno, n.col_offset))
         return self._assigns
+
+    def stem_replaced(self, recv_code: str, at) -> bool:
+        """Before the load ``at``, in its scope, the model's input stem was replaced by a
+        new layer too (``model.conv1 = nn.Conv2d(1, 64, ...)``, ``model.features[0] =
+        ...``): no checkpoint of the original architecture fits it either, so the
+        checkpoint is one made from this very model (and a filtered load would leave
+        the stem untrained as well)."""
+        sem = self.sem
+        scope = sem.scope_of(at)
+        pos = (at.lineno, at.col_offset)
+        for a in sem.find_named((ast.Attribute,), _STEMS):
+            t = a
+            p = sem.parent(t)
+            if isinstance(p, ast.Subscript) and p.value is t:
+                if not (isinstance(p.slice, ast.Constant) and p.slice.value == 0 and t.attr == "features"):
+                    continue
+                t, p = p, sem.parent(p)
+            elif t.attr == "features":
+                continue
+            if not (isinstance(p, ast.Assign) and len(p.targets) == 1 and p.targets[0] is t
+                    and isinstance(p.value, ast.Call)):
+                continue
+            if sem.dotted(a.value) == recv_code and sem.scope_of(p) is scope and (p.lineno, p.col_offset) < pos:
+                return True
+        return False
 
     def change(self, recv, at, own_file: bool = False) -> Optional[HeadChange]:
         """The head change before the load ``at`` into ``recv``; ``own_file``: the

@@ -215,6 +215,8 @@ class StrictLoadAfterHeadChange(Rule):
         head = heads.change(recv, call, own_file=src.kind == "file")
         if head is None:
             return None
+        if head.local and heads.stem_replaced(recv_code, call):
+            return None  # (the input stem was replaced too: a checkpoint of this very model)
         if src.ckpt is not None and isinstance(head.node, ast.Assign) and _reads(sem, head.node.value, src.ckpt):
             # ``model.classifier = nn.Linear(25088, checkpoint['hidden_units'])``,
             # ``model.fc = checkpoint['fc']``: the new head is built from the checkpoint itself
