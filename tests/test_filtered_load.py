@@ -1201,3 +1201,14 @@ def test_a_stem_replaced_with_the_head(stem, found):
            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nloss = model(x).sum()\nloss.backward()\n")
     r, _ = run(src)
     assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]
+
+
+def test_a_head_that_reads_only_a_weight_shape_of_the_checkpoint_is_still_a_change():
+    """(review) ``nn.Linear(state["fc.weight"].shape[1], 10)`` sizes the head's input from
+    the checkpoint, not its classes: the strict load still fails on ``fc.weight``."""
+    src = ("import torch\nimport torch.nn as nn\nfrom torchvision import models\n\n\ndef finetune(path):\n"
+           "    state = torch.load(path)\n    model = models.resnet18()\n"
+           "    model.fc = nn.Linear(state['fc.weight'].shape[1], 10)\n    model.load_state_dict(state)\n"
+           "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    model(x).sum().backward()\n")
+    r, _ = run(src)
+    assert [f.code for f in r.findings] == ["TM401"]

@@ -1276,3 +1276,32 @@ def test_a_loader_made_here_that_another_modules_function_iterates_is_a_sure_sit
     r = run()
     assert [f.code for f in r.findings] == ["TM301"] and not r.changed
     assert "which may iterate it" in r.findings[0].message
+
+
+def test_a_generator_of_another_module_iterates_nothing_when_called(tmp_path):
+    """(review) ``batches = engine.cycle(train_loader)`` of a generator function: calling
+    it iterates nothing; the call may iterate it (as before), not for sure."""
+    (tmp_path / "engine.py").write_text("def cycle(loader):\n    while True:\n        for batch in loader:\n"
+                                        "            yield batch\n")
+    main = ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\nimport engine\n\n"
+            "ds = TensorDataset(torch.randn(64, 3))\ntrain_loader = DataLoader(ds, batch_size=8, num_workers=2)\n"
+            "batches = engine.cycle(train_loader)\n")
+    (tmp_path / "train.py").write_text(main)
+    ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
+    r = next(r for r in ran if os.path.basename(r.path) == "train.py")
+    assert [f.code for f in r.findings] == ["TM301"] and "which may iterate it" in r.findings[0].message
+
+
+def test_a_positional_only_parameter_takes_its_place(tmp_path):
+    """(review) ``def get_loader(root, /, batch_size, num_workers=4)`` called as
+    ``get_loader("data/", 32, 0)``: the count is the third argument, 0."""
+    (tmp_path / "data.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\n"
+        "def get_loader(root, /, batch_size, num_workers=4):\n    ds = TensorDataset(torch.randn(64, 3))\n"
+        "    return DataLoader(ds, batch_size=batch_size, num_workers=num_workers)\n")
+    for args, found in (('"data/", 32, 0', False), ('"data/", 32', True), ('"data/", 32, 2', True)):
+        main = f"import torch\nimport data\n\ntrain_loader = data.get_loader({args})\nfor x in train_loader:\n    pass\n"
+        (tmp_path / "train.py").write_text(main)
+        ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
+        r = next(r for r in ran if os.path.basename(r.path) == "train.py")
+        assert [f.code for f in r.findings] == (["TM301"] if found else []), (args, [f.message for f in r.findings])

@@ -3332,3 +3332,25 @@ def test_a_module_moved_back_to_the_cpu_keeps_its_batch_there(back):
         assert out == src and "on the CPU on purpose (it was moved to the CPU above)" in findings[0].message
     else:
         assert out != src
+
+
+@pytest.mark.parametrize("moves, fixed", [
+    # (review) moved to the CPU for a snapshot, then back to the device before the loop
+    ("    model.cpu()\n    torch.save(model.state_dict(), 'last.pt')\n    model.to(device)\n", True),
+    # a move to the CPU only on one branch: not known to hold at the call
+    ("    if save:\n        model.cpu()\n", True),
+    ("    model.cpu()\n", False),
+])
+def test_a_module_moved_back_to_the_cpu_only_when_that_is_its_last_move(moves, fixed):
+    body = (
+        "model = nn.Linear(4, 3).to(device)\n"
+        "metric = nn.Linear(3, 3).to(device)\n\n\n"
+        "def evaluate(model, test_loader, save=False):\n" + moves +
+        "    for inputs, labels in test_loader:\n"
+        "        output = model(inputs)\n"
+        "        scores = metric(output)\n\n\n"
+        "evaluate(model, loader)\n"
+    )
+    findings, out, src = run(body)
+    assert codes(findings) == ["TM101"], [f.message for f in findings]
+    assert (out != src) == fixed, findings[0].message

@@ -940,3 +940,17 @@ def test_a_builder_function_returning_a_class_it_imports(tmp_path):
     # the class places itself: nothing to say
     (pkg / "resnet.py").write_text(_RESNET.replace("super().__init__()\n", "super().__init__()\n        self.cuda()\n"))
     assert [x for x in process_file(str(script), Options()).findings if x.code == "TM104"] == []
+
+
+def test_a_package_that_binds_the_name_by_a_star_import_of_a_library(tmp_path):
+    """(review) ``models/__init__.py`` doing ``from torchvision.models import *``: the name
+    has no binding in the project's module; nothing to read (it crashed the file)."""
+    from torchmend.engine import process_file
+
+    pkg = tmp_path / "models"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from torchvision.models import *\n")
+    script = tmp_path / "main.py"
+    script.write_text(_BUILDER_SCRIPT.replace("from models import *", "from models import ResNet18"))
+    res = process_file(str(script), Options(unsafe_fixes=True))
+    assert res.error is None and [f for f in res.findings if f.code == "TM104"] == []

@@ -18,7 +18,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
+from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel, is_generator
 from ..semantic import names as N
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -647,8 +647,8 @@ def _iterates_parameter(m, fdef, call: ast.Call, expr, depth: int) -> bool:
     """The function ``fdef`` of the model ``m`` (a module-level function) iterates the
     parameter that ``expr``, an argument of ``call``, is passed to (see
     :func:`_sibling_iterates`); two calls deep at most."""
-    if not isinstance(fdef, ast.FunctionDef) or m.parent(fdef) is not m.module or depth > 2:
-        return False
+    if not isinstance(fdef, ast.FunctionDef) or m.parent(fdef) is not m.module or depth > 2 or is_generator(fdef):
+        return False  # (a generator iterates nothing until it is itself iterated: ``engine.cycle(loader)``)
     if any(isinstance(x, ast.Starred) for x in call.args):
         return False
     a = fdef.args

@@ -980,9 +980,10 @@ class _Flow:
         return st
 
     def _moved_back(self, callee, call: ast.Call) -> bool:
-        """A statement of the function (or module) that holds ``call``, before it, moves
-        ``callee`` to the CPU: ``model.cpu()``, ``model.to("cpu")``,
-        ``model = model.to(torch.device("cpu"))``."""
+        """A statement of the function (or module) body that holds ``call`` (not one
+        nested in a branch or loop), before it, moves ``callee`` to the CPU
+        (``model.cpu()``, ``model.to("cpu")``, ``model = model.to(torch.device("cpu"))``),
+        and no move of it anywhere between that one and ``call`` may take it elsewhere."""
         sem = self.sem
         code = sem.dotted(callee)
         if code is None:
@@ -992,15 +993,19 @@ class _Flow:
         if got is None:
             fn = sem.enclosing_function(call)
             body = fn.body if fn is not None else sem.module.body
-            got = []
+            got = []  # (position, to the CPU, a statement of the body itself) of each move of ``code``
             for st in body:
                 for n in sem.walk(st, scopes=False):
                     if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and sem.dotted(n.func.value) == code \
-                            and (n.func.attr == "cpu" and not n.args
-                                 or n.func.attr == "to" and n.args and is_cpu_device(sem, n.args[0])):
-                        got.append((n.lineno, n.col_offset))
+                            and n.func.attr in ("cpu", "cuda", "to"):
+                        cpu = n.func.attr == "cpu" and not n.args or n.func.attr == "to" and bool(n.args) \
+                            and is_cpu_device(sem, n.args[0])
+                        top = isinstance(st, (ast.Expr, ast.Assign)) and n is getattr(st, "value", None)
+                        got.append(((n.lineno, n.col_offset), cpu, top))
             self.cache[key] = got
-        return any(p < (call.lineno, call.col_offset) for p in got)
+        at = (call.lineno, call.col_offset)
+        before = sorted(m for m in got if m[0] < at)
+        return bool(before) and before[-1][1] and before[-1][2]
 
     def _host_args(self, callee, call: ast.Call) -> set:
         """The positions in ``_args(call)`` (positional arguments, then keywords) of the

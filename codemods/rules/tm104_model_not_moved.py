@@ -440,10 +440,10 @@ def _imported_class(sem: SemanticModel, call: ast.Call, depth: int = 0) -> tuple
         # (where the class is defined: through a package's ``__init__`` that re-exports it)
         other, bs = sem.sibling_definitions(call.func)
         if other is not None:
-            node = bs[0].node if len(bs) == 1 else None
-            if isinstance(node, ast.FunctionDef) and bs[0].kind is BindingKind.FUNCTION and depth == 0:
-                return _built_class(other, node)
-            node = node if bs[0].kind is BindingKind.CLASS else None
+            b = bs[0] if len(bs) == 1 else None  # (none: a name the module binds by a star import, or ``__getattr__``)
+            if b is not None and isinstance(b.node, ast.FunctionDef) and b.kind is BindingKind.FUNCTION and depth == 0:
+                return _built_class(other, b.node)
+            node = b.node if b is not None and b.kind is BindingKind.CLASS else None
             return other, node if isinstance(node, ast.ClassDef) and other.parent(node) is other.module else None
     q = sem.call_qualname(call)
     if not q:

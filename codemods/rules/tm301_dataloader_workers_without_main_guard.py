@@ -511,17 +511,20 @@ def _parameter_workers(sem, an: Analysis, call: ast.Call, other, fdef, w) -> Opt
     if len(bs) != 1 or bs[0].kind is not BindingKind.PARAMETER or bs[0].scope.node is not fdef:
         return None
     a = fdef.args
-    if any(x.arg == w.id for x in a.posonlyargs) or a.vararg is not None and a.vararg.arg == w.id:
+    if a.vararg is not None and a.vararg.arg == w.id:
         return None
     if any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
         return None  # (``**cfg`` may hold the count)
-    given = next((k.value for k in call.keywords if k.arg == w.id), None)
-    names = [x.arg for x in a.args]
+    names = [x.arg for x in (*a.posonlyargs, *a.args)]  # (the positions a call's arguments fill)
+    given = None if w.id in {x.arg for x in a.posonlyargs} else next(
+        (k.value for k in call.keywords if k.arg == w.id), None)
     if given is None and w.id in names and names.index(w.id) < len(call.args):
         given = call.args[names.index(w.id)]
     if given is not None:
         lit = an.worker_count(given)[1]
         return sem.segment(given) if lit is not None and lit > 0 else None
+    if len(call.args) > len(names):
+        return None  # (more arguments than positions: not read)
     defaults = dict(zip(names[len(names) - len(a.defaults):], a.defaults))
     defaults.update((x.arg, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)
     d = defaults.get(w.id)

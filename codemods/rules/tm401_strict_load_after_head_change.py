@@ -502,10 +502,27 @@ def _evaluated_after(sem, call: ast.Call, recv_code: str) -> bool:
 
 
 def _reads(sem, expr, name: ast.Name) -> bool:
-    """``expr`` reads the value ``name`` holds (a name bound by the same bindings)."""
+    """``expr`` reads an entry of the checkpoint dict ``name`` holds that is no weight: a
+    run's value (``checkpoint['hidden_units']``, ``ckpt.get('num_classes')``) or a whole
+    module (``checkpoint['classifier']``), not a tensor of the state
+    (``state['fc.weight'].shape[1]`` sizes the head's input only)."""
     bs = {id(b) for b in sem.resolve(name)}
-    return bool(bs) and any(isinstance(n, ast.Name) and n.id == name.id and {id(b) for b in sem.resolve(n)} == bs
-                            for n in ast.walk(expr))
+    if not bs:
+        return False
+    for n in ast.walk(expr):
+        if not (isinstance(n, ast.Name) and n.id == name.id and {id(b) for b in sem.resolve(n)} == bs):
+            continue
+        p = sem.parent(n)
+        key = None
+        if isinstance(p, ast.Subscript) and p.value is n:
+            key = p.slice
+        elif isinstance(p, ast.Attribute) and p.value is n and p.attr == "get":
+            c = sem.parent(p)
+            key = c.args[0] if isinstance(c, ast.Call) and c.func is p and c.args else None
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and "." not in key.value \
+                and not key.value.endswith(("weight", "bias")):
+            return True
+    return False
 
 
 def _same_names(sem, head) -> bool:

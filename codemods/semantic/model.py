@@ -1445,7 +1445,7 @@ class SemanticModel:
         ``(None, [])`` when not known: no such function, a generator, a bare ``return`` or
         one whose value is not a literal of that shape."""
         other, fdef = self.sibling_callee(call, holds)
-        if other is None or _is_generator(fdef):
+        if other is None or is_generator(fdef):
             return None, []
         out = []
         for r in other.returns(fdef):
@@ -1544,7 +1544,7 @@ class SemanticModel:
             return _dedup(out) or [Origin(OriginKind.UNKNOWN, expr)]
         if isinstance(expr, ast.Call):
             target = self.callee(expr)
-            if isinstance(target, _DEFS) and not _is_generator(target):
+            if isinstance(target, _DEFS) and not is_generator(target):
                 rets = self.returns(target)
                 if rets:
                     out = []
@@ -2221,7 +2221,7 @@ class SemanticModel:
                 work.append(p)
             elif isinstance(p, ast.Return):
                 fn = self.enclosing_function(p)
-                if not isinstance(fn, _DEFS) or _is_generator(fn):
+                if not isinstance(fn, _DEFS) or is_generator(fn):
                     escapes.append(e)
                     continue
                 sites = self.call_sites(fn)
@@ -2295,7 +2295,7 @@ class SemanticModel:
         p = self.parent(tup)
         if isinstance(p, ast.Return):
             fn = self.enclosing_function(p)
-            if not isinstance(fn, _DEFS) or _is_generator(fn):
+            if not isinstance(fn, _DEFS) or is_generator(fn):
                 escapes.append(e)
                 return
             sites = self.call_sites(fn)
@@ -2703,7 +2703,8 @@ def _walk(node, scopes: bool, parent: Optional[dict] = None) -> Iterator[ast.AST
             stack.extend(kids)
 
 
-def _is_generator(fdef) -> bool:
+def is_generator(fdef) -> bool:
+    """``fdef``'s own body (not a nested function's) yields: calling it runs none of it."""
     for n in _walk(fdef, False):
         if isinstance(n, (ast.Yield, ast.YieldFrom)):
             return True
