@@ -897,6 +897,8 @@ _RESNET = (
     # kuangliu/pytorch-cifar: ``def ResNet18(): return ResNet(BasicBlock, [2, 2, 2, 2])``
     ("def ResNet18():\n    return ResNet(None, [2, 2, 2, 2])\n", True),
     ('def ResNet18(**kwargs):\n    """ResNet-18."""\n    return ResNet(None, [2, 2, 2, 2], **kwargs)\n', True),
+    ("def ResNet18():\n    model = ResNet(None, [2, 2, 2, 2])\n    return model\n", True),
+    ("def ResNet18():\n    model = ResNet(None, [2, 2, 2, 2])\n    return net\n", False),
     # look-alikes: the builder places the model, is told a device, does more, or is wrapped
     ("def ResNet18():\n    return ResNet(None, [2, 2, 2, 2]).cuda()\n", False),
     ("def ResNet18(device='cuda'):\n    return ResNet(None, [2, 2, 2, 2], device=device)\n", False),

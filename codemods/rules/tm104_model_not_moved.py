@@ -463,12 +463,17 @@ def _imported_class(sem: SemanticModel, call: ast.Call, depth: int = 0) -> tuple
 def _built_class(other: SemanticModel, fn: ast.FunctionDef) -> tuple:
     """``(model, class)`` of the class a module-level builder function of ``other``
     returns a fresh instance of (kuangliu's ``def ResNet18(): return ResNet(BasicBlock,
-    [2, 2, 2, 2])``): its body, past a docstring, is one ``return Name(...)`` of a class
+    [2, 2, 2, 2])``): its body, past a docstring, is one ``return Name(...)`` (or ``model =
+    Name(...)`` then ``return model``) of a class
     of that module or one it imports from the project, no argument of which names a
     device, unpacking only the function's own ``*args`` / ``**kwargs`` (the caller's,
     read by :func:`_imported_model`); ``(other, None)`` otherwise."""
     body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant) \
         and isinstance(fn.body[0].value.value, str) else fn.body
+    if len(body) == 2 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1 \
+            and isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.Return) \
+            and isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].targets[0].id:
+        body = [ast.Return(value=body[0].value)]  # ``model = ResNet(...)`` then ``return model``: the same
     if fn.decorator_list or other.parent(fn) is not other.module or len(body) != 1 \
             or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.Call):
         return other, None
