@@ -2081,3 +2081,26 @@ def test_a_forward_that_returns_from_a_with_block(tail, fixed):
     assert codes(r) == (["TM501"] if fixed else [])
     if fixed:
         assert fixed + "\n" in out and "softmax" not in out
+
+
+@pytest.mark.parametrize("soft, code, fixed", [
+    # a softmax over dim 0 fed to a cross-entropy: the batch (or an unbatched input's
+    # classes): no logits either way (int2-group-19's nn.Softmax(dim=0) head, a DGL model)
+    ("F.softmax(z, dim=0)", ["TM501"], "loss = F.cross_entropy(z, y)\n"),
+    ("torch.softmax(z, 0)", ["TM501"], "loss = F.cross_entropy(z, y)\n"),
+    # look-alikes: a log_softmax over dim 0 (no NLLLoss swap for it); dim 2 of a 3-d input;
+    # a softmax over dim 0 into NLLLoss (its log_softmax fix would keep the wrong dim)
+    ("F.log_softmax(z, dim=0)", [], None),
+    ("F.softmax(z3, dim=2)", [], None),
+])
+def test_a_softmax_over_dim_0_fed_to_a_cross_entropy(soft, code, fixed):
+    r, out = run(f"z = torch.randn(4, 3)\nz3 = torch.randn(4, 3, 5)\ny = torch.zeros(4, dtype=torch.long)\n"
+                 f"loss = F.cross_entropy({soft}, y)\n")
+    assert codes(r) == code
+    if fixed:
+        assert body(out).endswith(fixed)
+
+
+def test_a_softmax_over_dim_0_fed_to_nll_is_not_made_a_log_softmax_over_dim_0():
+    r, out = run("z = torch.randn(4, 3)\ny = torch.zeros(4, dtype=torch.long)\nloss = F.nll_loss(F.softmax(z, dim=0), y)\n")
+    assert not r.changed

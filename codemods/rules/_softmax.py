@@ -1375,9 +1375,17 @@ class Analysis:
         self._moves[site.call] = (moves, reshaped)
         return e, peeled
 
-    def lands(self, site: Site, s: Soft) -> bool:
-        """The softmax ``s``'s dim is the loss's class dim once the site's dim moves apply."""
+    def lands(self, site: Site, s: Soft, ce: bool = False) -> bool:
+        """The softmax ``s``'s dim is the loss's class dim once the site's dim moves apply;
+        with ``ce`` (a cross-entropy site, whose fix drops the softmax), also a softmax
+        (not a log_softmax) over dim 0 of the loss's very input: the class dim of an
+        unbatched input, else the batch (``nn.Softmax(dim=0)`` ending a classifier): the
+        loss gets no logits either way, and the logits are what it needs."""
         moves, reshaped = self._moves.get(site.call, ((), False))
+        if ce and not s.log and not moves and not reshaped and s.dim is not None:
+            c = int_code(s.dim)
+            if c is not None and int(c) == 0:
+                return True
         return lands_on_class(self.sem, s.dim, list(moves), reshaped)
 
     # ----------------------------------------------------------------- run
@@ -1493,7 +1501,7 @@ class Analysis:
                 continue
             models = [m for m in self.input_models(site) if m is not None]
             for m in models:
-                if not self.lands(site, m.soft):
+                if not self.lands(site, m.soft, ce=True):
                     crossed.add(m)
                 elif m.where:
                     foreign.append((site, m))
@@ -1620,7 +1628,7 @@ class Analysis:
         e, peeled = self.peel_input(site)
         s = soft(sem, e)
         if s is not None:
-            if s.input is None or not self.lands(site, s):
+            if s.input is None or not self.lands(site, s, ce=True):
                 return None
             stmt = sem.statement_of(site.call)
             inp = s.input
@@ -1687,7 +1695,7 @@ class Analysis:
         if not (isinstance(def_stmt, ast.Assign) and len(def_stmt.targets) == 1 and def_stmt.targets[0] is b.target):
             return None
         s = soft(sem, b.value)
-        if s is None or s.input is None or not self.lands(site, s):
+        if s is None or s.input is None or not self.lands(site, s, ce=True):
             return None
         inp = s.input
         self_assign = isinstance(inp, ast.Name) and inp.id == e.id  # out = F.softmax(out, 1)
