@@ -1305,3 +1305,17 @@ def test_a_positional_only_parameter_takes_its_place(tmp_path):
         ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
         r = next(r for r in ran if os.path.basename(r.path) == "train.py")
         assert [f.code for f in r.findings] == (["TM301"] if found else []), (args, [f.message for f in r.findings])
+
+
+@pytest.mark.parametrize("args", ["batch_size=32, num_workers=os.cpu_count()", "32, NUM"])
+def test_a_cpu_count_given_here_is_a_worker_count_above_0(tmp_path, args):
+    """(shaheer-shehri's going_modular train.py) ``num_workers=os.cpu_count()`` passed by
+    the script itself: at least one worker, as the function's own default is."""
+    (tmp_path / "data_setup.py").write_text(_DATA_SETUP.format(default="0"))
+    (tmp_path / "engine.py").write_text(_ENGINE.format(given="train_dataloader"))
+    main = "import os\n" + _TRAIN.format(args=args).replace("import data_setup, engine\n",
+                                                              "import data_setup, engine\nNUM = os.cpu_count()\n")
+    (tmp_path / "train.py").write_text(main)
+    ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
+    r = next(r for r in ran if os.path.basename(r.path) == "train.py")
+    assert [f.code for f in r.findings] == ["TM301"], [f.message for f in r.findings]

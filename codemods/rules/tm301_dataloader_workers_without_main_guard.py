@@ -393,7 +393,7 @@ class DataLoaderWithoutMainGuard(Rule):
                 continue
             workers = next((k.value for k in call.keywords if k.arg == "num_workers"), None)
             lit = an.worker_count(workers)[1] if workers is not None else None
-            if lit is None or lit <= 0:
+            if (lit is None or lit <= 0) and not (workers is not None and _cpu_count(sem, workers)):
                 continue  # (only a count known here: ``SETTINGS["num workers"]`` of another module may be 0)
             if (sem.qualname(call.func) or "").startswith("torchvision."):
                 continue
@@ -522,7 +522,7 @@ def _parameter_workers(sem, an: Analysis, call: ast.Call, other, fdef, w) -> Opt
         given = call.args[names.index(w.id)]
     if given is not None:
         lit = an.worker_count(given)[1]
-        return sem.segment(given) if lit is not None and lit > 0 else None
+        return sem.segment(given) if lit is not None and lit > 0 or _cpu_count(sem, given) else None
     if len(call.args) > len(names):
         return None  # (more arguments than positions: not read)
     defaults = dict(zip(names[len(names) - len(a.defaults):], a.defaults))
@@ -531,11 +531,18 @@ def _parameter_workers(sem, an: Analysis, call: ast.Call, other, fdef, w) -> Opt
     if d is None:
         return None
     vals = [o.node for o in other.origins(d)] if isinstance(d, ast.Name) else [d]
-    if not vals or not all(isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0
-                           or isinstance(v, ast.Call) and not v.args and other.call_qualname(v) in _CPU_COUNTS
-                           for v in vals):
+    if not vals or not all(isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0 for v in vals) \
+            and not _cpu_count(other, d):
         return None
     return f"{w.id} (default `{other.segment(d)}`)"
+
+
+def _cpu_count(m, expr) -> bool:
+    """Every value ``expr`` may hold (in the model ``m``) is the machine's CPU count:
+    ``os.cpu_count()``, ``multiprocessing.cpu_count()``, also through names."""
+    vals = [o.node for o in m.origins(expr)] if isinstance(expr, ast.Name) else [expr]
+    return bool(vals) and all(isinstance(v, ast.Call) and not v.args and not v.keywords
+                              and m.call_qualname(v) in _CPU_COUNTS for v in vals)
 
 
 def _imported_loader(sem, expr):
