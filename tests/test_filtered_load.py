@@ -1212,3 +1212,43 @@ def test_a_head_that_reads_only_a_weight_shape_of_the_checkpoint_is_still_a_chan
            "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    model(x).sum().backward()\n")
     r, _ = run(src)
     assert [f.code for f in r.findings] == ["TM401"]
+
+
+_DEPLOY = """\
+import torch
+import torchvision
+from torch import nn
+from going_modular.utils import save_model
+
+vit_model = torchvision.models.vit_b_16(weights=torchvision.models.ViT_B_16_Weights.DEFAULT)
+vit_model.heads = nn.Sequential(nn.Linear(in_features=768, out_features=3))
+opt = torch.optim.Adam(vit_model.heads.parameters(), lr=1e-3)
+nn.functional.cross_entropy(vit_model(x), y).backward()
+opt.step()
+save_model(model=vit_model, target_dir="models", model_name="{saved}")
+
+vit_model = torchvision.models.vit_b_16(weights=torchvision.models.ViT_B_16_Weights.DEFAULT)
+vit_model.heads = nn.Sequential(nn.Linear(in_features=768, out_features=3))
+vit_model.load_state_dict(torch.load("models/vit_model.pth", map_location="cpu"))
+"""
+
+
+@pytest.mark.parametrize("saved, body, found", [
+    # learnpytorch's deployment notebook: the fine-tuned model saved through the project's
+    # ``save_model`` helper, told the very file name, then loaded into the same build
+    ("vit_model.pth", "    torch.save(obj=model.state_dict(), f=target_dir + '/' + model_name)\n", False),
+    # controls: another file name; a helper that saves something else
+    ("other.pth", "    torch.save(obj=model.state_dict(), f=target_dir + '/' + model_name)\n", True),
+    ("vit_model.pth", "    torch.save(obj={'name': model_name}, f=target_dir + '/' + model_name)\n", True),
+])
+def test_a_checkpoint_saved_by_a_helper_of_the_project(tmp_path, saved, body, found):
+    from torchmend.engine import process_file
+
+    pkg = tmp_path / "going_modular"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text("import torch\n\n\ndef save_model(model, target_dir, model_name):\n" + body)
+    script = tmp_path / "deploy.py"
+    script.write_text(_DEPLOY.format(saved=saved))
+    r = process_file(str(script), Options(select=frozenset({"TM401"})))
+    assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]

@@ -318,6 +318,14 @@ class StrictLoadAfterHeadChange(Rule):
             if not self._unmodified_state(sem, heads, obj, recv_code, save):
                 return True
         names = vals.basenames(src.path)
+        if names:
+            # a function of the project that saves the model's state, told the file's name
+            # here: ``save_model(model=model, target_dir="models", model_name="vit.pth")``
+            for save in sem.find(ast.Call, containing=("save",)):
+                given = [*save.args, *(k.value for k in save.keywords)]
+                if any(isinstance(a, ast.Constant) and isinstance(a.value, str) and os.path.basename(a.value) in names
+                       for a in given) and _helper_saves(sem, save, recv_code):
+                    return True
         project = ctx.project
         if not names or project is None or not ctx.path or not os.path.isfile(ctx.path):
             return False
@@ -357,12 +365,18 @@ class StrictLoadAfterHeadChange(Rule):
 
     @staticmethod
     def _saves_state_of(ctx, recv_code: str) -> bool:
+        """The file saves the state of the model ``recv_code`` names: ``torch.save(
+        model.state_dict(), ...)`` (also ``obj=``), or through a function of the file or
+        of another module of the project that saves its parameter's state
+        (learnpytorch's ``save_model(model=model, target_dir=..., model_name=...)``)."""
         sem = ctx.sem
         for save in sem.find(ast.Call, containing=("save",)):
-            if sem.qualnames(save.func) & SAVES and save.args:
-                for n in sem.walk(save.args[0]):
-                    if isinstance(n, ast.Call) and sem.method_name(n) == "state_dict" and sem.dotted(sem.receiver(n)) == recv_code:
-                        return True
+            if sem.qualnames(save.func) & SAVES:
+                if _saves_state(sem, save, recv_code):
+                    return True
+                continue
+            if _helper_saves(sem, save, recv_code):
+                return True
         return False
 
     # ------------------------------------------------------------------ a torchvision builder
@@ -481,6 +495,37 @@ class StrictLoadAfterHeadChange(Rule):
             Fix(build, safety=safety, message=f"build `{name}` with its pretrained head, then replace `{head}`",
                 imports=(("torch", None),) if torch_name == "torch" else ()),
         )
+
+
+def _helper_saves(sem, call: ast.Call, recv_code: str) -> bool:
+    """``call`` hands the model ``recv_code`` names to a function of this file or of
+    another module of the project that saves that parameter's state with
+    ``torch.save`` (learnpytorch's ``utils.save_model(model=..., target_dir=...,
+    model_name=...)``)."""
+    if sem.qualnames(call.func) & SAVES or any(isinstance(a, ast.Starred) for a in call.args):
+        return False
+    given = [(i, a) for i, a in enumerate(call.args)] + [(k.arg, k.value) for k in call.keywords if k.arg]
+    at = next((i for i, a in given if sem.dotted(a) == recv_code), None)
+    if at is None:
+        return False
+    fdef, m = sem.callee(call), sem
+    if not isinstance(fdef, ast.FunctionDef):
+        m, fdef = sem.sibling_callee(call, holds=("save",))
+    if m is None or not isinstance(fdef, ast.FunctionDef):
+        return False
+    names = [x.arg for x in (*fdef.args.posonlyargs, *fdef.args.args)]
+    param = names[at] if isinstance(at, int) and at < len(names) else at if isinstance(at, str) else None
+    return bool(param) and any(isinstance(c, ast.Call) and m.qualnames(c.func) & SAVES and _saves_state(m, c, param)
+                               for c in m.walk(fdef, scopes=False))
+
+
+def _saves_state(sem, save: ast.Call, recv_code: str) -> bool:
+    """The ``torch.save`` call ``save`` saves ``recv_code``'s state (its first argument,
+    or ``obj=``, holds ``recv_code.state_dict()``)."""
+    obj = save.args[0] if save.args else next((k.value for k in save.keywords if k.arg == "obj"), None)
+    return obj is not None and any(
+        isinstance(n, ast.Call) and sem.method_name(n) == "state_dict" and sem.dotted(sem.receiver(n)) == recv_code
+        for n in sem.walk(obj))
 
 
 def _evaluated_after(sem, call: ast.Call, recv_code: str) -> bool:
