@@ -956,3 +956,22 @@ def test_a_package_that_binds_the_name_by_a_star_import_of_a_library(tmp_path):
     script.write_text(_BUILDER_SCRIPT.replace("from models import *", "from models import ResNet18"))
     res = process_file(str(script), Options(unsafe_fixes=True))
     assert res.error is None and [f for f in res.findings if f.code == "TM104"] == []
+
+
+@pytest.mark.parametrize("move, found", [
+    # (YuxuanZhao23's VGG) ``__init__`` moves the Sequential that holds every layer
+    ("        self.network.to(device)\n", False),
+    ("        self.network.cuda()\n", False),
+    ("", True),
+    # an initialiser applied to a submodule places nothing
+    ("        self.network.apply(lambda m: None)\n", True),
+])
+def test_a_class_that_moves_its_own_submodule(move, found):
+    src = ("import torch\nfrom torch import nn\n\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n\n\n"
+           "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.network = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n" + move +
+           "\n    def forward(self, x):\n        return self.network(x)\n\n\n"
+           "net = Net()\nopt = torch.optim.Adam(net.parameters())\nfor x, y in loader:\n"
+           "    x, y = x.to(device), y.to(device)\n    out = net(x)\n")
+    res = process_text("t.py", src, Options(select=frozenset({"TM104"})))
+    assert [f.code for f in res.findings] == (["TM104"] if found else [])

@@ -290,7 +290,8 @@ def _class_weighted(sem: SemanticModel, cls: ast.ClassDef, depth: int = 0) -> Op
 
 def _places_itself(sem: SemanticModel, cls: ast.ClassDef) -> bool:
     """The class moves itself or its inputs, or works on the CPU on purpose: a method
-    calls ``self.to(...)``/``self.cuda()``/``.cpu()``, names a device (``self.device``),
+    calls ``self.to(...)``/``self.cuda()``/``.cpu()`` (or moves one of its attributes,
+    ``self.network.to(device)``), names a device (``self.device``),
     or moves what it receives (:func:`class_moves_arguments`)."""
     return any(_places_itself_here(sem, c) for c in _lineage(sem, cls))
 
@@ -318,6 +319,9 @@ def _places_itself_here(sem: SemanticModel, cls: ast.ClassDef) -> bool:
                 isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super")
             if mine and (n.attr in _MOVERS or n.attr == "device"):
                 return True  # ``self.to(d)``, ``super().cuda()``, ``self.device``
+            if n.attr in ("to", "cuda", "xpu", "mps", "npu", "hpu") and isinstance(v, ast.Attribute) \
+                    and isinstance(v.value, ast.Name) and v.value.id == "self":
+                return True  # ``self.network.to(device)``: the class places (a part of) itself
         elif isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in ("super", "isinstance")) and any(
             isinstance(a, ast.Name) and a.id == "self" for a in [*n.args, *(k.value for k in n.keywords)]
         ):
