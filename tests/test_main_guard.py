@@ -1319,3 +1319,26 @@ def test_a_cpu_count_given_here_is_a_worker_count_above_0(tmp_path, args):
     ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
     r = next(r for r in ran if os.path.basename(r.path) == "train.py")
     assert [f.code for f in r.findings] == ["TM301"], [f.message for f in r.findings]
+
+
+def test_d2l_style_loaders_named_iter_handed_to_a_training_function_of_the_project(tmp_path):
+    """(YuxuanZhao23's d2l scripts) ``train_iter, test_iter = load_data(16)`` then
+    ``train_nested(net, train_iter, ...)``, which hands it on to ``train_epoch``: a script
+    with no loop and no word ``loader`` is read (the project gate) and reported."""
+    utils = tmp_path / "utils"
+    utils.mkdir()
+    (utils / "__init__.py").write_text("")
+    (utils / "utils.py").write_text(
+        "import torch\nfrom torch.utils import data\n\n\ndef load_data(batch_size):\n"
+        "    ds = data.TensorDataset(torch.randn(64, 8))\n"
+        "    return (data.DataLoader(ds, batch_size, num_workers=4), data.DataLoader(ds, batch_size, num_workers=4))\n\n\n"
+        "def train_epoch(net, train_iter):\n    for X in train_iter:\n        net(X)\n\n\n"
+        "def train_nested(net, train_iter, test_iter, num_epochs):\n    for epoch in range(num_epochs):\n"
+        "        train_epoch(net, train_iter)\n")
+    main = ("from torch import nn\nfrom utils.utils import load_data, train_nested\n\n"
+            "train_iter, test_iter = load_data(16)\nnet = nn.Linear(8, 2)\ntrain_nested(net, train_iter, test_iter, 2)\n")
+    (tmp_path / "softmax.py").write_text(main)
+    ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
+    r = next(r for r in ran if os.path.basename(r.path) == "softmax.py")
+    assert [f.code for f in r.findings] == ["TM301"], [f.message for f in r.findings]
+    assert "(line 6, by `train_nested`)" in r.findings[0].message

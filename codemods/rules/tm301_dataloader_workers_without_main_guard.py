@@ -436,17 +436,20 @@ def _loops_at_module_level(text: str, has) -> bool:
 def _loader_at_module_level(text: str, has) -> bool:
     """A line of ``text`` that starts in column 0 with neither ``def``, ``class``,
     ``async``, a decorator nor a comment names a loader (``train_dataloader, test_dataloader,
-    class_names = data_setup.create_dataloaders(``, ``from data import train_loader``):
-    the text test that lets a script whose loaders a sibling module makes, handed to a
-    function of another module, be read (:func:`sibling_iterates`)."""
-    if not has("loader"):
-        return False
-    i = text.find("loader")
-    while i >= 0:
-        ls = text.rfind("\n", 0, i) + 1
-        if not text[ls].isspace() and not text.startswith(("def ", "class ", "async ", "@", "#"), ls):
-            return True
-        i = text.find("loader", text.find("\n", i) + 1) if text.find("\n", i) >= 0 else -1
+    class_names = data_setup.create_dataloaders(``, ``from data import train_loader``, d2l's
+    ``train_iter, test_iter = load_data_fashion_mnist(batch_size)``): the text test that
+    lets a script whose loaders a sibling module makes, handed to a function of another
+    module, be read (:func:`sibling_iterates`)."""
+    for word in ("loader", "_iter"):
+        if not has(word):
+            continue
+        i = text.find(word)
+        while i >= 0:
+            ls = text.rfind("\n", 0, i) + 1
+            if not text[ls].isspace() and not text.startswith(("def ", "class ", "async ", "@", "#"), ls):
+                return True
+            nl = text.find("\n", i)
+            i = text.find(word, nl + 1) if nl >= 0 else -1
     return False
 
 
