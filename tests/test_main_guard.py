@@ -1342,3 +1342,16 @@ def test_d2l_style_loaders_named_iter_handed_to_a_training_function_of_the_proje
     r = next(r for r in ran if os.path.basename(r.path) == "softmax.py")
     assert [f.code for f in r.findings] == ["TM301"], [f.message for f in r.findings]
     assert "(line 6, by `train_nested`)" in r.findings[0].message
+
+
+@pytest.mark.parametrize("loop, advised", [
+    # (Jackksonns' k-fold script) a new loader each fold, iterated once: no advice
+    ("for fold in range(5):\n    test_dl = create_testdls(bs=8)\n    for (x,) in test_dl:\n        pass\n", False),
+    # the same loader iterated every epoch: advised
+    ("test_dl = create_testdls(bs=8)\nfor epoch in range(5):\n    for (x,) in test_dl:\n        pass\n", True),
+])
+def test_the_persistent_workers_advice_of_a_loader_made_again_at_module_level(loop, advised):
+    src = ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n\ndef create_testdls(bs):\n"
+           "    return DataLoader(TensorDataset(torch.randn(32, 4)), batch_size=bs, num_workers=2)\n\n\n" + loop)
+    r = process_text("kfold.py", src, Options(select=frozenset({"TM301"})))
+    assert [f.severity.value for f in r.findings].count("info") == (1 if advised else 0), [f.message for f in r.findings]

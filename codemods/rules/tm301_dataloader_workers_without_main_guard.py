@@ -614,14 +614,15 @@ def _loop_between(sem, anchor, node, fn) -> bool:
 
 
 def _local_call_bindings(sem, expr, fn) -> Optional[list]:
-    """The statements that bind the name ``expr`` in the function ``fn`` from a call's
-    result, when those are all that may reach it; None otherwise."""
-    if fn is None or not isinstance(expr, ast.Name):
+    """The statements that bind the name ``expr`` in the function ``fn`` (None: at module
+    level) from a call's result, when those are all that may reach it; None otherwise."""
+    if not isinstance(expr, ast.Name):
         return None
     bs = sem.reaching(expr)
     out = []
     for b in bs:
-        if b.kind is not BindingKind.ASSIGNMENT or b.scope.node is not fn or b.stmt is None:
+        if b.kind is not BindingKind.ASSIGNMENT or b.stmt is None \
+                or (b.scope is not sem.module_scope if fn is None else b.scope.node is not fn):
             return None
         value = b.value if b.value is not None else (b.unpack[0] if b.unpack else None)
         if not isinstance(value, ast.Call):
