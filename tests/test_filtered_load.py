@@ -1252,3 +1252,36 @@ def test_a_checkpoint_saved_by_a_helper_of_the_project(tmp_path, saved, body, fo
     script.write_text(_DEPLOY.format(saved=saved))
     r = process_file(str(script), Options(select=frozenset({"TM401"})))
     assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]
+
+
+@pytest.mark.parametrize("reset, found", [
+    # timm's way to replace a head, before a strict load of the ImageNet weights
+    ("model.reset_classifier(5)\n", True),
+    ("model.reset_classifier(num_classes=5)\n", True),
+    # look-alikes: the head removed (a backbone); the head reset after the load; another model
+    ("model.reset_classifier(0)\n", False),
+    ("", False),
+    ("other.reset_classifier(5)\n", False),
+])
+def test_a_head_replaced_by_timms_reset_classifier(reset, found):
+    src = ("import torch\nimport timm\n\nmodel = timm.create_model('resnet50', pretrained=False)\n" + reset +
+           "model.load_state_dict(torch.load('resnet50_imagenet_pretrained.pth'))\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.01)\nmodel(x).sum().backward()\n")
+    r, _ = run(src)
+    assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]
+    ref = process_text("finetune.py", textwrap.dedent(src), Options(fix=False, shortcuts=False, select=frozenset({"TM401"})))
+    assert [f.code for f in ref.findings] == [f.code for f in r.findings]
+
+
+@pytest.mark.parametrize("path, found", [
+    # a checkpoint of CIFAR-100 loaded into a 10-class head: ``cifar100`` is not ``cifar10``
+    ("./save/resnet_small_cifar100_pretrain/ckpt.pth", True),
+    ("./save/resnet_small_cifar10_pretrain/ckpt.pth", False),
+])
+def test_a_dataset_named_in_the_path_is_read_whole(path, found):
+    src = ("import torch\nimport torch.nn as nn\n\n\nclass ResNet(nn.Module):\n    def __init__(self, num_classes=100):\n"
+           "        super().__init__()\n        self.linear = nn.Linear(16, num_classes)\n\n\n"
+           f"model = ResNet(num_classes=10)\nmodel.load_state_dict(torch.load('{path}'), strict=False)\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.01)\nmodel(x).sum().backward()\n")
+    r, _ = run(src)
+    assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]

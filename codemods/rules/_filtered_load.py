@@ -472,7 +472,8 @@ class Values:
         if count is None or src.path is None:
             return False
         text = " ".join(self.texts(src.path)).lower()
-        return any(word in text and count in counts for word, counts in _DATASET_CLASSES)
+        # (a name not followed by a digit: ``cifar100`` is not ``cifar10``)
+        return any(count in counts and re.search(word + r"(?!\d)", text) for word, counts in _DATASET_CLASSES)
 
     def named_own(self, path) -> bool:
         """The path is held in a variable or attribute named like the file's own run
@@ -710,11 +711,36 @@ class Heads:
         if local is not None:
             return HeadChange(local, f"`{sem.segment(local.targets[0])}` was replaced (line {local.lineno})", True,
                               removes_head(sem, local.value))
+        reset = self._reset_classifier(recv_code, at)
+        if reset is not None:
+            n = reset.args[0] if reset.args else next((k.value for k in reset.keywords if k.arg == "num_classes"), None)
+            removed = isinstance(n, ast.Constant) and n.value == 0
+            return HeadChange(reset, f"`{sem.segment(reset)}` replaced the head (line {reset.lineno})", True, removed)
         top = self._module_level(recv, at)
         if top is not None:
             return HeadChange(top, f"`{sem.segment(top.targets[0])}` was replaced at module level (line {top.lineno})",
                               True, removes_head(sem, top.value))
         return self.elsewhere(recv, at)
+
+    def _reset_classifier(self, recv_code: str, at) -> Optional[ast.Call]:
+        """The last ``recv.reset_classifier(n)`` (timm's way to replace a model's head)
+        before the load ``at`` in its scope, unless ``recv`` is bound again after it."""
+        sem = self.sem
+        if "reset_classifier" not in sem.text:
+            return None
+        scope = sem.scope_of(at)
+        pos = (at.lineno, at.col_offset)
+        last = None
+        for c in sem.find(ast.Call, containing=("reset_classifier",)):
+            if sem.method_name(c) == "reset_classifier" and sem.dotted(sem.receiver(c)) == recv_code \
+                    and sem.scope_of(c) is scope and (c.lineno, c.col_offset) < pos and not exclusive(sem, c, at):
+                last = c if last is None or (c.lineno, c.col_offset) > (last.lineno, last.col_offset) else last
+        if last is None:
+            return None
+        p = (last.lineno, last.col_offset)
+        if any(p < (r.lineno, r.col_offset) < pos and sem.scope_of(r) is scope for r in self._rebinds(recv_code)):
+            return None
+        return last
 
     def _module_level(self, recv, at) -> Optional[ast.Assign]:
         """A load in a top-level function into a global model (``model =

@@ -150,15 +150,17 @@ class StrictLoadAfterHeadChange(Rule):
     def may_match(cls, text: str, has=None) -> bool:
         """The needles, then what every finding needs somewhere in the file: a
         torchvision builder asked for its number of classes, or a ``load_state_dict``
-        after a head change, which is an assignment to a head attribute or a constructor
-        keyword that sets the number of classes (``Heads.change``).  Most files that
+        after a head change, which is an assignment to a head attribute, timm's
+        ``reset_classifier(n)``, or a constructor keyword that sets the number of classes
+        (``Heads.change``).  Most files that
         load a state dict change no head."""
         if not super().may_match(text, has):
             return False
         has = has or text.__contains__
         if has("num_classes") and has("torchvision"):
             return True
-        return has("load_state_dict") and (any(has(k) for k in CLASS_KWARGS) or _HEAD_ASSIGN.search(text) is not None)
+        return has("load_state_dict") and (any(has(k) for k in CLASS_KWARGS) or has("reset_classifier")
+                                           or _HEAD_ASSIGN.search(text) is not None)
 
     def check(self, ctx: Context):
         sem = ctx.sem
