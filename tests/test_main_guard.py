@@ -1181,6 +1181,12 @@ def test_a_later_star_import_that_binds_no_such_name(tmp_path, models_init, foun
     assert [f.code for f in ran["main.py"].findings if f.severity is Severity.BUG] == (["TM301"] if found else [])
 
 
+def _tm301_of(tmp_path, name: str = "train.py"):
+    """The TM301 result of the script ``name`` in a run over the whole tree ``tmp_path``."""
+    ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
+    return next(r for r in ran if os.path.basename(r.path) == name)
+
+
 # learnpytorch.io's "going modular" layout: data_setup.py makes the loaders with a worker
 # count of its parameter's default, engine.py iterates them, train.py runs both at import
 _DATA_SETUP = """\
@@ -1264,16 +1270,12 @@ def test_a_loader_made_here_that_another_modules_function_iterates_is_a_sure_sit
             "engine.train(model, train_dataloader, None, torch.nn.CrossEntropyLoss(), None, 2)\n")
     (tmp_path / "train.py").write_text(main)
 
-    def run():
-        ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
-        return next(r for r in ran if os.path.basename(r.path) == "train.py")
-
-    r = run()
+    r = _tm301_of(tmp_path)
     assert [f.code for f in r.findings] == ["TM301"] and r.changed
     assert "is iterated at import time (line 8, by `engine.train`)" in r.findings[0].message
     # the callee hands the loader on to nothing that iterates it: the call may iterate it
     (tmp_path / "engine.py").write_text(_ENGINE.format(given="[]"))
-    r = run()
+    r = _tm301_of(tmp_path)
     assert [f.code for f in r.findings] == ["TM301"] and not r.changed
     assert "which may iterate it" in r.findings[0].message
 
@@ -1287,8 +1289,7 @@ def test_a_generator_of_another_module_iterates_nothing_when_called(tmp_path):
             "ds = TensorDataset(torch.randn(64, 3))\ntrain_loader = DataLoader(ds, batch_size=8, num_workers=2)\n"
             "batches = engine.cycle(train_loader)\n")
     (tmp_path / "train.py").write_text(main)
-    ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
-    r = next(r for r in ran if os.path.basename(r.path) == "train.py")
+    r = _tm301_of(tmp_path)
     assert [f.code for f in r.findings] == ["TM301"] and "which may iterate it" in r.findings[0].message
 
 
@@ -1302,8 +1303,7 @@ def test_a_positional_only_parameter_takes_its_place(tmp_path):
     for args, found in (('"data/", 32, 0', False), ('"data/", 32', True), ('"data/", 32, 2', True)):
         main = f"import torch\nimport data\n\ntrain_loader = data.get_loader({args})\nfor x in train_loader:\n    pass\n"
         (tmp_path / "train.py").write_text(main)
-        ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
-        r = next(r for r in ran if os.path.basename(r.path) == "train.py")
+        r = _tm301_of(tmp_path)
         assert [f.code for f in r.findings] == (["TM301"] if found else []), (args, [f.message for f in r.findings])
 
 
@@ -1316,8 +1316,7 @@ def test_a_cpu_count_given_here_is_a_worker_count_above_0(tmp_path, args):
     main = "import os\n" + _TRAIN.format(args=args).replace("import data_setup, engine\n",
                                                               "import data_setup, engine\nNUM = os.cpu_count()\n")
     (tmp_path / "train.py").write_text(main)
-    ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
-    r = next(r for r in ran if os.path.basename(r.path) == "train.py")
+    r = _tm301_of(tmp_path)
     assert [f.code for f in r.findings] == ["TM301"], [f.message for f in r.findings]
 
 
@@ -1338,8 +1337,7 @@ def test_d2l_style_loaders_named_iter_handed_to_a_training_function_of_the_proje
     main = ("from torch import nn\nfrom utils.utils import load_data, train_nested\n\n"
             "train_iter, test_iter = load_data(16)\nnet = nn.Linear(8, 2)\ntrain_nested(net, train_iter, test_iter, 2)\n")
     (tmp_path / "softmax.py").write_text(main)
-    ran = runner.run([str(tmp_path)], Options(select=frozenset({"TM301"})), jobs=1).results
-    r = next(r for r in ran if os.path.basename(r.path) == "softmax.py")
+    r = _tm301_of(tmp_path, "softmax.py")
     assert [f.code for f in r.findings] == ["TM301"], [f.message for f in r.findings]
     assert "(line 6, by `train_nested`)" in r.findings[0].message
 
