@@ -646,7 +646,7 @@ def sibling_iterates(sem, call: ast.Call, expr) -> bool:
 def _iterates_parameter(m, fdef, call: ast.Call, expr, depth: int) -> bool:
     """The function ``fdef`` of the model ``m`` (a module-level function) iterates the
     parameter that ``expr``, an argument of ``call``, is passed to (see
-    :func:`_sibling_iterates`); two calls deep at most."""
+    :func:`sibling_iterates`); two calls deep at most."""
     if not isinstance(fdef, ast.FunctionDef) or m.parent(fdef) is not m.module or depth > 2 or is_generator(fdef):
         return False  # (a generator iterates nothing until it is itself iterated: ``engine.cycle(loader)``)
     if any(isinstance(x, ast.Starred) for x in call.args):
