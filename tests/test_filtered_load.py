@@ -1285,3 +1285,46 @@ def test_a_dataset_named_in_the_path_is_read_whole(path, found):
            "opt = torch.optim.SGD(model.parameters(), lr=0.01)\nmodel(x).sum().backward()\n")
     r, _ = run(src)
     assert [f.code for f in r.findings] == (["TM401"] if found else []), [f.message for f in r.findings]
+
+
+@pytest.mark.parametrize("size", ["state['fc.weight'].shape[0]", "state['fc.weight'].size(0)", "len(state['fc.bias'])"])
+def test_a_head_sized_by_the_checkpoints_class_count(size):
+    """(review) the new head takes the checkpoint's class count: it fits, the strict load works."""
+    src = ("import torch\nimport torch.nn as nn\nfrom torchvision import models\n\n\ndef finetune(path):\n"
+           "    state = torch.load(path)\n    model = models.resnet18()\n"
+           f"    model.fc = nn.Linear(512, {size})\n    model.load_state_dict(state)\n"
+           "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    model(x).sum().backward()\n")
+    r, _ = run(src)
+    assert r.findings == []
+
+
+@pytest.mark.parametrize("path, count", [
+    ("fcn_voc2012_pretrained.pth", 21), ("maskrcnn_coco2017_pretrained.pth", 91), ("x_cifar10_pretrained.pth", 10)])
+def test_a_dataset_with_a_year_in_the_checkpoints_name(path, count):
+    src = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self, num_classes=1000):\n"
+           "        super().__init__()\n        self.fc = nn.Linear(16, num_classes)\n\n\n"
+           f"model = Net(num_classes={count})\nmodel.load_state_dict(torch.load('{path}'))\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.01)\nmodel(x).sum().backward()\n")
+    r, _ = run(src)
+    assert r.findings == []
+
+
+@pytest.mark.parametrize("reset", ["model.reset_classifier()\n", "model.reset_classifier(1000)\n"])
+def test_a_reset_classifier_that_keeps_the_head(reset):
+    src = ("import torch\nimport timm\n\nmodel = timm.create_model('resnet50', pretrained=False)\n" + reset +
+           "model.load_state_dict(torch.load('resnet50_imagenet_pretrained.pth'))\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.01)\nmodel(x).sum().backward()\n")
+    r, _ = run(src)
+    assert r.findings == []
+
+
+def test_a_stem_replaced_before_a_download_is_said_not_fixed():
+    """(review) conv1 and fc replaced, then torchvision's download loaded: it fails on both;
+    a filtered load would leave the stem untrained: report only."""
+    src = ("import torch\nimport torch.nn as nn\nfrom torchvision import models\n\nmodel = models.resnet18()\n"
+           "model.fc = nn.Linear(512, 10)\nmodel.conv1 = nn.Conv2d(1, 64, kernel_size=7, stride=2, padding=3)\n"
+           "model.load_state_dict(torch.load('resnet18-f37072fd.pth'))\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nmodel(x).sum().backward()\n")
+    r, out = run(src)
+    assert [f.code for f in r.findings] == ["TM401"] and r.findings[0].fix is None and not r.changed
+    assert "the input stem was replaced too" in r.findings[0].message

@@ -3337,9 +3337,15 @@ def test_a_module_moved_back_to_the_cpu_keeps_its_batch_there(back):
 @pytest.mark.parametrize("moves, fixed", [
     # (review) moved to the CPU for a snapshot, then back to the device before the loop
     ("    model.cpu()\n    torch.save(model.state_dict(), 'last.pt')\n    model.to(device)\n", True),
-    # a move to the CPU only on one branch: not known to hold at the call
-    ("    if save:\n        model.cpu()\n", True),
+    # a move to the CPU only on one branch: it may hold at the call: said, not fixed
+    ("    if save:\n        model.cpu()\n", False),
     ("    model.cpu()\n", False),
+    # (review) in a block that always runs; chained; a dtype cast after it is no move back
+    ("    with torch.no_grad():\n        model.cpu()\n", False),
+    ("    model.eval().cpu()\n", False),
+    ("    model.cpu()\n    model.to(torch.float64)\n", False),
+    # moved back to the device in a branch after it: not fixed either (it may stay on the CPU)
+    ("    model.cpu()\n    if gpu:\n        model.to(device)\n", False),
 ])
 def test_a_module_moved_back_to_the_cpu_only_when_that_is_its_last_move(moves, fixed):
     body = (

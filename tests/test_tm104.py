@@ -963,8 +963,11 @@ def test_a_package_that_binds_the_name_by_a_star_import_of_a_library(tmp_path):
     ("        self.network.to(device)\n", False),
     ("        self.network.cuda()\n", False),
     ("", True),
-    # an initialiser applied to a submodule places nothing
+    # an initialiser applied to a submodule places nothing; (review) a dtype cast; a module
+    # without parameters moved while the layers stay
     ("        self.network.apply(lambda m: None)\n", True),
+    ("        self.network.to(torch.float64)\n", True),
+    ("        self.criterion = nn.CrossEntropyLoss()\n        self.criterion.to(device)\n", True),
 ])
 def test_a_class_that_moves_its_own_submodule(move, found):
     src = ("import torch\nfrom torch import nn\n\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n\n\n"

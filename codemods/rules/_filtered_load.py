@@ -50,11 +50,15 @@ _DOWNLOADED = re.compile(
     r"|-[0-9a-f]{8}\.(?:pth|pt)\b",
     re.I,
 )
+# a download for sure: a zoo, a hub, ImageNet, torchvision's hashed file name (not the
+# word "pretrained", which people also call their own fine-tuned checkpoints)
+_FETCHED_NAME = re.compile(
+    r"imagenet|download\.pytorch\.org|model_zoo|modelzoo|/hub/|huggingface\.co|-[0-9a-f]{8}\.(?:pth|pt)\b", re.I)
 # datasets a checkpoint's name may give, and their class counts (with and without a
 # background class)
 _DATASET_CLASSES = (
     ("coco", (80, 81, 91)), ("voc", (20, 21)), ("imagenet", (1000, 1001)), ("cityscapes", (19, 34)),
-    ("ade20k", (150, 151)), ("cifar100", (100,)), ("cifar10", (10,)), ("mnist", (10,)),
+    ("ade20k", (150, 151)), ("cifar100", (100,)), ("cifar10(?!0)", (10,)), ("mnist", (10,)),
 )
 _OWN = re.compile(r"fine-?tun|fine_tun|best|epoch|resume|last|finetun|checkpoint_\d|ckpt_\d", re.I)
 # module methods that return the module itself (``model.to(device)``, ``model.eval()``)
@@ -451,6 +455,13 @@ class Values:
             return True
         return src.path is not None and _DOWNLOADED.search(" ".join(self.texts(src.path))) is not None
 
+    def surely_fetched(self, src: Source) -> bool:
+        """Stronger than :meth:`names_a_download`: a download (:meth:`_fetched`), or a path
+        that names ImageNet, a zoo or a hub, or ends like torchvision's downloads."""
+        if self._fetched(src):
+            return True
+        return src.path is not None and _FETCHED_NAME.search(" ".join(self.texts(src.path))) is not None
+
     def _fetched(self, src: Source) -> bool:
         """A download (a hub, a zoo, a Hugging Face hub file), a zoo model's weights, or
         a checkpoint the code keeps only the model's entries of."""
@@ -472,8 +483,8 @@ class Values:
         if count is None or src.path is None:
             return False
         text = " ".join(self.texts(src.path)).lower()
-        # (a name not followed by a digit: ``cifar100`` is not ``cifar10``)
-        return any(count in counts and re.search(word + r"(?!\d)", text) for word, counts in _DATASET_CLASSES)
+        # (a pattern each: ``cifar100`` is not ``cifar10``; ``voc2012`` is VOC)
+        return any(count in counts and re.search(word, text) for word, counts in _DATASET_CLASSES)
 
     def named_own(self, path) -> bool:
         """The path is held in a variable or attribute named like the file's own run
@@ -714,8 +725,12 @@ class Heads:
         reset = self._reset_classifier(recv_code, at)
         if reset is not None:
             n = reset.args[0] if reset.args else next((k.value for k in reset.keywords if k.arg == "num_classes"), None)
-            removed = isinstance(n, ast.Constant) and n.value == 0
-            return HeadChange(reset, f"`{sem.segment(reset)}` replaced the head (line {reset.lineno})", True, removed)
+            # (timm's ``reset_classifier(num_classes)``; without a count it is another method;
+            # 1000 classes is the ImageNet head the checkpoint has)
+            if n is not None and not (isinstance(n, ast.Constant) and n.value == 1000):
+                removed = isinstance(n, ast.Constant) and n.value == 0
+                return HeadChange(reset, f"`{sem.segment(reset)}` replaced the head (line {reset.lineno})", True,
+                                  removed)
         top = self._module_level(recv, at)
         if top is not None:
             return HeadChange(top, f"`{sem.segment(top.targets[0])}` was replaced at module level (line {top.lineno})",

@@ -791,8 +791,9 @@ class _Flow:
                 return frozenset(), True
         # a module moved to a device (or not): model(x), self.net(x), model.forward(x)
         callee = f if meth != "forward" else recv
-        st = None if self._flow_root(f) else self._model(callee, c)
-        if st is None and not self._flow_root(f) and self._moved_back(callee, c):
+        back = not self._flow_root(f) and self._moved_back(callee, c)
+        st = None if self._flow_root(f) or back else self._model(callee, c)
+        if back:
             # ``model.to("cpu")`` above in the same function: a module run on the CPU on
             # purpose, whose inputs must stay there (what meets its output on the device
             # is said, not fixed: moving the batch would break this call)
@@ -980,10 +981,12 @@ class _Flow:
         return st
 
     def _moved_back(self, callee, call: ast.Call) -> bool:
-        """A statement of the function (or module) body that holds ``call`` (not one
-        nested in a branch or loop), before it, moves ``callee`` to the CPU
-        (``model.cpu()``, ``model.to("cpu")``, ``model = model.to(torch.device("cpu"))``),
-        and no move of it anywhere between that one and ``call`` may take it elsewhere."""
+        """A move of ``callee`` to the CPU (``model.cpu()``, ``model.to("cpu")``, also
+        chained, ``model.cpu().eval()``) comes before ``call`` in the function (or module)
+        that holds it, and no later move to a device that runs whenever the code after it
+        does (not in a branch, loop or handler: a ``with`` or ``try`` block runs) undoes
+        it; a dtype cast (``model.to(torch.float64)``) is no move.  Said, not fixed: the
+        module is, or may be, on the CPU at the call."""
         sem = self.sem
         code = sem.dotted(callee)
         if code is None:
@@ -993,19 +996,32 @@ class _Flow:
         if got is None:
             fn = sem.enclosing_function(call)
             body = fn.body if fn is not None else sem.module.body
-            got = []  # (position, to the CPU, a statement of the body itself) of each move of ``code``
+            got = []  # (position, to the CPU, runs whenever the code after it does) of each move of ``code``
             for st in body:
                 for n in sem.walk(st, scopes=False):
-                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and sem.dotted(n.func.value) == code \
-                            and n.func.attr in ("cpu", "cuda", "to"):
-                        cpu = n.func.attr == "cpu" and not n.args or n.func.attr == "to" and bool(n.args) \
-                            and is_cpu_device(sem, n.args[0])
-                        top = isinstance(st, (ast.Expr, ast.Assign)) and n is getattr(st, "value", None)
-                        got.append(((n.lineno, n.col_offset), cpu, top))
+                    if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+                        continue
+                    r = n.func.value
+                    while isinstance(r, ast.Call) and isinstance(r.func, ast.Attribute) and r.func.attr in _SAME_MODULE:
+                        r = r.func.value  # (``model.eval().cpu()``: the same module)
+                    if sem.dotted(r) != code:
+                        continue
+                    if n.func.attr == "cpu" and not n.args:
+                        cpu = True
+                    else:
+                        mv = move_of(sem, n)
+                        if mv is None:
+                            continue  # (not a move: a dtype cast, ``.eval()``)
+                        cpu = mv.style == "to" and is_cpu_device(sem, mv.device)
+                    got.append(((n.lineno, n.col_offset), cpu, _runs_always(sem, n, fn)))
             self.cache[key] = got
         at = (call.lineno, call.col_offset)
-        before = sorted(m for m in got if m[0] < at)
-        return bool(before) and before[-1][1] and before[-1][2]
+        # a move to the CPU before the call that no later move certainly undoes: the module
+        # is (or may be) on the CPU there (a move in a branch leaves it open: not fixed)
+        for i, (p, cpu, always) in enumerate(sorted(m for m in got if m[0] < at)):
+            if cpu and not any(not c2 and a2 for p2, c2, a2 in got if p < p2 < at):
+                return True
+        return False
 
     def _host_args(self, callee, call: ast.Call) -> set:
         """The positions in ``_args(call)`` (positional arguments, then keywords) of the
@@ -1503,6 +1519,27 @@ class _Plan:
     where: str = "a device"
     hint: bool = True  # end a report-only message with where to move the batch
     unsafe: str = ""  # why the fix is only offered (``--unsafe-fixes``)
+
+
+# module methods that return the module itself, unmoved
+_SAME_MODULE = frozenset({"eval", "train", "float", "double", "half", "bfloat16", "requires_grad_"})
+
+
+def _runs_always(sem: SemanticModel, node, fn) -> bool:
+    """``node`` runs whenever the body of ``fn`` (None: the module) runs past it: no
+    branch, loop, handler or ``else`` between them (a ``with`` block and a ``try`` body
+    run)."""
+    child = node
+    for a in sem.ancestors(node):
+        if a is fn or a is sem.module:
+            return True
+        if isinstance(a, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.IfExp, ast.ExceptHandler, ast.Match,
+                          ast.BoolOp, *_COMPS, ast.Lambda)):
+            return False
+        if isinstance(a, (ast.Try, getattr(ast, "TryStar", ast.Try))) and not any(x is child for x in a.body):
+            return False  # (its ``else``/``finally``: ``else`` may not run; ``finally`` runs, but rarely moves)
+        child = a
+    return True
 
 
 def _expected_failures(sem: SemanticModel) -> list:

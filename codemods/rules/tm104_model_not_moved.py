@@ -16,7 +16,8 @@ from ._main_guard import is_main_guard
 from ._device import (
     DEVICE_KEEP_METHODS, MISMATCH_EVIDENCE, SELF_METHODS, Move, bound_before, class_moves_arguments, definition_span, device_move,
     device_like, device_text_at, file_mentions_device,
-    framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, moved_call, runs_without_cuda, visible_at,
+    framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, move_of, moved_call, runs_without_cuda,
+    visible_at,
 )
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -290,8 +291,8 @@ def _class_weighted(sem: SemanticModel, cls: ast.ClassDef, depth: int = 0) -> Op
 
 def _places_itself(sem: SemanticModel, cls: ast.ClassDef) -> bool:
     """The class moves itself or its inputs, or works on the CPU on purpose: a method
-    calls ``self.to(...)``/``self.cuda()``/``.cpu()`` (or moves one of its attributes,
-    ``self.network.to(device)``), names a device (``self.device``),
+    calls ``self.to(...)``/``self.cuda()``/``.cpu()`` (or moves every submodule it builds,
+    :func:`_moves_its_submodules`), names a device (``self.device``),
     or moves what it receives (:func:`class_moves_arguments`)."""
     return any(_places_itself_here(sem, c) for c in _lineage(sem, cls))
 
@@ -308,7 +309,7 @@ def _lineage(sem: SemanticModel, cls: ast.ClassDef) -> list:
 
 
 def _places_itself_here(sem: SemanticModel, cls: ast.ClassDef) -> bool:
-    if class_moves_arguments(sem, cls):
+    if class_moves_arguments(sem, cls) or _moves_its_submodules(sem, cls):
         return True
     for n in ast.walk(cls):
         if isinstance(n, ast.Attribute):
@@ -319,14 +320,39 @@ def _places_itself_here(sem: SemanticModel, cls: ast.ClassDef) -> bool:
                 isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "super")
             if mine and (n.attr in _MOVERS or n.attr == "device"):
                 return True  # ``self.to(d)``, ``super().cuda()``, ``self.device``
-            if n.attr in ("to", "cuda", "xpu", "mps", "npu", "hpu") and isinstance(v, ast.Attribute) \
-                    and isinstance(v.value, ast.Name) and v.value.id == "self":
-                return True  # ``self.network.to(device)``: the class places (a part of) itself
         elif isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in ("super", "isinstance")) and any(
             isinstance(a, ast.Name) and a.id == "self" for a in [*n.args, *(k.value for k in n.keywords)]
         ):
             return True  # ``place(self)``: code the file may not show gets the module
     return False
+
+
+def _moves_its_submodules(sem: SemanticModel, cls: ast.ClassDef) -> bool:
+    """``__init__`` moves every submodule it builds to a device (``self.network =
+    nn.Sequential(...)`` then ``self.network.to(device)``: YuxuanZhao23's VGG): the
+    class's parameters are all placed.  A submodule is an attribute set from a call of a
+    ``torch.nn`` class or of a module class of the file; a move, a statement
+    ``self.<attr>.to(<a device>)`` or ``.cuda()`` of that block (not a dtype cast)."""
+    init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+    if init is None:
+        return False
+    built, moved = set(), set()
+    for st in init.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.value, ast.Call):
+            t = st.targets[0]
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                q = sem.call_qualname(st.value) or ""
+                target = sem.callee(st.value)
+                if q.startswith("torch.nn.") or isinstance(target, ast.ClassDef) and is_module_class(sem, target):
+                    built.add(t.attr)
+        call = st.value if isinstance(st, (ast.Expr, ast.Assign)) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            r = call.func.value
+            if isinstance(r, ast.Attribute) and isinstance(r.value, ast.Name) and r.value.id == "self":
+                mv = move_of(sem, call)
+                if mv is not None and (mv.style == "cuda" or not is_cpu_device(sem, mv.device)):
+                    moved.add(r.attr)
+    return bool(built) and built <= moved
 
 
 def _model_of(sem: SemanticModel, call: ast.Call, cache: dict) -> Optional[str]:

@@ -217,7 +217,8 @@ class StrictLoadAfterHeadChange(Rule):
         head = heads.change(recv, call, own_file=src.kind == "file")
         if head is None:
             return None
-        if head.local and heads.stem_replaced(recv_code, call):
+        stem = head.local and heads.stem_replaced(recv_code, call)
+        if stem and not vals.surely_fetched(src):
             return None  # (the input stem was replaced too: a checkpoint of this very model)
         if src.ckpt is not None and isinstance(head.node, ast.Assign) and _reads(sem, head.node.value, src.ckpt):
             # ``model.classifier = nn.Linear(25088, checkpoint['hidden_units'])``,
@@ -281,6 +282,10 @@ class StrictLoadAfterHeadChange(Rule):
             )
         if others:
             return ctx.finding(self, call, f"{msg} (not fixed: load_state_dict also gets {', '.join(others)})")
+        if stem:
+            # (a filtered load would leave the replaced stem untrained as well)
+            return ctx.finding(self, call, f"{msg} (not fixed: the input stem was replaced too, and no checkpoint of"
+                                           " the original architecture fits it)")
 
         def build(view, call=call, recv=recv, state=state):
             import libcst as cst
@@ -549,9 +554,10 @@ def _evaluated_after(sem, call: ast.Call, recv_code: str) -> bool:
 
 
 def _reads(sem, expr, name: ast.Name) -> bool:
-    """``expr`` reads an entry of the checkpoint dict ``name`` holds that is no weight: a
-    run's value (``checkpoint['hidden_units']``, ``ckpt.get('num_classes')``) or a whole
-    module (``checkpoint['classifier']``), not a tensor of the state
+    """``expr`` reads an entry of the checkpoint dict ``name`` holds that sizes the head
+    for it: a run's value (``checkpoint['hidden_units']``, ``ckpt.get('num_classes')``), a
+    whole module (``checkpoint['classifier']``), or a weight's first dim, its class count
+    (``state['fc.weight'].shape[0]``); not any other dim of a tensor of the state
     (``state['fc.weight'].shape[1]`` sizes the head's input only)."""
     bs = {id(b) for b in sem.resolve(name)}
     if not bs:
@@ -566,8 +572,21 @@ def _reads(sem, expr, name: ast.Name) -> bool:
         elif isinstance(p, ast.Attribute) and p.value is n and p.attr == "get":
             c = sem.parent(p)
             key = c.args[0] if isinstance(c, ast.Call) and c.func is p and c.args else None
-        if isinstance(key, ast.Constant) and isinstance(key.value, str) and "." not in key.value \
-                and not key.value.endswith(("weight", "bias")):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            continue
+        if "." not in key.value and not key.value.endswith(("weight", "bias")):
+            return True
+        # a weight's first dim, the number of classes the checkpoint's head has:
+        # ``nn.Linear(512, state['fc.weight'].shape[0])``, ``.size(0)``, ``len(state['fc.bias'])``
+        e = sem.parent(p) if isinstance(p, ast.Subscript) else None
+        g = sem.parent(e) if e is not None else None
+        if isinstance(e, ast.Attribute) and e.attr == "shape" and isinstance(g, ast.Subscript) \
+                and isinstance(g.slice, ast.Constant) and g.slice.value == 0:
+            return True
+        if isinstance(e, ast.Attribute) and e.attr == "size" and isinstance(g, ast.Call) and g.func is e \
+                and len(g.args) == 1 and isinstance(g.args[0], ast.Constant) and g.args[0].value == 0:
+            return True
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len" and e.args and e.args[0] is p:
             return True
     return False
 
