@@ -3360,3 +3360,25 @@ def test_a_module_moved_back_to_the_cpu_only_when_that_is_its_last_move(moves, f
     findings, out, src = run(body)
     assert codes(findings) == ["TM101"], [f.message for f in findings]
     assert (out != src) == fixed, findings[0].message
+
+
+@pytest.mark.parametrize("make, found", [
+    # (TaylorT1997's collate_fn returns lists) the batch rebound as a tensor made on the device
+    ("labels = torch.tensor(labels, dtype=torch.float, device=device)", False),
+    ("labels = torch.as_tensor(labels, device=device)", False),
+    # made on the CPU: still meets the model's output there
+    ("labels = torch.tensor(labels, dtype=torch.float)", True),
+    ("labels = torch.tensor(labels, device='cpu')", True),
+])
+def test_a_batch_element_rebound_as_a_tensor_made_on_the_device(make, found):
+    body = (
+        "model = nn.Linear(4, 1).to(device)\n\n\n"
+        "def train():\n"
+        "    for xs, labels in loader:\n"
+        "        inputs = xs.to(device)\n"
+        f"        {make}\n"
+        "        loss = (model(inputs) - labels).pow(2).mean()\n"
+        "        loss.backward()\n"
+    )
+    findings, out, src = run(body)
+    assert codes(findings) == (["TM101"] if found else []), [f.message for f in findings]

@@ -846,6 +846,12 @@ class _Flow:
         if q is not None and N.is_torch(q):
             args = self._args(c, skip_lengths=q in _PACK)
             if q in _TORCH_CROSSING or N.is_module_class(q) or N.is_parallel_wrapper(q):
+                if q in ("torch.tensor", "torch.as_tensor"):
+                    dev = sem.keyword(c, "device")
+                    if dev is not None and device_like(sem, Move(c, "to", dev)) and not is_cpu_device(sem, dev):
+                        # ``labels = torch.tensor(labels, device=device)``: made on the device
+                        # (its input may be a list the collate_fn returns: no ``.to`` there)
+                        return frozenset(), True
                 return _merge(args) if q in _TORCH_CROSSING else _EMPTY
             self.meet(args, c)
             return _result(args)
