@@ -2,6 +2,7 @@
 that must produce no finding at all (each of them legal on a GPU)."""
 
 import ast
+import pathlib
 import textwrap
 
 import pytest
@@ -935,7 +936,8 @@ def test_a_numpy_array_in_forward_is_screened_out_only_when_np_is_numpy(head, re
     leaves it to the rule, which reports it when ``np`` is torch."""
     from torchmend.rules._tensor_device import _factory_screen, factory_words, may_make_a_cpu_tensor
 
-    body = "class M(nn.Module):\n    def forward(self, x):\n        return x + np.zeros(x.size(1))  # device\n"
+    body = ("class M(nn.Module):\n    def forward(self, x):\n        return x + np.zeros(x.size(1))\n\n\n"
+            "net = M().cuda()\n")
     src = "import torch\nimport torch.nn as nn\n" + head + "\n\n" + body
     ref = process_text("t.py", src, Options(fix=False, shortcuts=False, select=frozenset({"TM102"})))
     if reported is not None:
@@ -1575,3 +1577,17 @@ train(model, torch.ones(1, 4, 8, 8).to(device))
 def test_a_cpu_tensor_indexed_by_a_zero_dim_device_index(index, found):
     f, _, _ = run(_POOL.format(index=index))
     assert len(f) == (1 if found else 0), [x.message for x in f]
+
+
+@pytest.mark.parametrize("tail, reported", [
+    # (kingjuno's Noisy-DQN) a script that moves nothing: "device" only as an unused
+    # ``device=None`` parameter of a layer: the model stays on the CPU
+    ("", False),
+    # the same script moving its model: the tensor ``act`` makes meets the weights there
+    ("net = net.to('cuda')\n", True),
+])
+def test_a_script_that_moves_nothing(tail, reported):
+    src = (pathlib.Path(__file__).parent / "data" / "noisy_dqn_cpu_only.py").read_text()
+    src = src.replace("optimizer = torch.optim.Adam", tail + "optimizer = torch.optim.Adam")
+    res = process_text("dqn.py", src, Options(select=frozenset({"TM102"})))
+    assert bool(res.findings) is reported

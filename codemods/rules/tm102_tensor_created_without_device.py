@@ -12,6 +12,15 @@ from ._tensor_device import Analysis, _short, is_test_path, may_make_a_cpu_tenso
 _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same device'"
 
 
+
+def _places_anything(text: str, has) -> bool:
+    """The text may put something on a device: a move (``.to(``, ``.cuda(``), a device
+    made (``torch.device(``), a Lightning module (placed by its trainer), or a
+    ``device=`` that is not ``device=None``."""
+    if has(".to(") or has(".cuda(") or has("torch.device(") or has("LightningModule"):
+        return True
+    return has("device=") and text.count("device=") > text.count("device=None")
+
 class TensorCreatedWithoutDevice(Rule):
     """## What it does
     Finds tensors made on the CPU in an `nn.Module`'s `forward` (or in a method or
@@ -152,7 +161,9 @@ class TensorCreatedWithoutDevice(Rule):
         return has("def forward") and not has("backward") and not has("__main__")
 
     def check(self, ctx: Context):
-        if not super().may_match(ctx.text, ctx.has) and not (
+        # (a file that moves nothing, "device" only in a comment or an unused ``device=None``,
+        # is read only as a library that a file naming a device imports)
+        if not (super().may_match(ctx.text, ctx.has) and _places_anything(ctx.text, ctx.has)) and not (
                 self._library(ctx.text, ctx.has) and ctx.project is not None
                 and ctx.project.is_imported(ctx.path, namespace=True, importer_has=self.needles,
                                             neighbours_only=True)):
