@@ -1328,3 +1328,12 @@ def test_a_stem_replaced_before_a_download_is_said_not_fixed():
     r, out = run(src)
     assert [f.code for f in r.findings] == ["TM401"] and r.findings[0].fix is None and not r.changed
     assert "the input stem was replaced too" in r.findings[0].message
+
+
+def test_an_imagenet21k_checkpoint_does_not_fit_a_1000_class_head():
+    src = ("import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self, num_classes=21843):\n"
+           "        super().__init__()\n        self.fc = nn.Linear(16, num_classes)\n\n\n"
+           "model = Net(num_classes=1000)\nmodel.load_state_dict(torch.load('checkpoints/imagenet21k_net.pth'))\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.01)\nmodel(x).sum().backward()\n")
+    r, _ = run(src)
+    assert [f.code for f in r.findings] == ["TM401"]

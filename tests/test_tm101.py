@@ -3346,6 +3346,11 @@ def test_a_module_moved_back_to_the_cpu_keeps_its_batch_there(back):
     ("    model.cpu()\n    model.to(torch.float64)\n", False),
     # moved back to the device in a branch after it: not fixed either (it may stay on the CPU)
     ("    model.cpu()\n    if gpu:\n        model.to(device)\n", False),
+    # (review) the name bound again to a model on the device; a move in a branch that returns;
+    # a move in a lambda never called
+    ("    torch.save(model.cpu().state_dict(), 'm.pt')\n    model = nn.Linear(4, 3).to(device)\n", True),
+    ("    if save:\n        model.cpu()\n        return\n", True),
+    ("    export = lambda: torch.save(model.cpu().state_dict(), 'm.pt')\n", True),
 ])
 def test_a_module_moved_back_to_the_cpu_only_when_that_is_its_last_move(moves, fixed):
     body = (

@@ -1591,3 +1591,15 @@ def test_a_script_that_moves_nothing(tail, reported):
     src = src.replace("optimizer = torch.optim.Adam", tail + "optimizer = torch.optim.Adam")
     res = process_text("dqn.py", src, Options(select=frozenset({"TM102"})))
     assert bool(res.findings) is reported
+
+
+@pytest.mark.parametrize("place", ["model = accelerator.prepare(model)\nprint(accelerator.device)\n",
+                                   "model = fabric.setup(model)\nprint(fabric.device)\n"])
+def test_a_script_placed_by_accelerate_or_fabric_is_read(place):
+    """(review) no ``.to(`` in an Accelerate or Fabric script: the framework places the model."""
+    src = ("import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+           "        super().__init__()\n        self.rnn = nn.GRU(3, 4)\n\n    def forward(self, x):\n"
+           "        h = torch.zeros(1, x.size(1), 4)\n        return self.rnn(x, h)\n\n\nmodel = M()\n" + place +
+           "opt = torch.optim.Adam(model.parameters())\nloss = model(x)[0].sum()\nloss.backward()\n")
+    res = process_text("train.py", src, Options(select=frozenset({"TM102"})))
+    assert [f.code for f in res.findings] == ["TM102"]

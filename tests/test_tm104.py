@@ -978,3 +978,15 @@ def test_a_class_that_moves_its_own_submodule(move, found):
            "    x, y = x.to(device), y.to(device)\n    out = net(x)\n")
     res = process_text("t.py", src, Options(select=frozenset({"TM104"})))
     assert [f.code for f in res.findings] == (["TM104"] if found else [])
+
+
+def test_a_class_that_moves_its_submodules_under_a_condition_places_itself():
+    """(review) ``if use_cuda: self.network.cuda()`` in ``__init__`` is a move too."""
+    src = ("import torch\nfrom torch import nn\n\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n\n\n"
+           "class Net(nn.Module):\n    def __init__(self, use_cuda=True):\n        super().__init__()\n"
+           "        self.network = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+           "        if use_cuda:\n            self.network.cuda()\n"
+           "\n    def forward(self, x):\n        return self.network(x)\n\n\n"
+           "net = Net()\nopt = torch.optim.Adam(net.parameters())\nfor x, y in loader:\n"
+           "    x, y = x.to(device), y.to(device)\n    out = net(x)\n")
+    assert process_text("t.py", src, Options(select=frozenset({"TM104"}))).findings == []

@@ -50,14 +50,14 @@ _DOWNLOADED = re.compile(
     r"|-[0-9a-f]{8}\.(?:pth|pt)\b",
     re.I,
 )
-# a download for sure: a zoo, a hub, ImageNet, torchvision's hashed file name (not the
-# word "pretrained", which people also call their own fine-tuned checkpoints)
+# a download for sure: a zoo, a hub, torchvision's hashed file name (not the words
+# "pretrained" or "imagenet", which people also put in their own checkpoints' names)
 _FETCHED_NAME = re.compile(
-    r"imagenet|download\.pytorch\.org|model_zoo|modelzoo|/hub/|huggingface\.co|-[0-9a-f]{8}\.(?:pth|pt)\b", re.I)
+    r"download\.pytorch\.org|model_zoo|modelzoo|/hub/|huggingface\.co|-[0-9a-f]{8}\.(?:pth|pt)\b", re.I)
 # datasets a checkpoint's name may give, and their class counts (with and without a
 # background class)
 _DATASET_CLASSES = (
-    ("coco", (80, 81, 91)), ("voc", (20, 21)), ("imagenet", (1000, 1001)), ("cityscapes", (19, 34)),
+    ("coco", (80, 81, 91)), ("voc", (20, 21)), ("imagenet(?!-?2[12]k)", (1000, 1001)), ("cityscapes", (19, 34)),
     ("ade20k", (150, 151)), ("cifar100", (100,)), ("cifar10(?!0)", (10,)), ("mnist", (10,)),
 )
 _OWN = re.compile(r"fine-?tun|fine_tun|best|epoch|resume|last|finetun|checkpoint_\d|ckpt_\d", re.I)
@@ -457,7 +457,7 @@ class Values:
 
     def surely_fetched(self, src: Source) -> bool:
         """Stronger than :meth:`names_a_download`: a download (:meth:`_fetched`), or a path
-        that names ImageNet, a zoo or a hub, or ends like torchvision's downloads."""
+        that names a zoo or a hub, or ends like torchvision's downloads."""
         if self._fetched(src):
             return True
         return src.path is not None and _FETCHED_NAME.search(" ".join(self.texts(src.path))) is not None

@@ -1002,9 +1002,18 @@ class _Flow:
         if got is None:
             fn = sem.enclosing_function(call)
             body = fn.body if fn is not None else sem.module.body
-            got = []  # (position, to the CPU, runs whenever the code after it does) of each move of ``code``
+            got = []  # (position, to the CPU, runs whenever the code after it does, its block) of each move of ``code``
             for st in body:
                 for n in sem.walk(st, scopes=False):
+                    if isinstance(n, ast.Assign) and any(sem.dotted(t) == code for t in n.targets):
+                        # ``model = Net().to(device)``: another object (a CPU one when it is
+                        # ``model = model.cpu()``)
+                        v = n.value
+                        cpu = isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and (
+                            v.func.attr == "cpu" and not v.args
+                            or v.func.attr == "to" and bool(v.args) and is_cpu_device(sem, v.args[0]))
+                        got.append(((n.lineno, n.col_offset), cpu, _runs_always(sem, n, fn), _exits(sem, n, fn)))
+                        continue
                     if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
                         continue
                     r = n.func.value
@@ -1019,13 +1028,16 @@ class _Flow:
                         if mv is None:
                             continue  # (not a move: a dtype cast, ``.eval()``)
                         cpu = mv.style == "to" and is_cpu_device(sem, mv.device)
-                    got.append(((n.lineno, n.col_offset), cpu, _runs_always(sem, n, fn)))
+                    got.append(((n.lineno, n.col_offset), cpu, _runs_always(sem, n, fn), _exits(sem, n, fn)))
             self.cache[key] = got
         at = (call.lineno, call.col_offset)
         # a move to the CPU before the call that no later move certainly undoes: the module
-        # is (or may be) on the CPU there (a move in a branch leaves it open: not fixed)
-        for i, (p, cpu, always) in enumerate(sorted(m for m in got if m[0] < at)):
-            if cpu and not any(not c2 and a2 for p2, c2, a2 in got if p < p2 < at):
+        # is (or may be) on the CPU there (a move in a branch leaves it open: not fixed);
+        # not one in a block that leaves the function before the call (``if export: ...;
+        # return``)
+        for p, cpu, always, exits in sorted(m for m in got if m[0] < at):
+            if cpu and not (exits is not None and not any(x is exits for x in sem.ancestors(call))) \
+                    and not any(not c2 and a2 for p2, c2, a2, _ in got if p < p2 < at):
                 return True
         return False
 
@@ -1529,6 +1541,23 @@ class _Plan:
 
 # module methods that return the module itself, unmoved
 _SAME_MODULE = frozenset({"eval", "train", "float", "double", "half", "bfloat16", "requires_grad_"})
+
+
+def _exits(sem: SemanticModel, node, fn):
+    """The innermost branch or loop body around ``node`` (inside ``fn``) that ends by
+    leaving it (``return``, ``raise``, ``continue``, ``break``), as the statement that
+    holds that body; None when none does."""
+    child = node
+    for a in sem.ancestors(node):
+        if a is fn or a is sem.module:
+            return None
+        for block in (getattr(a, "body", None), getattr(a, "orelse", None)):
+            if isinstance(block, list) and block and any(x is child for x in block) \
+                    and isinstance(block[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)) \
+                    and isinstance(a, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                return a
+        child = a
+    return None
 
 
 def _runs_always(sem: SemanticModel, node, fn) -> bool:

@@ -15,10 +15,12 @@ _DEVICE_MSG = "on a GPU this fails with 'Expected all tensors to be on the same 
 
 def _places_anything(text: str, has) -> bool:
     """The text may put something on a device: a move (``.to(``, ``.cuda(``), a device
-    made (``torch.device(``), a Lightning module (placed by its trainer), or a
-    ``device=`` that is not ``device=None``."""
-    if has(".to(") or has(".cuda(") or has("torch.device(") or has("LightningModule"):
-        return True
+    made or read (``torch.device(``, ``x.device``, ``"cuda"``), a framework that places
+    modules (Lightning, Accelerate, Fabric, ``device_map``), or a ``device=`` that is not
+    ``device=None``."""
+    if has(".to(") or has(".cuda(") or has("torch.device(") or has("LightningModule") or has("device_map") \
+            or has("ccelerat") or has("abric") or has(".device") or has("'cuda") or has('"cuda'):
+        return True  # (Accelerate's ``prepare``, Fabric's ``setup``, a device read or spelled: may place)
     return has("device=") and text.count("device=") > text.count("device=None")
 
 class TensorCreatedWithoutDevice(Rule):
@@ -136,10 +138,10 @@ class TensorCreatedWithoutDevice(Rule):
     )
     invalid = (
         "import torch\nimport torch.nn as nn\n\nclass M(nn.Module):\n    def forward(self, x):\n"
-        "        return x + torch.ones(x.size(1))  # device\n",
+        "        return x + torch.ones(x.size(1))\n\n\nm = M().cuda()\n",
         "import torch\nimport torch.nn as nn\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.rnn = nn.GRU(3, 4)\n\n    def forward(self, x):\n"
-        "        h = torch.zeros(1, x.size(1), 4)  # device\n        return self.rnn(x, h)\n",
+        "        h = torch.zeros(1, x.size(1), 4)\n        return self.rnn(x, h)\n\n\nm = M().to('cuda')\n",
     )
 
     @classmethod

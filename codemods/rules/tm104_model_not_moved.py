@@ -331,8 +331,9 @@ def _moves_its_submodules(sem: SemanticModel, cls: ast.ClassDef) -> bool:
     """``__init__`` moves every submodule it builds to a device (``self.network =
     nn.Sequential(...)`` then ``self.network.to(device)``: YuxuanZhao23's VGG): the
     class's parameters are all placed.  A submodule is an attribute set from a call of a
-    ``torch.nn`` class or of a module class of the file; a move, a statement
-    ``self.<attr>.to(<a device>)`` or ``.cuda()`` of that block (not a dtype cast)."""
+    ``torch.nn`` class or of a module class of the file; a move,
+    ``self.<attr>.to(<a device>)`` or ``.cuda()`` anywhere in ``__init__`` (not a dtype
+    cast)."""
     init = next((s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
     if init is None:
         return False
@@ -345,7 +346,7 @@ def _moves_its_submodules(sem: SemanticModel, cls: ast.ClassDef) -> bool:
                 target = sem.callee(st.value)
                 if q.startswith("torch.nn.") or isinstance(target, ast.ClassDef) and is_module_class(sem, target):
                     built.add(t.attr)
-        call = st.value if isinstance(st, (ast.Expr, ast.Assign)) else None
+    for call in ast.walk(init):  # (also under ``if use_cuda:``)
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
             r = call.func.value
             if isinstance(r, ast.Attribute) and isinstance(r.value, ast.Name) and r.value.id == "self":
