@@ -997,10 +997,18 @@ class _Flow:
         code = sem.dotted(callee)
         if code is None:
             return False
+        cpu_text = self.cache.get("has cpu")
+        if cpu_text is None:
+            cpu_text = self.cache["has cpu"] = "cpu" in sem.text
+        if not cpu_text:
+            return False
         key = ("moved back", code, id(sem.scope_of(callee)))
         got = self.cache.get(key)
         if got is None:
             fn = sem.enclosing_function(call)
+            if fn is not None and "cpu" not in sem.segment(fn):
+                self.cache[key] = []
+                return False  # (no move to the CPU can stand in the function's text)
             body = fn.body if fn is not None else sem.module.body
             got = []  # (position, to the CPU, runs whenever the code after it does, its block) of each move of ``code``
             for st in body:

@@ -163,13 +163,13 @@ class TensorCreatedWithoutDevice(Rule):
         return has("def forward") and not has("backward") and not has("__main__")
 
     def check(self, ctx: Context):
-        # (a file that moves nothing, "device" only in a comment or an unused ``device=None``,
-        # is read only as a library that a file naming a device imports)
-        if not (super().may_match(ctx.text, ctx.has) and _places_anything(ctx.text, ctx.has)) and not (
+        if not super().may_match(ctx.text, ctx.has) and not (
                 self._library(ctx.text, ctx.has) and ctx.project is not None
                 and ctx.project.is_imported(ctx.path, namespace=True, importer_has=self.needles,
                                             neighbours_only=True)):
             return  # no device anywhere: a CPU-only script (the needles, also without shortcuts)
+        if not self._library(ctx.text, ctx.has) and not _places_anything(ctx.text, ctx.has):
+            return  # (a script that moves nothing: "device" only in a comment or an unused ``device=None``)
         if is_test_path(ctx.path) or ctx.has("set_default_device"):
             return
         an = Analysis.of(ctx)

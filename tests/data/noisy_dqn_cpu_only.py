@@ -38,3 +38,7 @@ optimizer = torch.optim.Adam(net.parameters())
 state = np.zeros(4, dtype=np.float32)
 for i in range(3):
     print(net.act(state, 0.0))
+    loss = net(torch.zeros(1, 4)).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
