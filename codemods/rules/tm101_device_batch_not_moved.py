@@ -1010,7 +1010,9 @@ class _Flow:
                 self.cache[key] = []
                 return False  # (no move to the CPU can stand in the function's text)
             body = fn.body if fn is not None else sem.module.body
-            got = []  # (position, to the CPU, runs whenever the code after it does, its block) of each move of ``code``
+            # (position, to the CPU, runs whenever the code after it does, the block around it
+            # that leaves the function or None) of each move of ``code``, and of each binding
+            got = []
             for st in body:
                 for n in sem.walk(st, scopes=False):
                     if isinstance(n, ast.Assign) and any(sem.dotted(t) == code for t in n.targets):
@@ -1043,7 +1045,7 @@ class _Flow:
         # is (or may be) on the CPU there (a move in a branch leaves it open: not fixed);
         # not one in a block that leaves the function before the call (``if export: ...;
         # return``)
-        for p, cpu, always, exits in sorted(m for m in got if m[0] < at):
+        for p, cpu, _, exits in sorted(m for m in got if m[0] < at):
             if cpu and not (exits is not None and not any(x is exits for x in sem.ancestors(call))) \
                     and not any(not c2 and a2 for p2, c2, a2, _ in got if p < p2 < at):
                 return True
