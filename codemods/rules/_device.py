@@ -92,6 +92,9 @@ HOST_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires
 SELF_METHODS = frozenset({
     "eval", "train", "float", "half", "double", "bfloat16", "requires_grad_", "share_memory", "to_empty",
 })
+# those of them that leave the module where it is (``to_empty`` places it on a device;
+# ``share_memory`` moves its storage)
+SAME_PLACE_METHODS = SELF_METHODS - {"to_empty", "share_memory"}
 # torch functions whose result is certainly a tensor (factories and common ops)
 TENSOR_FUNCS = frozenset(N.FACTORIES | N.LIKE_FACTORIES | {
     "cat", "stack", "where", "matmul", "clone", "flatten", "cumsum", "exp", "log", "sigmoid", "tanh", "softmax",

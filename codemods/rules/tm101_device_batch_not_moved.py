@@ -13,7 +13,8 @@ from ..semantic import BindingKind, OriginKind, SemanticModel
 from ..semantic import names as N
 from ..semantic.source import callee_hits, continues_a_line, starts_statement
 from ._device import (
-    HOST_ATTRS, HOST_METHODS, MISMATCH_EVIDENCE, MOVE_METHODS, NOT_TENSOR_FUNCS, SELF_METHODS, TENSOR_FUNCS, Loop,
+    HOST_ATTRS, HOST_METHODS, MISMATCH_EVIDENCE, MOVE_METHODS, NOT_TENSOR_FUNCS, SAME_PLACE_METHODS, SELF_METHODS,
+    TENSOR_FUNCS, Loop,
     ModelState, Move,
     is_cpu_device,
     bound_before, cpu_without_cuda, device_text_at, file_mentions_device, framework_in_file,
@@ -1027,7 +1028,8 @@ class _Flow:
                     if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
                         continue
                     r = n.func.value
-                    while isinstance(r, ast.Call) and isinstance(r.func, ast.Attribute) and r.func.attr in _SAME_MODULE:
+                    while isinstance(r, ast.Call) and isinstance(r.func, ast.Attribute) \
+                            and r.func.attr in SAME_PLACE_METHODS:
                         r = r.func.value  # (``model.eval().cpu()``: the same module)
                     if sem.dotted(r) != code:
                         continue
@@ -1547,10 +1549,6 @@ class _Plan:
     where: str = "a device"
     hint: bool = True  # end a report-only message with where to move the batch
     unsafe: str = ""  # why the fix is only offered (``--unsafe-fixes``)
-
-
-# module methods that return the module itself, unmoved
-_SAME_MODULE = frozenset({"eval", "train", "float", "double", "half", "bfloat16", "requires_grad_"})
 
 
 def _exits(sem: SemanticModel, node, fn):

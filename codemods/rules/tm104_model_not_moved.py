@@ -14,7 +14,7 @@ from ..semantic import names as N
 from ..semantic.source import callee_hits
 from ._main_guard import is_main_guard
 from ._device import (
-    DEVICE_KEEP_METHODS, MISMATCH_EVIDENCE, SELF_METHODS, Move, bound_before, class_moves_arguments, definition_span, device_move,
+    DEVICE_KEEP_METHODS, MISMATCH_EVIDENCE, SAME_PLACE_METHODS, Move, bound_before, class_moves_arguments, definition_span, device_move,
     device_like, device_text_at, file_mentions_device,
     framework_in_file, guard_of, is_cpu_device, is_known_device, is_module_class, move_of, moved_call, runs_without_cuda,
     visible_at,
@@ -38,8 +38,6 @@ _HARMLESS = frozenset({
     "builtins.print", "builtins.len", "builtins.str", "builtins.repr", "builtins.isinstance", "builtins.type",
     "builtins.id", "builtins.hasattr", "builtins.format", "torch.save",
 })
-# self-returning module methods read through (``model = model.eval()``); ``to_empty`` moves
-_THROUGH = SELF_METHODS - {"to_empty", "share_memory"}
 # the text gate's screen (``_candidates``): ``name = [prefix.]Ctor(`` starting a line,
 # outside the body of a class that may be a module
 _ASSIGNED = r"[ \t]*(self\.)?[A-Za-z_]\w*[ \t]*(?::[^=\n]*)?=[ \t]*((?:[A-Za-z_]\w*\.)*)([A-Za-z_]\w*)[ \t]*\("
@@ -543,7 +541,7 @@ def _optimized(sem: SemanticModel, ctor: ast.Call) -> bool:
 def _through(sem: SemanticModel):
     def through(e):
         p = sem.parent(e)
-        if isinstance(p, ast.Attribute) and p.value is e and p.attr in _THROUGH:
+        if isinstance(p, ast.Attribute) and p.value is e and p.attr in SAME_PLACE_METHODS:
             c = sem.parent(p)
             if isinstance(c, ast.Call) and c.func is p:
                 return c  # ``model.eval()``: the same module
@@ -683,7 +681,7 @@ def _reaches(sem: SemanticModel, call: ast.Call, ctor: ast.Call) -> bool:
                 return True
             if o.kind is OriginKind.VALUE and isinstance(n, ast.Call) and id(n) not in seen:
                 seen.add(id(n))
-                if isinstance(n.func, ast.Attribute) and n.func.attr in _THROUGH:
+                if isinstance(n.func, ast.Attribute) and n.func.attr in SAME_PLACE_METHODS:
                     work.append(n.func.value)
                 elif sem.call_qualname(n) == "torch.compile" and n.args:
                     work.append(n.args[0])
