@@ -1072,6 +1072,14 @@ def get_loader(is_train, args):
 """
 
 
+def _train_both_ways(tmp_path, main: str):
+    """TM301 on ``train.py`` (text ``main``) of the tree ``tmp_path``: ``(the run's results
+    by file name, [train.py's result alone with the tree's project, train.py's in the run])``."""
+    opts = Options(select=frozenset({"TM301"}))
+    ran = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=1).results}
+    return ran, [process_text(str(tmp_path / "train.py"), main, opts, Project(roots=(str(tmp_path),))), ran["train.py"]]
+
+
 @pytest.mark.parametrize("workers, count, loop, found", [
     # the function makes its loader with a worker count of its own; the script iterates
     # what it returns at import time, in a ``for`` or under a ``while True:``
@@ -1090,9 +1098,8 @@ def test_a_loader_a_sibling_function_returns(tmp_path, workers, count, loop, fou
     (tmp_path / "dataset.py").write_text(_GETTER.format(workers=workers, count=count))
     main = f"from dataset import get_loader\n\ntrain_loader = get_loader(is_train=True, args=None)\n{loop}"
     (tmp_path / "train.py").write_text(main)
-    opts = Options(select=frozenset({"TM301"}))
-    ran = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=1).results}
-    for r in (process_text(str(tmp_path / "train.py"), main, opts, Project(roots=(str(tmp_path),))), ran["train.py"]):
+    _, results = _train_both_ways(tmp_path, main)
+    for r in results:
         assert [f.code for f in r.findings] == (["TM301"] if found else []) and not r.changed
         if found:
             assert f"`get_loader(...)` returns a DataLoader made in dataset.py with num_workers={count}" \
@@ -1248,9 +1255,8 @@ def test_a_loader_a_sibling_function_returns_and_another_module_iterates(tmp_pat
     (tmp_path / "engine.py").write_text(_ENGINE.format(given=given))
     main = _TRAIN.format(args=args)
     (tmp_path / "train.py").write_text(main)
-    opts = Options(select=frozenset({"TM301"}))
-    ran = {os.path.basename(r.path): r for r in runner.run([str(tmp_path)], opts, jobs=1).results}
-    for r in (process_text(str(tmp_path / "train.py"), main, opts, Project(roots=(str(tmp_path),))), ran["train.py"]):
+    ran, results = _train_both_ways(tmp_path, main)
+    for r in results:
         assert [f.code for f in r.findings] == (["TM301"] if found else []) and not r.changed
         if found:
             m = r.findings[0].message

@@ -3312,21 +3312,23 @@ def test_a_wrapper_whose_move_is_in_another_method():
     assert codes(f) == [] and out == src
 
 
+def _evaluation(moves: str) -> str:
+    """A model on the device evaluated by a function whose first lines are ``moves``; a
+    metric module on the device gets the model's output."""
+    return ("model = nn.Linear(4, 3).to(device)\n"
+            "metric = nn.Linear(3, 3).to(device)\n\n\n"
+            "def evaluate(model, test_loader, save=False):\n" + moves +
+            "    for inputs, labels in test_loader:\n"
+            "        output = model(inputs)\n"
+            "        scores = metric(output)\n\n\n"
+            "evaluate(model, loader)\n")
+
+
 @pytest.mark.parametrize("back", ['model.to("cpu")', "model.cpu()", 'model = model.to(torch.device("cpu"))', None])
 def test_a_module_moved_back_to_the_cpu_keeps_its_batch_there(back):
     """(AsserElfeki's notebook) the model is moved to the CPU for evaluation, a metric
     lives on the device: moving the batch would break ``model(inputs)``; report only."""
-    body = (
-        "model = nn.Linear(4, 3).to(device)\n"
-        "metric = nn.Linear(3, 3).to(device)\n\n\n"
-        "def test_model(model, test_loader):\n"
-        + (f"    {back}\n" if back else "")
-        + "    for inputs, labels in test_loader:\n"
-        "        output = model(inputs)\n"
-        "        scores = metric(output)\n\n\n"
-        "test_model(model, loader)\n"
-    )
-    findings, out, src = run(body)
+    findings, out, src = run(_evaluation(f"    {back}\n" if back else ""))
     assert codes(findings) == ["TM101"], [f.message for f in findings]
     if back:
         assert out == src and "on the CPU on purpose (it was moved to the CPU above)" in findings[0].message
@@ -3353,16 +3355,7 @@ def test_a_module_moved_back_to_the_cpu_keeps_its_batch_there(back):
     ("    export = lambda: torch.save(model.cpu().state_dict(), 'm.pt')\n", True),
 ])
 def test_a_module_moved_back_to_the_cpu_only_when_that_is_its_last_move(moves, fixed):
-    body = (
-        "model = nn.Linear(4, 3).to(device)\n"
-        "metric = nn.Linear(3, 3).to(device)\n\n\n"
-        "def evaluate(model, test_loader, save=False):\n" + moves +
-        "    for inputs, labels in test_loader:\n"
-        "        output = model(inputs)\n"
-        "        scores = metric(output)\n\n\n"
-        "evaluate(model, loader)\n"
-    )
-    findings, out, src = run(body)
+    findings, out, src = run(_evaluation(moves))
     assert codes(findings) == ["TM101"], [f.message for f in findings]
     assert (out != src) == fixed, findings[0].message
 
