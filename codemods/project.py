@@ -576,6 +576,11 @@ class Project:
         found = self._module_files(bases, parts, subs)
         if not found and bases:
             up = self._package_dir_above(bases, parts[0])
+            if up is None and len(bases) == 1 and os.path.basename(bases[0]) == parts[0]:
+                # the importer's own directory, a namespace package (no ``__init__.py``), named
+                # by its script: ``going_modular/train.py`` importing ``going_modular.engine``
+                # (run as ``python -m going_modular.train``)
+                up = os.path.dirname(bases[0])
             if up is not None:
                 found = self._module_files((up,), parts, subs)
         return found

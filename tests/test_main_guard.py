@@ -1326,6 +1326,22 @@ def test_a_cpu_count_given_here_is_a_worker_count_above_0(tmp_path, args):
     assert [f.code for f in r.findings] == ["TM301"], [f.message for f in r.findings]
 
 
+@pytest.mark.parametrize("imports", ["import going_modular.data_setup as data_setup\nimport going_modular.engine as engine",
+                                     "from going_modular import data_setup, engine"])
+def test_the_going_modular_scripts_importing_their_namespace_package_by_name(tmp_path, imports):
+    """(shaheer-shehri's going_modular/train.py, no ``__init__.py``, run as ``python -m
+    going_modular.train``) the modules named through the script's own directory are its
+    siblings: reported as with ``import data_setup, engine``."""
+    pkg = tmp_path / "going_modular"
+    pkg.mkdir()
+    (pkg / "data_setup.py").write_text(_DATA_SETUP.format(default="os.cpu_count()"))
+    (pkg / "engine.py").write_text(_ENGINE.format(given="train_dataloader"))
+    (pkg / "train.py").write_text(_TRAIN.format(args="batch_size=32").replace("import data_setup, engine", imports))
+    r = _tm301_of(pkg)
+    assert [f.code for f in r.findings] == ["TM301"], [f.message for f in r.findings]
+    assert "iterated at import time" in r.findings[0].message and not r.changed
+
+
 def test_d2l_style_loaders_named_iter_handed_to_a_training_function_of_the_project(tmp_path):
     """(YuxuanZhao23's d2l scripts) ``train_iter, test_iter = load_data(16)`` then
     ``train_nested(net, train_iter, ...)``, which hands it on to ``train_epoch``: a script

@@ -143,6 +143,19 @@ def test_a_package_of_the_project_imported_from_a_script_below(tmp_path):
     assert Project(roots=(str(tmp_path),)).module_file("crops", files[0]) == files[1]
 
 
+def test_a_script_importing_its_own_namespace_package_by_name(tmp_path):
+    """``going_modular/train.py`` (no ``__init__.py``: a namespace package, run as ``python
+    -m going_modular.train``) imports ``going_modular.data_setup``: its sibling, found in
+    the directory above; a namespace package of another name is not looked for there."""
+    files = _tree(tmp_path, {"going_modular/train.py": "", "going_modular/data_setup.py": "",
+                             "other/engine.py": ""})
+    p = Project(roots=(str(tmp_path),))
+    assert p.module_file("going_modular.data_setup", files[0]) == files[1]
+    assert p.module_file("other.engine", files[0]) is None
+    assert p.imports_holding(files[0], "from going_modular import data_setup\n", "") is True
+    assert Project(roots=(str(tmp_path),)).imports_holding(files[0], "from other import engine\n", "") is False
+
+
 LINES = [
     "import os", "import a.b as c, d", "from . import x", "from pkg.mod import (A, B,", "    C)", "",
     "x = 1  # import not_this", "from x import *", "s = 'import quoted'", "def f():", "import q.r",
