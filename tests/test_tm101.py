@@ -923,6 +923,30 @@ def test_a_sample_of_the_loaders_dataset_is_moved(take, use, move):
     assert f[0].message.startswith("sample `")
 
 
+@pytest.mark.parametrize("loop", ["for img, label in test_data:", "for i, (img, label) in enumerate(test_data):",
+                                  "for i, (img, label) in enumerate(tqdm(test_data)):"])
+def test_the_samples_of_a_loop_over_the_loaders_dataset_are_moved(loop):
+    """(Ham2Pose's predict.py, the notebooks that show a few predictions) ``for img, label
+    in test_data: pred = net(img.unsqueeze(0))``: each sample is on the CPU."""
+    f, out, src = run(f"net = nn.Linear(4, 2).to(device)\nwith torch.no_grad():\n    {loop}\n"
+                      "        pred = net(img.unsqueeze(0))\n        print(pred.argmax(-1).item(), label)\n",
+                      head=SAMPLE_HEAD.replace("import torch\n", "import torch\nfrom tqdm import tqdm\n", 1))
+    assert codes(f) == ["TM101"] and f[0].applied, [x.message for x in f]
+    assert f[0].message.startswith("sample `img`")
+    assert added(src, out) == ["img = img.to(device)"]
+
+
+@pytest.mark.parametrize("body", [
+    # moved first; statistics of the data with no model; another iterable beside it
+    "for img, label in test_data:\n    img = img.to(device)\n    print(net(img.unsqueeze(0)))\n",
+    "total = 0\nfor img, label in test_data:\n    total += img.sum()\nprint(net(torch.zeros(1, 4, device=device)), total)\n",
+    "for img, other in zip(test_data, range(3)):\n    print(net(other))\n",
+])
+def test_loops_over_the_dataset_that_move_or_feed_nothing_are_left_alone(body):
+    f, _, _ = run("net = nn.Linear(4, 2).to(device)\n" + body, head=SAMPLE_HEAD)
+    assert codes(f) == [], [x.message for x in f]
+
+
 def test_a_samples_label_compared_with_the_output_is_not_a_meet():
     """A torchvision sample's label is a Python int: only what reaches the model counts."""
     f, _, _ = run("net = nn.Linear(4, 2).to(device)\nx, y = test_data[0]\nx = x.to(device)\n"

@@ -1907,6 +1907,17 @@ def taken_samples(sem: SemanticModel, loaders: list) -> list:
                 if sem.reaching(ref) != [b]:
                     continue
                 sub = sem.parent(ref)
+                loop = _dataset_loop(sem, ref)
+                if loop is not None:
+                    # ``for img, label in test_data:``: the dataset's samples, one by one
+                    loop, target = loop
+                    if id(loop) not in seen:
+                        seen.add(id(loop))
+                        got = _batch(loop, target, [call], loop.body)
+                        if got is not None:
+                            got.sample = True
+                            out.append(got)
+                    continue
                 if not (isinstance(sub, ast.Subscript) and sub.value is ref and isinstance(sub.ctx, ast.Load)
                         and not isinstance(sub.slice, ast.Slice)):
                     continue
@@ -1932,6 +1943,21 @@ def taken_samples(sem: SemanticModel, loaders: list) -> list:
                     got.sample = True
                     out.append(got)
     return out
+
+
+def _dataset_loop(sem: SemanticModel, ref: ast.Name) -> Optional[tuple]:
+    """``(loop, target)`` of the ``for`` loop that iterates ``ref`` (a dataset) itself,
+    under the wrappers that pass its items on (``for i, (x, y) in enumerate(test_data):``
+    gives ``(x, y)``: :func:`_iterated`)."""
+    node = ref
+    for a in sem.ancestors(ref):
+        if isinstance(a, ast.For):
+            got = _iterated(sem, a) if a.iter is node else None
+            return (a, got[1]) if got is not None and got[0] is ref else None
+        if not (isinstance(a, ast.Call) and node in a.args):
+            return None
+        node = a
+    return None
 
 
 # tensor methods that keep a CPU tensor on the CPU (casts, shapes, copies)
