@@ -1,8 +1,10 @@
 """Jupyter notebooks (``.ipynb``): one virtual module of the code cells, mapped back.
 
 A notebook is read with ``nbformat`` (``nbformat.reader.reads`` then
-``nbformat.validate``): a file that is not valid nbformat 4 JSON is one
-:class:`~torchmend.sourcefile.SourceError` naming the cause.  Its code cells are joined
+``nbformat.validate``): a file that is not nbformat 4 JSON, or whose cells cannot be read
+(a list of objects with a ``cell_type`` and a ``source``), is one
+:class:`~torchmend.sourcefile.SourceError` naming the cause; other schema violations that
+Jupyter opens all the same (a markdown cell with ``outputs``) are let through.  Its code cells are joined
 into one virtual module, each cell preceded by a marker comment (``# torchmend-cell-<token>
 <index>``), so that the rules see the notebook as the kernel runs it, top to bottom, and a
 position maps back to ``(cell, line)``.
@@ -392,7 +394,11 @@ class Notebook:
                 # notebook read back after a fix is compared with the one read here)
                 nbformat.validate(copy.deepcopy(nb))
         except Exception as e:
-            raise SourceError(f"not valid nbformat: {_first_line(e)}") from None
+            # what Jupyter opens all the same (a markdown cell with ``outputs``, an ``id`` in
+            # an nbformat 4.4 file: older tools and hand edits write them) is read: only the
+            # cells' types and sources are, and only those sources are ever written
+            if not _cells_readable(nb):
+                raise SourceError(f"not valid nbformat: {_first_line(e)}") from None
         # (an empty name says nothing: some tools write ``"language_info": {"name": ""}``
         # beside a python3 kernelspec)
         lang = (nb.get("metadata", {}).get("language_info") or {}).get("name")
@@ -598,6 +604,21 @@ class Notebook:
             want["cells"][idx]["source"] = src
         if got != want:  # pragma: no cover
             raise SourceError("internal error: the rewritten notebook differs beyond the fixed cells; nothing written")
+
+
+def _cells_readable(nb) -> bool:
+    """``nb`` has what a notebook is read for: a list of cells, each an object with a
+    ``cell_type`` string and a ``source`` string (or list of strings)."""
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return False
+    for c in cells:
+        if not isinstance(c, dict) or not isinstance(c.get("cell_type"), str):
+            return False
+        src = c.get("source")
+        if not (isinstance(src, str) or (isinstance(src, list) and all(isinstance(x, str) for x in src))):
+            return False
+    return True
 
 
 def _first_line(e: BaseException) -> str:

@@ -114,6 +114,29 @@ def test_cell_magic_cell_is_kept_whole():
     assert "bash" not in nb.text
 
 
+def test_schema_slips_that_jupyter_opens_are_read_and_fixed(tmp_path):
+    """A markdown cell with ``execution_count``/``outputs``, a cell ``id`` in an nbformat
+    4.4 file, an unknown top-level key: ``nbformat.validate`` refuses them, Jupyter opens
+    them; the cells are read and the fix touches only the edited source."""
+    md_cell = {**md("# Train"), "execution_count": None, "outputs": []}
+    src = ["import torch\n", "import torch.nn.functional as F\n", "x = torch.randn(3, 4)\n",
+           "y = torch.tensor([0, 1, 2])\n", "loss = F.cross_entropy(F.softmax(x, dim=1), y)\n"]
+    data = notebook([md_cell, code(src, id="a1b2")])
+    data = data.replace(b'"nbformat": 4,', b'"nbformat": 4, "widgets_state": {},')
+    path = tmp_path / "odd.ipynb"
+    path.write_bytes(data)
+    p = tm("apply", "--no-cache", str(path), cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    want = data.replace(b'"loss = F.cross_entropy(F.softmax(x, dim=1), y)\\n"', b'"loss = F.cross_entropy(x, y)\\n"')
+    assert want != data and path.read_bytes() == want
+    # the cells themselves unreadable: still one line naming the cause
+    for bad in ({"cell_type": "code", "source": 3}, ["not a cell"], {"source": "x = 1"}):
+        path.write_bytes(notebook([md_cell, bad]))
+        with pytest.raises(SourceError) as e:
+            Notebook(path.read_bytes())
+        assert str(e.value).startswith("not valid nbformat") and "\n" not in str(e.value)
+
+
 def test_invalid_notebooks_are_one_line_errors(tmp_path):
     cases = {
         "syntax.ipynb": b'{"cells": [,]}',
