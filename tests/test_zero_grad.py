@@ -1123,6 +1123,33 @@ def test_accumulation_wiped_while_the_window_also_clears_after_its_step():
     assert "TM202" not in [f.code for f in run(other)[0].findings if "micro-batch" in f.message]
 
 
+# (tatsu-lab/alpaca_farm before #58, in a plain loop) the zero_grad() at the end of the
+# body, after the window: it runs before the next iteration's backward all the same
+WIPED_AT_END = WIPED.replace("    # fresh gradients\n    opt.zero_grad(set_to_none=True)\n", "") + \
+    "    model.zero_grad(set_to_none=True)  # fresh gradients\n"
+
+
+def test_accumulation_wiped_by_a_zero_grad_at_the_end_of_the_body():
+    r, out = run(WIPED_AT_END)
+    assert codes(r) == ["TM202"] and "last micro-batch" in r.findings[0].message
+    assert r.findings[0].line == HEAD.count("\n") + WIPED_AT_END.count("\n")
+    r, out = run(WIPED_AT_END, unsafe=True)
+    assert body(out) == textwrap.dedent(WIPED_AT_END).replace("    model.zero_grad(set_to_none=True)  # fresh gradients\n", "").replace(
+        "        opt.step()\n", "        opt.step()\n        model.zero_grad(set_to_none=True)  # fresh gradients\n")
+
+
+@pytest.mark.parametrize("change", [
+    # the iterations that do not step leave before it: it runs only after a step
+    ("        opt.step()\n", "        opt.step()\n    else:\n        continue\n"),
+    ("    loss.backward()\n", "    loss.backward()\n    if (i + 1) % accum:\n        continue\n"),
+    # cleared under the window's own condition, in an ``if`` of its own after it
+    ("    model.zero_grad(", "    if (i + 1) % accum == 0:\n        model.zero_grad("),
+])
+def test_a_zero_grad_at_the_end_of_the_body_look_alikes(change):
+    r, _ = run(WIPED_AT_END.replace(*change))
+    assert "micro-batch" not in " ".join(f.message for f in r.findings), r.findings
+
+
 def test_correct_accumulation_is_silent():
     src = WIPED.replace("    # fresh gradients\n    opt.zero_grad(set_to_none=True)\n", "").replace(
         "        opt.step()\n", "        opt.step()\n        model.zero_grad()\n")

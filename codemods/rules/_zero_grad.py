@@ -997,20 +997,24 @@ def wiped_window(an: "Analysis", loop, st: Stepper, facts: LoopFacts) -> Optiona
                        lambda path: an._scan(path, st, facts, watched, set()) is not None, others)
 
 
+# what may end an iteration (or the call) before the statements after it
+_LEAVES = (ast.Continue, ast.Break, ast.Return, ast.Raise)
+
+
 def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str], backwards: tuple,
                 restores, others: list = ()) -> Optional[Wiped]:
     """The part of :func:`wiped_window` after the zero_grad() (``owner.body[zi]``): a
     backward() every iteration after it, every step of its optimizer (``steps``) in one
-    later ``if`` of ``owner.body`` whose test is a window of ``counters``, no backward in
-    that ``if``, and nothing between the zero_grad() and the last step that ``restores``
+    later ``if`` of ``owner.body`` whose test is a window of ``counters`` (or a zero_grad()
+    at the end of the body, after that ``if``, which nothing before it may skip: it runs
+    before the next iteration's backward), no backward in that ``if``, and nothing between the zero_grad() and the last step that ``restores``
     (a predicate on the statements in between) may put gradients back.  ``others``: the
     loop's other clearings of the optimizer, which must all stand in the window's block
     after its last step."""
     sem = an.sem
     body = owner.body
     z = sole_call(body[zi])
-    bi = next((k for k in range(zi + 1, len(body)) if always_backward(sem, body[k], backwards)), None)
-    if bi is None or not steps:
+    if not steps:
         return None
     guard = None
     for c in steps:
@@ -1019,8 +1023,15 @@ def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str],
             return None
         guard = top
     gi = next((k for k, s in enumerate(body) if s is guard), None)
-    if gi is None or gi < bi or not window_test(sem, guard.test, counters):
+    if gi is None or not window_test(sem, guard.test, counters):
         return None
+    # the body runs again and again: a zero_grad() after the window (at the end of the
+    # body) runs before the next iteration's backward as one before it does
+    before = body[zi + 1:gi] if zi < gi else body[zi + 1:] + body[:gi]
+    if not any(always_backward(sem, s, backwards) for s in (body[zi + 1:gi] if zi < gi else body[:gi])):
+        return None
+    if zi > gi and any(isinstance(n, _LEAVES) for s in body[:zi] for n in sem.walk(s)):
+        return None  # (``else: continue`` in the window: the zero_grad() after it may run only when it steps)
     # every backward of the loop runs outside the window (else it is not accumulating)
     if any(isinstance(n, ast.Call) and sem.method_name(n) in backwards for n in sem.walk(guard)):
         return None
@@ -1030,7 +1041,7 @@ def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str],
     if any(not an._within(o, rest) for o in others):
         return None
     # nothing unknown between the zero_grad() and the window end may restore gradients
-    if restores(body[zi + 1:gi] + guard.body[:guard.body.index(after) + 1]):
+    if restores(before + guard.body[:guard.body.index(after) + 1]):
         return None
     # a step through a scaler: the zero_grad() goes after the scaler's update()
     k = guard.body.index(after)
@@ -1040,7 +1051,7 @@ def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str],
         if nxt is None or sem.method_name(nxt) != "update" or sem.dotted(sem.receiver(nxt)) not in scalers:
             break
         k += 1
-    unscale = next((n for s in body[zi + 1:gi] for n in sem.walk(s)
+    unscale = next((n for s in before for n in sem.walk(s)
                     if isinstance(n, ast.Call) and sem.method_name(n) == "unscale_"), None)
     return Wiped(z, guard, guard.body[k], unscale, cleared_after=bool(others))
 

@@ -19,9 +19,9 @@ class MisplacedZeroGrad(Rule):
     `optimizer.step()` in the same block (the backward also inside a `with` block before
     it, `with torch.autocast("cuda"): loss = ...; loss.backward()`; also when the step is the first thing the
     body of a later `if` does: `if (i + 1) % k == 0: optimizer.step()`, reported only); on every micro-batch of a gradient accumulation
-    window (`zero_grad()` before each backward while the step runs under
-    `if (i + 1) % k == 0:`, in a loop or in a Lightning `training_step` with manual
-    optimization); or before only one of two steps of the same optimizer in an iteration.
+    window (`zero_grad()` before each backward, or at the end of the body after the
+    window, while the step runs under `if (i + 1) % k == 0:`, in a loop or in a
+    Lightning `training_step` with manual optimization); or before only one of two steps of the same optimizer in an iteration.
 
     ## Why is this bad?
     Once per epoch, gradients still accumulate across every batch of the epoch.  Between
