@@ -947,6 +947,20 @@ def test_loops_over_the_dataset_that_move_or_feed_nothing_are_left_alone(body):
     assert codes(f) == [], [x.message for x in f]
 
 
+@pytest.mark.parametrize("unpack", ["a, b = samples", "[a, b] = samples", "(a, b) = samples"])
+def test_a_batch_element_unpacked_as_a_sequence_is_reported_without_a_fix(unpack):
+    """(Orienfish/ESC50-torch) each item is ``[wav, spec], label``: the default collate
+    gives ``samples`` as a list, which ``samples.to(device)`` would break (AttributeError);
+    the loop unpacks it, so it is said, not fixed.  Moving the parts is fixed as before."""
+    src = ("net = nn.Linear(4, 2).to(device)\nfor samples, labels in loader:\n    labels = labels.to(device)\n"
+           f"    {unpack}\n    out = net(a) + net(b)\n")
+    f, out, orig = run(src)
+    assert codes(f) == ["TM101"] and not f[0].applied and f[0].fix is None, [x.message for x in f]
+    assert "`samples` is unpacked as a sequence" in f[0].message and out == orig
+    f, out, orig = run(src.replace(f"    {unpack}\n", f"    {unpack}\n    a, b = a.to(device), b.to(device)\n"))
+    assert codes(f) == []
+
+
 def test_a_samples_label_compared_with_the_output_is_not_a_meet():
     """A torchvision sample's label is a Python int: only what reaches the model counts."""
     f, _, _ = run("net = nn.Linear(4, 2).to(device)\nx, y = test_data[0]\nx = x.to(device)\n"

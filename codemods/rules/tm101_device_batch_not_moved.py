@@ -278,6 +278,9 @@ class _Flow:
     # batch["x"].to(device)``): name -> the constant keys stored so, or _ALL_KEYS (a loop
     # over the container's own keys stored each one), or _SOME_KEYS (keys not told)
     keyed: dict = field(default_factory=dict)
+    # batch elements unpacked as sequences (``a, b = samples``: the default collate of a
+    # list item gives a list, which has no ``.to``)
+    sequences: set = field(default_factory=set)
 
     # ------------------------------------------------------------------ setup
     def start(self) -> None:
@@ -360,6 +363,10 @@ class _Flow:
 
     def bind(self, target, value, stmt) -> None:
         lp = self.loop
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Name) and value.id != lp.container:
+            got = self.src.get(value.id)
+            if got is not None and len(got) == 1 and value.id not in self.dev:
+                self.sequences |= got
         if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
             if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) and not any(
                 isinstance(e, ast.Starred) for e in value.elts
@@ -2102,6 +2109,11 @@ class DeviceBatchNotMoved(Rule):
                 return ctx.finding(self, sink.node, msg + extra)
             if c and not all(n in flow.unpacked for n in move):
                 return ctx.finding(self, sink.node, msg + extra)
+            seqs = [n for n in move if n in flow.sequences]
+            if seqs:
+                # (``a, b = samples``: a list of tensors, maybe; its parts are what to move)
+                return ctx.finding(self, sink.node, f"{msg}{extra}; `{seqs[0]}` is unpacked as a sequence (it may be a"
+                                   " list of tensors, which has no `.to`): move its parts")
             # an element that only may meet the device (an unknown callee) may not be a tensor
             rhs = [
                 _move_expr(n, plan, nb) if n not in maybe
