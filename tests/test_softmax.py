@@ -2104,3 +2104,38 @@ def test_a_softmax_over_dim_0_fed_to_a_cross_entropy(soft, code, fixed):
 def test_a_softmax_over_dim_0_fed_to_nll_is_not_made_a_log_softmax_over_dim_0():
     r, out = run("z = torch.randn(4, 3)\ny = torch.zeros(4, dtype=torch.long)\nloss = F.nll_loss(F.softmax(z, dim=0), y)\n")
     assert not r.changed
+
+
+# (iorymaeda's disaster-tweets Trainer) the name of the probabilities is bound in both arms
+# of an ``if``: each binding reaches only its own arm's loss
+BOTH_ARMS = """\
+criterion = nn.CrossEntropyLoss()
+
+
+def step(model, x, y, fp16):
+    if fp16:
+        with torch.autocast("cpu"):
+            outputs = model(x).softmax(1)
+            loss = criterion(outputs, y)
+    else:
+        outputs = model(x).softmax(1)
+        loss = criterion(outputs, y)
+    return loss{tail}
+"""
+
+
+def test_a_name_bound_to_a_softmax_in_both_arms_of_an_if():
+    torch = pytest.importorskip("torch")
+    src = BOTH_ARMS.format(tail="")
+    r, out = run(src)
+    assert bugs(r) == ["TM501", "TM501"] and all(f.applied for f in r.findings)
+    assert body(out).count("loss = criterion(model(x), y)") == 2 and "softmax" not in out
+    ns = {}
+    exec(compile(out, "t.py", "exec"), ns)
+    model = torch.nn.Linear(4, 3)
+    x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
+    for fp16 in (False, True):
+        assert torch.allclose(ns["step"](model, x, y, fp16), torch.nn.functional.cross_entropy(model(x), y), atol=1e-2)
+    # the probabilities also read after the ``if``: said, not fixed (as for one binding)
+    r, out = run(BOTH_ARMS.format(tail=", outputs.argmax(1)"), unsafe=True)
+    assert bugs(r) == ["TM501", "TM501"] and not r.changed

@@ -1701,8 +1701,6 @@ class Analysis:
         self_assign = isinstance(inp, ast.Name) and inp.id == e.id  # out = F.softmax(out, 1)
         # ``x = F.softmax(self.fc(x), dim=1)``: the name rebound from a value that reads it
         rebound = not self_assign and any(isinstance(n, ast.Name) and n.id == e.id for n in ast.walk(inp))
-        if not (self_assign or rebound) and len(b.scope.get(e.id)) != 1:
-            return None
         use_stmt = sem.statement_of(site.call)
         block_parent = sem.parent(def_stmt)
         if not any(a is block_parent for a in sem.ancestors(site.call)) or use_stmt is def_stmt:
