@@ -453,6 +453,19 @@ def test_notebook_context_reports_only_datasets_defined_in_the_notebook():
     silent(HEAD + "class D(torch.utils.data.Dataset):\n    pass\n\nfor b in DataLoader(D(), num_workers=0):\n    pass\n", notebook=True)
 
 
+def test_notebook_runs_its_main_guard():
+    """(kazukim10's Kaggle notebooks) ``def main(): ... DataLoader(TestDataset(...),
+    num_workers=4)`` run by ``if __name__ == '__main__': main()``: in a kernel the guard
+    is true, so the loader is iterated and its workers need the notebook's class; in a
+    script the same code is right."""
+    src = HEAD + ("class TestDataset(torch.utils.data.Dataset):\n    pass\n\n\ndef main():\n"
+                  "    test_loader = DataLoader(TestDataset(), num_workers=4)\n    for b in test_loader:\n        pass\n\n\n"
+                  "if __name__ == '__main__':\n    main()\n")
+    reported(src, "its workers need `TestDataset`, defined in this notebook", notebook=True)
+    silent(src)
+    silent(src.replace("    main()\n", "    pass\n"), notebook=True)  # (main() never runs)
+
+
 def test_notebook_names_a_local_function_as_local():
     """A function defined inside the one that builds the loaders (rasbt/deeplearning-models'
     ``get_smile`` target_transform) cannot be pickled from any module: named as local,

@@ -337,8 +337,11 @@ class Analysis:
 
     def regions(self) -> list:
         """The top-level statements that run at import: not definitions, imports or a
-        ``__main__`` guard."""
-        return [s for s in self.code if not isinstance(s, (*_SCOPES, ast.Import, ast.ImportFrom)) and not is_main_guard(s)]
+        ``__main__`` guard (in a notebook the guard runs: ``__name__`` is ``"__main__"``
+        in a kernel)."""
+        nb = self.ctx.notebook
+        return [s for s in self.code if not isinstance(s, (*_SCOPES, ast.Import, ast.ImportFrom))
+                and (nb or not is_main_guard(s))]
 
     def reach(self) -> dict:
         """function -> _Reach: the same-file functions and methods that run while the
