@@ -1473,6 +1473,42 @@ net = Decoder().to(device)
     assert codes(f) == (["TM102"] if found else [])
 
 
+@pytest.mark.parametrize("init, use, found", [
+    ("self.fc = nn.Linear(self.tok.out_size(), 10)", "", False),
+    ("self.fc = nn.Linear(8, 10)", "print(net.tok.out_size())\n", True),
+])
+def test_a_public_method_another_modules_init_runs_through_its_instance(init, use, found):
+    """(SHI-Labs/Compact-Transformers' ``TextTokenizer.seq_len``, in one file) a shape
+    probe called as ``self.tok.out_size()`` in another module's ``__init__``: it runs
+    while the model is built, on the CPU, as one called on ``self`` does; called only on
+    the moved model, it is reported."""
+    f, _, _ = run(f"""
+class Tok(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Linear(4, 8)
+
+    def forward(self, x):
+        return self.conv(x)
+
+    def out_size(self):
+        return self.forward(torch.zeros(1, 4)).shape[1]
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = Tok()
+        {init}
+
+    def forward(self, x):
+        return self.fc(self.tok(x))
+
+net = Net().to(device)
+{use}""")
+    assert codes(f) == (["TM102"] if found else []), [x.message for x in f]
+
+
 def test_a_public_method_that_moves_the_module_itself_first():
     """(review) ``def export(self): self.cpu(); dummy = torch.randn(...)``: the method
     places the module where its tensor is."""

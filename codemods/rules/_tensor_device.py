@@ -347,7 +347,24 @@ class Analysis:
         self._calls[fn] = got
         return got
 
-    def _reach(self, fn, memo: dict, root) -> bool:
+    def instance_calls(self, fn) -> list:
+        """:meth:`calls_of`, and for a method also its calls on an instance of its class
+        that another class keeps (``self.tok.probe()`` with ``self.tok = Tok()``)."""
+        got = self.calls_of(fn)
+        cls = self.sem.parent(fn)
+        if not isinstance(fn, _DEFS) or not isinstance(cls, ast.ClassDef) or fn.name == "__init__":
+            return got
+        sem, seen = self.sem, {id(c) for c in got}
+        more = []
+        for a in sem.find_named((ast.Attribute,), (fn.name,)):
+            p = sem.parent(a)
+            if isinstance(p, ast.Call) and p.func is a and id(p) not in seen and isinstance(a.value, ast.Attribute):
+                owner = sem.instance_class(a.value)
+                if owner is not None and sem.derives_from_class(owner, cls):
+                    more.append(p)
+        return got + more if more else got
+
+    def _reach(self, fn, memo: dict, root, callers=None) -> bool:
         got = memo.get(fn)
         if got is not None:
             return got
@@ -356,9 +373,9 @@ class Analysis:
         memo[fn] = False  # cycle guard
         ok = root(fn)
         if not ok:
-            for call in self.calls_of(fn):
+            for call in (callers or self.calls_of)(fn):
                 caller = self.sem.enclosing_function(call)
-                if caller is not None and caller is not fn and self._reach(caller, memo, root):
+                if caller is not None and caller is not fn and self._reach(caller, memo, root, callers):
                     ok = True
                     break
         memo[fn] = ok
@@ -1047,7 +1064,8 @@ class Analysis:
 
     def called_on_the_model(self, fn) -> bool:
         """``fn`` is a public method of a module class (``vae.inference(n)``,
-        ``gan.sample(16)``) that nothing of the file runs while a module is built: its
+        ``gan.sample(16)``) that nothing of the file runs while a module is built (also
+        through an instance another module keeps: ``self.tok.probe()`` in its ``__init__``): its
         callers call it on the model, wherever the model was moved.  (A meet with the
         weights of one of the module's layers only: those are on the module's device.)"""
         if not isinstance(fn, _DEFS) or fn.name.startswith("_") or not self.module_class(self.sem.parent(fn)):
@@ -1055,7 +1073,7 @@ class Analysis:
         if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in ("cpu", "to", "cuda")
                and isinstance(c.func.value, ast.Name) and c.func.value.id == "self" for c in ast.walk(fn)):
             return False  # (it places the module itself: ``self.cpu()`` before an export)
-        return not self._reach(fn, self._init, lambda f: f.name == "__init__")
+        return not self._reach(fn, self._init, lambda f: f.name == "__init__", self.instance_calls)
 
     def _step(self, node, stack, base, via, meets):
         sem = self.sem
