@@ -4,10 +4,10 @@ A notebook is read with ``nbformat`` (``nbformat.reader.reads`` then
 ``nbformat.validate``): a file that is not nbformat 4 JSON, or whose cells cannot be read
 (a list of objects with a ``cell_type`` and a ``source``), is one
 :class:`~torchmend.sourcefile.SourceError` naming the cause; other schema violations that
-Jupyter opens all the same (a markdown cell with ``outputs``) are let through.  Its code cells are joined
-into one virtual module, each cell preceded by a marker comment (``# torchmend-cell-<token>
-<index>``), so that the rules see the notebook as the kernel runs it, top to bottom, and a
-position maps back to ``(cell, line)``.
+Jupyter opens all the same (a markdown cell with ``outputs``) are let through.  Its code
+cells are joined into one virtual module, each cell preceded by a marker comment (``#
+torchmend-cell-<token> <index>``), so that the rules see the notebook as the kernel runs
+it, top to bottom, and a position maps back to ``(cell, line)``.
 
 IPython syntax never reaches the parser: a line magic (``%time f()``, ``x = %sx ls``), a
 shell escape (``!pip install ...``, ``files = !ls``) and help (``?obj``, ``obj??``) at the

@@ -1007,8 +1007,9 @@ def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str],
     backward() every iteration after it, every step of its optimizer (``steps``) in one
     later ``if`` of ``owner.body`` whose test is a window of ``counters`` (or a zero_grad()
     at the end of the body, after that ``if``, which nothing before it may skip: it runs
-    before the next iteration's backward), no backward in that ``if``, and nothing between the zero_grad() and the last step that ``restores``
-    (a predicate on the statements in between) may put gradients back.  ``others``: the
+    before the next iteration's backward), no backward in that ``if``, and nothing
+    between the zero_grad() and the last step that ``restores`` (a predicate on the
+    statements in between) may put gradients back.  ``others``: the
     loop's other clearings of the optimizer, which must all stand in the window's block
     after its last step."""
     sem = an.sem
@@ -1030,7 +1031,7 @@ def _wiped_body(an: "Analysis", owner, zi: int, steps: list, counters: set[str],
     before = body[zi + 1:gi] if zi < gi else body[zi + 1:] + body[:gi]
     if not any(always_backward(sem, s, backwards) for s in (body[zi + 1:gi] if zi < gi else body[:gi])):
         return None
-    if zi > gi and any(isinstance(n, _LEAVES) for s in body[:zi] for n in sem.walk(s)):
+    if zi > gi and any(isinstance(n, _LEAVES) for s in body[:zi] for n in sem.walk(s, scopes=False)):
         return None  # (``else: continue`` in the window: the zero_grad() after it may run only when it steps)
     # every backward of the loop runs outside the window (else it is not accumulating)
     if any(isinstance(n, ast.Call) and sem.method_name(n) in backwards for n in sem.walk(guard)):

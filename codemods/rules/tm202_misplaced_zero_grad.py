@@ -21,7 +21,8 @@ class MisplacedZeroGrad(Rule):
     body of a later `if` does: `if (i + 1) % k == 0: optimizer.step()`, reported only); on every micro-batch of a gradient accumulation
     window (`zero_grad()` before each backward, or at the end of the body after the
     window, while the step runs under `if (i + 1) % k == 0:`, in a loop or in a
-    Lightning `training_step` with manual optimization); or before only one of two steps of the same optimizer in an iteration.
+    Lightning `training_step` with manual optimization); or before only one of two
+    steps of the same optimizer in an iteration.
 
     ## Why is this bad?
     Once per epoch, gradients still accumulate across every batch of the epoch.  Between
