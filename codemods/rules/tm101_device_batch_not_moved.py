@@ -1617,7 +1617,7 @@ class DeviceBatchNotMoved(Rule):
     be one (TensorBoard's `writer.add_graph(model, images)` runs the model on what it
     gets).  A batch taken with `next(iter(loader))` (or `it.next()` of older PyTorch)
     counts as a loop's, and so does a sample indexed out of the dataset a loader reads (`x, y = test_data[0]`, as in a
-    prediction after training), of which only what reaches the model counts (a sample's
+    prediction after training) or bound by a loop over that dataset (`for img, label in test_data:`), of which only what reaches the model counts (a sample's
     label may be a Python number).  So does a tensor the script makes outside a module's
     code (at module level, in a function, in a method of a class that is not a module: a
     trainer) from its data, at random or as an initial state (`X_train =
@@ -1744,7 +1744,8 @@ class DeviceBatchNotMoved(Rule):
     under an `if` is copied with its condition verbatim.  When an element also goes to a callee that cannot be
     read together with device values (an imported loss, a metric object) the fix moves
     it too and is unsafe.  Report only: an element also read as a NumPy array (`y.numpy()`,
-    `plt.imshow(x[0])`: a CUDA tensor fails there), an unknown device (`args.device`, `local_rank`),
+    `plt.imshow(x[0])`: a CUDA tensor fails there), an element unpacked as a sequence (`a, b =
+    samples`: the default collation of a list item is a list, which has no `.to`), an unknown device (`args.device`, `local_rank`),
     a model moved inside a builder function or under a condition that cannot be copied
     (a model made by a callee no file of the tree defines, `model = Net()` then `if
     args.cuda: model = model.cuda()`, is that module moved under that condition, the fix

@@ -102,7 +102,8 @@ class DataLoaderWithoutMainGuard(Rule):
     What fails there under spawn is a worker unpickling the Dataset (or `collate_fn`,
     `worker_init_fn`) whose class is defined in the notebook: the workers cannot import
     the kernel's `__main__` (`Can't get attribute 'MyDataset' on <module '__main__'>`).
-    TM301 reports that, for a loader with workers the notebook iterates, and only when
+    TM301 reports that, for a loader with workers the notebook iterates (under an `if
+    __name__ == "__main__":` of a cell too: it runs), and only when
     such an object is defined in the notebook itself; the fix is yours: move the class
     to a `.py` module and import it, or use `num_workers=0` on spawn platforms.  A
     function or class defined inside another function (a `target_transform` made in
