@@ -128,6 +128,20 @@ def test_variable_not_adjacent_unstable_input_keeps_name():
     assert "p = net(x)\nprint(\"step\")\nloss = ce(p, y)\n" in out
 
 
+@pytest.mark.parametrize("between", ["criterion = nn.CrossEntropyLoss()\n", "print('step')\nn = 2\n",
+                                     "for k in range(2):\n    print(k)\n"])
+def test_variable_not_adjacent_stable_input_is_substituted_at_the_use(between):
+    """(abhi-vellala's TrainUnet.py) ``softmax = F.log_softmax(pred_masks, 1)``, then
+    ``loss = nn.CrossEntropyLoss()``, then ``loss = loss(softmax, masks)``: the definition
+    goes and the use gets the logits (the fix removed the line and left the use: NameError)."""
+    src = ("def step(model, x, y):\n    out = model(x)\n    probs = F.log_softmax(out, dim=1)\n"
+           + textwrap.indent(between, "    ") + "    loss = criterion(probs, y)\n    return loss\n")
+    r, out = run("criterion = nn.CrossEntropyLoss()\n" + src)
+    assert codes(r) == ["TM502"] and r.findings[0].applied
+    assert "probs" not in out and "    loss = criterion(out, y)\n" in out
+    compile(out, "t.py", "exec")
+
+
 def test_variable_input_reassigned_in_between_is_not_substituted():
     src = """\
     ce = nn.CrossEntropyLoss()

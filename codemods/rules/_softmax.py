@@ -1731,10 +1731,15 @@ class Analysis:
 
         if not others and (stable or adjacent) and nxt is not None and (adjacent or not commented):
             inner_e = None if self_assign else e
+            # (the use is in the statement after the definition, or further on: there the
+            # name is replaced on its own, apart from the statement that takes the comments)
+            in_nxt = any(a is nxt for a in sem.ancestors(e))
 
-            def build(view, def_stmt=def_stmt, nxt=nxt, inner_e=inner_e):
-                inner = (inner_e, sub(view)) if inner_e is not None else None
-                return remove_statement(view, def_stmt, nxt, inner)
+            def build(view, def_stmt=def_stmt, nxt=nxt, inner_e=inner_e, in_nxt=in_nxt, use_stmt=use_stmt):
+                if inner_e is None or in_nxt:
+                    inner = (inner_e, sub(view)) if inner_e is not None else None
+                    return remove_statement(view, def_stmt, nxt, inner)
+                return {**remove_statement(view, def_stmt, nxt), **replace_expr(view, use_stmt, inner_e, sub(view))}
 
             fix = Fix(build, Safety.SAFE, "feed the logits to the loss")
         elif not others:
