@@ -451,6 +451,11 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
         return findings, text, applied, ctx
     try:
         current = _fixpoint(path, text, findings, rules, project, trace, opts, applied, tail)
+        if current != text:
+            lost = sorted(_undefined_names(current) - _undefined_names(text))
+            if lost:
+                raise SourceError(f"internal error: a fix by {', '.join(sorted(applied))} left "
+                                  f"{', '.join(f'`{n}`' for n in lost[:3])} undefined; nothing written")
     except FixError:
         raise
     except SourceError as e:
@@ -460,6 +465,33 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
     for f in findings:
         f.applied = _eligible(f, opts.unsafe_fixes)
     return findings, current, applied, ctx
+
+
+def _undefined_names(text: str) -> frozenset:
+    """The names ``text`` reads that no scope binds: not bound where they are read, nor at
+    module level, nor builtins (Python's ``symtable``: what a ``NameError`` would name); all
+    names may be bound when the module star-imports."""
+    import builtins
+    import symtable
+
+    try:
+        top = symtable.symtable(text, "<fixed>", "exec")
+    except (SyntaxError, ValueError, RecursionError):  # (the fix loop parsed it already)
+        return frozenset()
+    if re.search(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]*\*", text, re.M):
+        return frozenset()
+    defined = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    defined |= set(dir(builtins)) | {"__file__", "__builtins__", "__spec__", "__loader__", "__path__", "__cached__"}
+    out = set()
+    stack = [top]
+    while stack:
+        t = stack.pop()
+        for s in t.get_symbols():
+            if s.is_referenced() and (t is top or s.is_global()) and not s.is_declared_global() \
+                    and s.get_name() not in defined:
+                out.add(s.get_name())
+        stack.extend(t.get_children())
+    return frozenset(out)
 
 
 def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_chars: int = 2000):

@@ -84,3 +84,20 @@ class NeverConverges(_TestRule):
 
 
 TEST_RULES = [PrintToLog, UnsafeRename, InsertBeforeLoopBody, NeverConverges]
+
+
+class DropTmp(_TestRule):
+    """Removes every statement ``tmp = ...`` (safe), whether or not ``tmp`` is read after:
+    a fix that may leave a name undefined."""
+
+    code = "TM905"
+    name = "drop-tmp"
+    summary = "tmp assignment"
+    needles = ("tmp",)
+
+    def check(self, ctx):
+        for node in ctx.sem.find(ast.Assign, containing=("tmp",)):
+            if [getattr(t, "id", None) for t in node.targets] == ["tmp"]:
+                yield ctx.finding(
+                    self, node, "tmp", Fix(lambda view, node=node: {view.statement(node): cst.RemoveFromParent()})
+                )

@@ -6,7 +6,7 @@ import pytest
 
 from torchmend import engine
 from torchmend.engine import Options, process_file
-from tests.engine_rules import InsertBeforeLoopBody, NeverConverges, PrintToLog, UnsafeRename
+from tests.engine_rules import DropTmp, InsertBeforeLoopBody, NeverConverges, PrintToLog, UnsafeRename
 
 
 @pytest.fixture
@@ -269,3 +269,24 @@ def test_a_fix_made_in_a_chunk_that_writes_invalid_python_is_refused(monkeypatch
     loop = src.count("\n", 0, src.index("    for x, y")) + 1
     line = int(res.error.split(", line ")[1].split(")")[0])
     assert loop < line <= loop + 5, res.error
+
+
+@pytest.mark.parametrize("src, refused", [
+    (b"def f(x):\n    tmp = x + 1\n    return tmp\n", True),  # the only binding of a read name
+    (b"tmp = 1\nprint(tmp)\n", True),
+    (b"def f(x):\n    tmp = x + 1\n    return x\n", False),  # nothing reads it
+    (b"tmp = 2\nx = 1\ndef g():\n    return tmp\n", True),
+    (b"from m import *\ntmp = 1\nprint(tmp)\n", False),  # (a star import may bind anything)
+    (b"def f(x):\n    return undefined_before + x\ntmp = 1\n", False),  # undefined before the fix too
+])
+def test_a_fix_that_leaves_a_name_undefined_is_refused(tmp_path, rules, src, refused):
+    """A fix whose result reads a name nothing binds any more (the NameError a removed
+    definition leaves) writes nothing: one error line naming the name."""
+    rules(DropTmp)
+    p = write(tmp_path, "a.py", src)
+    r = process_file(p, Options(write=True))
+    if refused:
+        assert r.error is not None and "left `tmp` undefined; nothing written" in r.error, r.error
+        assert not r.written and open(p, "rb").read() == src
+    else:
+        assert r.error is None and r.written and b"tmp =" not in open(p, "rb").read()
