@@ -2153,3 +2153,15 @@ def test_a_name_bound_to_a_softmax_in_both_arms_of_an_if():
     # the probabilities also read after the ``if``: said, not fixed (as for one binding)
     r, out = run(BOTH_ARMS.format(tail=", outputs.argmax(1)"), unsafe=True)
     assert bugs(r) == ["TM501", "TM501"] and not r.changed
+
+
+@pytest.mark.parametrize("after", ["    out *= 100\n    return loss, out\n", "    out += 1\n    return loss\n",
+                                   "    del out\n    return loss\n"])
+def test_a_softmax_name_changed_or_deleted_after_the_loss_keeps_its_statement(after):
+    """(review) ``out *= 100`` / ``del out`` after the loss read the probabilities too:
+    removing their statement left a NameError (or another value); said, not removed."""
+    src = ("def step(model, x, y, cond):\n    if cond:\n        out = model(x)\n"
+           "    out = F.softmax(model(x), dim=1)\n    loss = ce(out, y)\n" + after)
+    r, out = run("ce = nn.CrossEntropyLoss()\n" + src)
+    assert bugs(r) == ["TM501"]
+    assert "\n    out = " in out  # (the function-level binding stays)

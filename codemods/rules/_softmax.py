@@ -1713,6 +1713,9 @@ class Analysis:
         code = TM502 if s.log else TM501
         msg = self._msg(s, label, site)
         others = [r for r in sem.references(b) if r is not e and any(x is b for x in sem.reaching(r))]
+        # (``out *= 100``, ``del out``: they read the value too, as bindings or deletions)
+        others += [n for n in sem.find_named((ast.Name,), (e.id,)) if n.id == e.id and sem.scope_of(n) is b.scope
+                   and (isinstance(n.ctx, ast.Del) or isinstance(sem.parent(n), ast.AugAssign) and sem.parent(n).target is n)]
         nxt = next_statement(sem, def_stmt)
         adjacent = nxt is use_stmt
         if self_assign or rebound:
