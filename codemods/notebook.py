@@ -401,9 +401,12 @@ class Notebook:
                 raise SourceError(f"not valid nbformat: {_first_line(e)}") from None
         # (an empty name says nothing: some tools write ``"language_info": {"name": ""}``
         # beside a python3 kernelspec)
-        lang = (nb.get("metadata", {}).get("language_info") or {}).get("name")
+        meta = nb.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        info, spec = meta.get("language_info"), meta.get("kernelspec")
+        lang = info.get("name") if isinstance(info, dict) else None
         if not lang:
-            lang = (nb.get("metadata", {}).get("kernelspec") or {}).get("language")
+            lang = spec.get("language") if isinstance(spec, dict) else None
         if lang and str(lang).lower() not in ("python", "python3", "ipython"):
             from .sourcefile import Skipped
 

@@ -129,6 +129,12 @@ def test_schema_slips_that_jupyter_opens_are_read_and_fixed(tmp_path):
     assert p.returncode == 0, p.stderr
     want = data.replace(b'"loss = F.cross_entropy(F.softmax(x, dim=1), y)\\n"', b'"loss = F.cross_entropy(x, y)\\n"')
     assert want != data and path.read_bytes() == want
+    # (review) metadata that is no object: read as no language said (was an internal error)
+    for meta in (b'"language_info": "python"', b'"kernelspec": "python3"'):
+        odd = notebook([code(src)]).replace(b'"language_info": {\n   "name": "python"\n  }', meta)
+        assert meta in odd
+        nb = Notebook(odd)
+        assert "F.softmax" in nb.text
     # the cells themselves unreadable: still one line naming the cause
     for bad in ({"cell_type": "code", "source": 3}, ["not a cell"], {"source": "x = 1"}):
         path.write_bytes(notebook([md_cell, bad]))
