@@ -464,6 +464,12 @@ def test_notebook_runs_its_main_guard():
     reported(src, "its workers need `TestDataset`, defined in this notebook", notebook=True)
     silent(src)
     silent(src.replace("    main()\n", "    pass\n"), notebook=True)  # (main() never runs)
+    # (review) only the guard's body runs in a kernel, not its ``else``; forked workers
+    # inherit the class (nothing is pickled)
+    silent(src.replace("    main()\n", "    pass\nelse:\n    main()\n"), notebook=True)
+    silent(src.replace("num_workers=4)", "num_workers=4, multiprocessing_context='fork')"), notebook=True)
+    silent(src.replace("num_workers=4)", "num_workers=4, multiprocessing_context='fork')").replace(
+        "\n\nif __name__ == '__main__':\n    main()\n", "\nmain()\n"), notebook=True)
 
 
 def test_notebook_names_a_local_function_as_local():

@@ -337,11 +337,16 @@ class Analysis:
 
     def regions(self) -> list:
         """The top-level statements that run at import: not definitions, imports or a
-        ``__main__`` guard (in a notebook the guard runs: ``__name__`` is ``"__main__"``
-        in a kernel)."""
-        nb = self.ctx.notebook
-        return [s for s in self.code if not isinstance(s, (*_SCOPES, ast.Import, ast.ImportFrom))
-                and (nb or not is_main_guard(s))]
+        ``__main__`` guard (in a notebook the guard's body runs, not its ``else``:
+        ``__name__`` is ``"__main__"`` in a kernel)."""
+        out = []
+        for s in self.code:
+            if is_main_guard(s):
+                if self.ctx.notebook:
+                    out += [x for x in s.body if not isinstance(x, (*_SCOPES, ast.Import, ast.ImportFrom))]
+            elif not isinstance(s, (*_SCOPES, ast.Import, ast.ImportFrom)):
+                out.append(s)
+        return out
 
     def reach(self) -> dict:
         """function -> _Reach: the same-file functions and methods that run while the

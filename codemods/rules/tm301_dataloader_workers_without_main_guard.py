@@ -222,6 +222,9 @@ class DataLoaderWithoutMainGuard(Rule):
             return
         sem = ctx.sem
         for ld in an.sites():
+            ctx_arg = sem.argument(ld.call, "multiprocessing_context")
+            if isinstance(ctx_arg, ast.Constant) and ctx_arg.value == "fork":
+                continue  # forked workers inherit the objects: nothing is pickled
             found = _worker_objects(sem, ld.call)
             if not found:
                 continue
