@@ -961,6 +961,42 @@ def test_a_batch_element_unpacked_as_a_sequence_is_reported_without_a_fix(unpack
     assert codes(f) == []
 
 
+_NP_DATASET = """\
+import numpy as np
+
+
+class NpData(torch.utils.data.Dataset):
+    def __init__(self, X, y):
+        self.X, self.y = X, y
+
+    def __len__(self):
+        return len(self.X)
+
+    def __getitem__(self, i):
+        return {item}, self.y[i]
+
+
+test_data = NpData(np.random.randn(8, 4).astype(np.float32), np.zeros(8, dtype=np.int64))
+loader = DataLoader(test_data, batch_size=4)
+net = nn.Linear(4, 2).to(device)
+"""
+
+
+@pytest.mark.parametrize("item, found", [
+    ("self.X[i]", False),  # NumPy items: only the loader's collation makes them tensors
+    ("torch.tensor(self.X[i])", True),
+    ("torch.from_numpy(self.X[i]).float()", True),
+])
+@pytest.mark.parametrize("take", ["for x, y in test_data:\n    print(net(x))\n", "x, y = test_data[0]\nprint(net(x))\n"])
+def test_the_samples_of_a_same_file_dataset_are_tensors_only_when_it_makes_them(item, found, take):
+    """(review) a sample of a dataset whose ``__getitem__`` returns NumPy arrays is no
+    tensor: ``x.to(device)`` on it raised AttributeError."""
+    f, out, src = run(_NP_DATASET.format(item=item) + take)
+    assert codes(f) == (["TM101"] if found else []), [x.message for x in f]
+    if found:
+        assert "x = x.to(device)" in added(src, out)
+
+
 def test_a_samples_label_compared_with_the_output_is_not_a_meet():
     """A torchvision sample's label is a Python int: only what reaches the model counts."""
     f, _, _ = run("net = nn.Linear(4, 2).to(device)\nx, y = test_data[0]\nx = x.to(device)\n"

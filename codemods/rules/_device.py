@@ -1901,7 +1901,8 @@ def taken_samples(sem: SemanticModel, loaders: list) -> list:
         if not isinstance(ds, ast.Name):
             continue
         for b in sem.reaching(ds):
-            if b.kind is not BindingKind.ASSIGNMENT or not isinstance(b.value, ast.Call):
+            if b.kind is not BindingKind.ASSIGNMENT or not isinstance(b.value, ast.Call) \
+                    or not _tensor_items(sem, b.value):
                 continue
             for ref in sem.references(b):
                 if sem.reaching(ref) != [b]:
@@ -1943,6 +1944,48 @@ def taken_samples(sem: SemanticModel, loaders: list) -> list:
                     got.sample = True
                     out.append(got)
     return out
+
+
+def _tensor_items(sem: SemanticModel, call: ast.Call) -> bool:
+    """The dataset ``call`` makes gives tensors as its items, not only once a loader
+    collates them (NumPy arrays, lists, numbers): a ``TensorDataset``, a torchvision
+    dataset given a ``transform``, or a same-file class whose ``__getitem__`` returns a
+    tensor it makes (``torch.tensor(...)``, ``torch.from_numpy(...)``, a ``ToTensor``
+    transform), first in the tuple it returns."""
+    q = sem.call_qualname(call) or ""
+    if q in ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"):
+        return True
+    if q.startswith("torchvision.datasets."):
+        return sem.argument(call, "transform") not in (None, UNKNOWN_ARG)
+    cls = sem.callee(call)
+    get = sem.method(cls, "__getitem__") if isinstance(cls, ast.ClassDef) else None
+    if get is None:
+        return False
+    rets = [n.value for n in ast.walk(get) if isinstance(n, ast.Return) and n.value is not None]
+    firsts = [r.elts[0] if isinstance(r, ast.Tuple) and r.elts else r for r in rets]
+    return bool(firsts) and all(_a_tensor(sem, _made_origin(sem, x)) for x in firsts)
+
+
+def _a_tensor(sem: SemanticModel, expr) -> bool:
+    """``expr`` is a tensor made here: :func:`made_tensor`, or ``torch.tensor(...)`` /
+    ``torch.as_tensor(...)`` of anything (a tensor of its argument's device: a dataset
+    that may hold device tensors is no plain loader's, :func:`loader_of`)."""
+    if made_tensor(sem, expr) is not None:
+        return True
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _KEEP_METHODS \
+            and sem.qualname(expr.func) is None:
+        expr = expr.func.value
+    return isinstance(expr, ast.Call) and N.factory_name(sem.call_qualname(expr)) in _DATA_FACTORIES
+
+
+def _made_origin(sem: SemanticModel, expr):
+    """``expr``, or the one value a name of the same function is bound to (``img =
+    self.transform(img)`` then ``return img, label``)."""
+    if isinstance(expr, ast.Name):
+        os_ = [o for o in sem.origins(expr)]
+        if len(os_) == 1 and os_[0].kind is OriginKind.VALUE:
+            return os_[0].node
+    return expr
 
 
 def _dataset_loop(sem: SemanticModel, ref: ast.Name) -> Optional[tuple]:
