@@ -1150,6 +1150,22 @@ def test_a_zero_grad_at_the_end_of_the_body_look_alikes(change):
     assert "micro-batch" not in " ".join(f.message for f in r.findings), r.findings
 
 
+@pytest.mark.parametrize("at_end", [True, False])
+def test_a_models_zero_grad_that_also_clears_another_optimizer_stepping_every_iteration(at_end):
+    """(review) ``model.zero_grad()`` clears ``opt_main``'s parameters too, and it steps
+    every iteration: moving the call into ``opt_emb``'s window would hand ``opt_main``
+    gradients summed over the window."""
+    zero = "    model.zero_grad()\n"
+    src = ("model = nn.Sequential(nn.Embedding(10, 3), nn.Linear(3, 1))\n"
+           "opt_main = torch.optim.SGD(model[1].parameters(), lr=0.1)\n"
+           "opt_emb = torch.optim.SGD(model[0].parameters(), lr=0.1)\n"
+           "for i, (x, y) in enumerate(loader):\n" + ("" if at_end else zero)
+           + "    loss = ((model(x) - y) ** 2).mean()\n    loss.backward()\n    opt_main.step()\n"
+           "    if (i + 1) % 10 == 0:\n        opt_emb.step()\n" + (zero if at_end else ""))
+    r, _ = run(src, unsafe=True)
+    assert "micro-batch" not in " ".join(f.message for f in r.findings) and not r.changed, r.findings
+
+
 def test_correct_accumulation_is_silent():
     src = WIPED.replace("    # fresh gradients\n    opt.zero_grad(set_to_none=True)\n", "").replace(
         "        opt.step()\n", "        opt.step()\n        model.zero_grad()\n")

@@ -991,6 +991,8 @@ def wiped_window(an: "Analysis", loop, st: Stepper, facts: LoopFacts) -> Optiona
         return None
     if not (zr == st.text or st.models is not None and zr is not None and any(related(zr, m) for m in st.models)):
         return None
+    if zr != st.text and len(facts.steppers) > 1:
+        return None  # (``model.zero_grad()`` clears another optimizer's gradients too: it may step every iteration)
     zi = next(k for k, s in enumerate(loop.body) if s is zstmt)
     watched = an.watched(st, facts, set(facts.steppers))
     return _wiped_body(an, loop, zi, st.calls, loop_counters(sem, loop), ("backward",),
