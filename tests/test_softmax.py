@@ -2165,3 +2165,46 @@ def test_a_softmax_name_changed_or_deleted_after_the_loss_keeps_its_statement(af
     r, out = run("ce = nn.CrossEntropyLoss()\n" + src)
     assert bugs(r) == ["TM501"]
     assert "\n    out = " in out  # (the function-level binding stays)
+
+
+# (Hikaru-13915's Lightning introduction) ``self(x)`` in a step runs the module's own
+# ``forward``, which hands on to a submodule ending with log_softmax, as ``self.forward(x)`` does
+SELF_CALL = """\
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return F.log_softmax(self.fc(x), dim=1)
+
+
+class Wrapper({base}):
+    def __init__(self):
+        super().__init__()
+        self.model = Net()
+
+    def forward(self, x):
+        return self.model.forward(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        x_hat = {call}
+        return F.cross_entropy(x_hat, y)
+"""
+
+
+@pytest.mark.parametrize("base", ["nn.Module", "pl.LightningModule"])
+@pytest.mark.parametrize("call", ["self(x)", "self.forward(x)"])
+def test_self_called_runs_the_modules_forward(base, call):
+    src = ("import pytorch_lightning as pl\n" if base.startswith("pl.") else "") + SELF_CALL.format(base=base, call=call)
+    r, _ = run(src)
+    assert codes(r) == ["TM502"], r.findings
+
+
+def test_self_called_runs_its_own_dunder_call_first():
+    """A class that defines ``__call__`` runs that, not ``forward``."""
+    src = SELF_CALL.format(base="nn.Module", call="self(x)").replace(
+        "    def training_step", "    def __call__(self, x):\n        return torch.zeros(2, 3)\n\n    def training_step")
+    r, _ = run(src)
+    assert "TM502" not in codes(r)

@@ -839,7 +839,17 @@ class SemanticModel:
         """The same-file function, method or class (constructor) ``call`` runs, or None."""
         f = call.func
         if isinstance(f, ast.Name):
-            return self._defined(f, (BindingKind.FUNCTION, BindingKind.CLASS))
+            got = self._defined(f, (BindingKind.FUNCTION, BindingKind.CLASS))
+            if got is None:
+                cls = self.self_class(f)
+                if cls is not None:
+                    # ``self(x)`` in a method: its class's ``__call__``, for a torch module its ``forward``
+                    got = self.method(cls, "__call__")
+                    from .names import LIGHTNING_MODULES
+
+                    if got is None and self.derives_from(cls, lambda q: q.startswith("torch.nn.") or q in LIGHTNING_MODULES):
+                        got = self.method(cls, "forward")
+            return got
         if isinstance(f, ast.Attribute):
             cls = self.instance_class(f.value)
             if cls is not None:
