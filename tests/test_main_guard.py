@@ -472,6 +472,21 @@ def test_notebook_runs_its_main_guard():
         "\n\nif __name__ == '__main__':\n    main()\n", "\nmain()\n"), notebook=True)
 
 
+@pytest.mark.parametrize("cfg, found", [
+    ("CFG = {'batch_size': 8, 'num_workers': 0}\n", False),
+    ("CFG = {'batch_size': 8, 'num_workers': 4}\n", True),
+    ("CFG = {'batch_size': 8, 'num_workers': 0}\nCFG['num_workers'] = 4\n", True),  # (a later store)
+    ("CFG = load_config()\n", True),  # (not known: may start workers)
+])
+def test_a_worker_count_read_from_a_config_dict(cfg, found):
+    """(Bahaa-Medhat's BraTS notebook) ``num_workers=CFG['num_workers']`` with ``CFG =
+    {..., 'num_workers': 0}``: no worker starts (5 false positives)."""
+    src = HEAD + cfg + "loader = DataLoader(ds, batch_size=CFG['batch_size'], num_workers=CFG['num_workers'])\n" \
+        "for b in loader:\n    pass\n"
+    r, _ = run(src)
+    assert [f.code for f in bugs(r)] == (["TM301"] if found else []), r.findings
+
+
 def test_notebook_names_a_local_function_as_local():
     """A function defined inside the one that builds the loaders (rasbt/deeplearning-models'
     ``get_smile`` target_transform) cannot be pickled from any module: named as local,

@@ -268,6 +268,11 @@ class Analysis:
         got = self._kwargs_get(value, depth)
         if got is not None:
             return got
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+            # ``CFG["num_workers"]`` of a dict literal (with its later ``CFG[k] = v`` stores)
+            vals = sem.element_values(value)
+            if vals:
+                return _merged([self.worker_count(v, depth + 1) for v in vals])
         if isinstance(value, ast.IfExp):
             a = self.worker_count(value.body, depth + 1)
             b = self.worker_count(value.orelse, depth + 1)
