@@ -324,12 +324,15 @@ class Notebook:
             raise SourceError(f"not valid nbformat: not UTF-8 JSON (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
         self.prefix = raw[:3] if bom else b""
         if not self.json.strip():
-            raise SourceError("not valid nbformat: the file is empty")
-        self.nb = self._read(self.json)
-        try:
-            self.spans = source_spans(self.json)
-        except (ValueError, IndexError) as e:  # pragma: no cover - nbformat read the same JSON
-            raise SourceError(f"not valid nbformat: {e}") from None
+            # a zero-byte notebook (a placeholder a repository keeps): Jupyter and editors
+            # open it as a new one, with no code; nothing in it to check or write
+            self.nb, self.spans = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, []
+        else:
+            self.nb = self._read(self.json)
+            try:
+                self.spans = source_spans(self.json)
+            except (ValueError, IndexError) as e:  # pragma: no cover - nbformat read the same JSON
+                raise SourceError(f"not valid nbformat: {e}") from None
         cells = self.nb.get("cells", [])
         if len(self.spans) != len(cells):  # pragma: no cover
             raise SourceError("not valid nbformat: the cells could not be located")
