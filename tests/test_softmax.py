@@ -2208,3 +2208,24 @@ def test_self_called_runs_its_own_dunder_call_first():
         "    def training_step", "    def __call__(self, x):\n        return torch.zeros(2, 3)\n\n    def training_step")
     r, _ = run(src)
     assert "TM502" not in codes(r)
+
+
+@pytest.mark.parametrize("arms, tail, found, fixed", [
+    ("    out = F.softmax(model(x + 1), dim=1)\nelse:\n    out = F.softmax(model(x), dim=1)\n", "", "TM501", True),
+    ("    out = F.log_softmax(model(x + 1), dim=1)\nelse:\n    out = F.log_softmax(model(x), dim=1)\n", "", "TM502", True),
+    # the probabilities also read after the loss: said, not fixed
+    ("    out = F.softmax(model(x + 1), dim=1)\nelse:\n    out = F.softmax(model(x), dim=1)\n", "print(out.argmax(1))\n",
+     "TM501", False),
+    # look-alikes: one path gives logits; the two kinds mixed
+    ("    out = F.softmax(model(x + 1), dim=1)\nelse:\n    out = model(x)\n", "", None, False),
+    ("    out = F.softmax(model(x + 1), dim=1)\nelse:\n    out = F.log_softmax(model(x), dim=1)\n", "", None, False),
+])
+def test_a_softmax_on_every_path_to_the_loss(arms, tail, found, fixed):
+    """(probe) ``if flag: out = F.softmax(...) else: out = F.softmax(...)`` then ``loss =
+    criterion(out, y)``: the loss gets probabilities on every path."""
+    src = "model = nn.Linear(10, 3)\ncriterion = nn.CrossEntropyLoss()\nif flag:\n" + arms + "loss = criterion(out, y)\n" + tail
+    r, out = run(src)
+    assert bugs(r) == ([found] if found else []), r.findings
+    assert r.changed == fixed
+    if fixed:
+        assert "softmax" not in out and "    out = model(x + 1)\n" in out and "    out = model(x)\n" in out

@@ -1684,6 +1684,8 @@ class Analysis:
     def variable(self, site: Site, e: ast.Name, peeled: bool) -> Optional[Proto]:
         sem = self.sem
         bs = sem.reaching(e)
+        if len(bs) > 1:
+            return self._variables(site, e, bs)
         if len(bs) != 1:
             return None
         b = bs[0]
@@ -1780,6 +1782,45 @@ class Analysis:
             if d < p <= u:
                 return False
         return True
+
+    def _variables(self, site: Site, e: ast.Name, bs: list) -> Optional[Proto]:
+        """``if a: out = F.softmax(h1, 1) else: out = F.softmax(h2, 1)`` then ``loss =
+        ce(out, y)``: every binding that reaches the use is a (log-)softmax of one kind,
+        each a statement of its own in the use's function.  Fixed when nothing else reads
+        the name: each binding keeps the logits; reported only otherwise."""
+        sem = self.sem
+        softs = []
+        for b in bs:
+            st = b.stmt
+            if b.kind is not BindingKind.ASSIGNMENT or b.value is None or b.unpack is not None \
+                    or b.scope is not sem.scope_of(e) or not (isinstance(st, ast.Assign) and len(st.targets) == 1
+                                                             and st.targets[0] is b.target and alone_on_lines(sem, st)):
+                return None
+            s = soft(sem, b.value)
+            if s is None or s.input is None or not self.lands(site, s, ce=True):
+                return None
+            softs.append(s)
+        if len({s.log for s in softs}) != 1:
+            return None
+        lines = ", ".join(str(b.stmt.lineno) for b in sorted(bs, key=lambda b: b.stmt.lineno))
+        label = f"`{e.id}` = a {'log_softmax' if softs[0].log else 'softmax'} on every path (lines {lines})"
+        code = TM502 if softs[0].log else TM501
+        msg = self._msg(softs[0], label, site)
+        others = any(r is not e for b in bs for r in sem.references(b) if any(x is b for x in sem.reaching(r)))
+        others = others or any(
+            n.id == e.id and sem.scope_of(n) is bs[0].scope
+            and (isinstance(n.ctx, ast.Del) or isinstance(sem.parent(n), ast.AugAssign) and sem.parent(n).target is n)
+            for n in sem.find_named((ast.Name,), (e.id,)))
+        if others:
+            return Proto(code, e, msg)
+
+        def build(view, pairs=tuple((b.stmt, b.value, s.input) for b, s in zip(bs, softs))):
+            edits: dict = {}
+            for st, value, inp in pairs:
+                edits.update(replace_expr(view, st, value, view.node(inp)))
+            return edits
+
+        return Proto(code, e, msg, Fix(build, Safety.SAFE, "keep the logits in the variable"))
 
     def _msg(self, s: Soft, label: str, site: Site) -> str:
         loss = f"`{site.label}`"
