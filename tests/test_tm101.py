@@ -3454,3 +3454,25 @@ def test_a_batch_element_rebound_as_a_tensor_made_on_the_device(make, found):
     )
     findings, out, src = run(body)
     assert codes(findings) == (["TM101"] if found else []), [f.message for f in findings]
+
+
+@pytest.mark.parametrize("obs, found", [
+    ("env = gym.make('CartPole-v1')\nstate, info = env.reset()\n", True),
+    ("env = gym.make('CartPole-v1')\nstate = env.reset()[0]\n", True),
+    ("X_tr, X_te = train_test_split(np.random.randn(8, 4))\nstate = X_tr\n", True),
+    # look-alikes: an environment of another library (it may hand out device tensors);
+    # a part of something unknown
+    ("env = make_env('CartPole-v1')\nstate, info = env.reset()\n", False),
+    ("state, info = load_state()\n", False),
+])
+def test_a_tensor_of_a_gym_observation_is_made_on_the_cpu(obs, found):
+    """(the PyTorch DQN tutorial without its ``device=device``) ``state, info =
+    env.reset()`` of a Gym environment is a NumPy array: ``torch.tensor(state)`` is on the
+    CPU and the moved network fails on it."""
+    head = HEAD.replace("import torch\n", "import torch\nimport numpy as np\nimport gymnasium as gym\n"
+                        "from sklearn.model_selection import train_test_split\n", 1)
+    f, out, src = run("policy_net = nn.Linear(4, 2).to(device)\n" + obs +
+                      "state = torch.tensor(state, dtype=torch.float32).unsqueeze(0)\nq = policy_net(state)\n", head=head)
+    assert codes(f) == (["TM101"] if found else []), [x.message for x in f]
+    if found:
+        assert added(src, out) == ["state = state.to(device)"]

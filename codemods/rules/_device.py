@@ -2131,12 +2131,16 @@ _HOST_IMAGES = ("PIL.Image.open", "PIL.Image.fromarray", "torchvision.io.read_im
 
 _HOST_DATA_LIBS = ("numpy.", "pandas.", "sklearn.", "scipy.", "json.", "pickle.", "csv.", "PIL.", "cv2.")
 _HOST_DATA_BUILTINS = frozenset({"builtins.list", "builtins.range", "builtins.zip", "builtins.sorted", "builtins.map"})
+# a Gym / Gymnasium environment: what its methods return (``obs, info = env.reset()``,
+# ``env.step(a)``) are NumPy arrays and numbers
+_GYM_MAKERS = frozenset({"gym.make", "gymnasium.make", "gym.vector.make", "gymnasium.make_vec"})
 
 
 def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
     """``e`` is host data: a literal container, a numpy array or a DataFrame's values
     (made by ``numpy``/``pandas``/``sklearn`` calls or methods of what they made,
-    ``.values``, ``.to_numpy()``), followed through names."""
+    ``.values``, ``.to_numpy()``), what a Gym environment's methods return, followed
+    through names."""
     if depth > 4:
         return False
     t = type(e)
@@ -2153,15 +2157,17 @@ def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
         return bool(data) and all(_host_data(sem, p, depth + 1) for p in data)
     if t is ast.Call:
         q = sem.call_qualname(e) or ""
-        if q.startswith(_HOST_DATA_LIBS) or q in _HOST_DATA_BUILTINS:
+        if q.startswith(_HOST_DATA_LIBS) or q in _HOST_DATA_BUILTINS or q in _GYM_MAKERS:
             return True
         f = e.func
         # ``rng.integers(...)``, ``df.drop(...)``, ``a.astype(...)``: a method of host data
         return isinstance(f, ast.Attribute) and (f.attr in ("to_numpy", "tolist") or _host_data(sem, f.value, depth + 1))
     if t is ast.Name:
         bs = sem.reaching(e)
-        return bool(bs) and all(b.kind is BindingKind.ASSIGNMENT and b.value is not None
-                                and _host_data(sem, b.value, depth + 1) for b in bs)
+        # (``obs, info = env.reset()``, ``X_tr, X_te = train_test_split(X)``: a part of host data)
+        return bool(bs) and all(b.kind is BindingKind.ASSIGNMENT and (
+            b.value is not None and _host_data(sem, b.value, depth + 1)
+            or b.value is None and b.unpack is not None and _host_data(sem, b.unpack[0], depth + 1)) for b in bs)
     return False
 
 
