@@ -470,7 +470,9 @@ class Project:
         ``tools.train``, from a file of the tree with the directory above on its path):
         that needs the index too.  With ``importer_has`` (words), only an importer whose
         text holds one of them counts; with ``neighbours_only``, only the files of its
-        own directory are asked (by its bare and its dotted names: no index needed).  A
+        own directory are asked (by its bare and its dotted names: no index needed), and
+        those of the directory above by ``<directory>.<module>`` (``from models.encoder
+        import Encoder`` in ``train.py`` beside ``models/``).  A
         notebook is imported by nothing (``import gnn`` cannot read ``gnn.ipynb``)."""
         if self.standalone or not path or path.endswith(".ipynb") or not self._is_file(path):
             return False
@@ -484,6 +486,11 @@ class Project:
         dotted = [mod] if pkg is not None else (_namespace_names(real) if namespace else [])
         if neighbours_only:
             checks += [(index, d, True) for d in dotted]
+            up, d = os.path.dirname(here), os.path.basename(here)
+            if up != here and d.isidentifier() and self._within_roots(up):
+                # ``models/encoder.py`` imported as ``models.encoder`` by a script in the
+                # directory above (``train.py``; ``models/__init__.py`` as ``models``)
+                checks.append((self._neighbour_index(up), d if stem == "__init__" else f"{d}.{stem}", "up"))
         elif dotted:
             if self.index is None:
                 raise NeedsProject(tuple(dotted))
@@ -493,7 +500,10 @@ class Project:
             for importer, names in idx.importers(module).items():
                 if importer == real:
                     continue
-                if here_only and os.path.dirname(importer) != here:
+                if here_only == "up":
+                    if os.path.dirname(importer) != os.path.dirname(here):
+                        continue
+                elif here_only and os.path.dirname(importer) != here:
                     continue  # a bare module name resolves next to the importer only
                 if name is None or "*" in names or name in names:
                     if importer_has is not None and not self._holds(importer, importer_has):

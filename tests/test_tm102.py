@@ -3,6 +3,7 @@ that must produce no finding at all (each of them legal on a GPU)."""
 
 import ast
 import pathlib
+import os
 import textwrap
 
 import pytest
@@ -1639,3 +1640,33 @@ def test_a_script_placed_by_accelerate_or_fabric_is_read(place):
            "opt = torch.optim.Adam(model.parameters())\nloss = model(x)[0].sum()\nloss.backward()\n")
     res = process_text("train.py", src, Options(select=frozenset({"TM102"})))
     assert [f.code for f in res.findings] == ["TM102"]
+
+
+@pytest.mark.parametrize("layout, found", [
+    ({"models/encoder.py": "ENC", "train.py": "from models.encoder import Encoder\nMAIN"}, True),
+    ({"models/__init__.py": "", "models/encoder.py": "ENC", "train.py": "from models.encoder import Encoder\nMAIN"}, True),
+    ({"models/__init__.py": "ENC", "train.py": "from models import Encoder\nMAIN"}, True),
+    # look-alikes: the script above names no device; nothing imports the module
+    ({"models/encoder.py": "ENC", "train.py": "from models.encoder import Encoder\nEncoder()(torch.zeros(2, 3).long())\n"},
+     False),
+    ({"models/encoder.py": "ENC", "train.py": "MAIN"}, False),
+])
+def test_a_model_file_of_a_subdirectory_imported_by_a_script_above(tmp_path, layout, found):
+    """(probe) ``models/encoder.py``'s ``forward`` makes ``torch.ones(...)`` without a
+    device; ``train.py`` beside ``models/`` does ``from models.encoder import Encoder``
+    and moves the model: read as when the two stand side by side."""
+    from torchmend import runner
+
+    enc = ("import torch\nimport torch.nn as nn\n\n\nclass Encoder(nn.Module):\n    def __init__(self):\n"
+           "        super().__init__()\n        self.emb = nn.Embedding(50, 16)\n\n    def forward(self, tokens):\n"
+           "        h = self.emb(tokens)\n        mask = torch.ones(tokens.size(0), tokens.size(1))\n"
+           "        return (h * mask.unsqueeze(-1)).sum(1)\n")
+    main = ("import torch\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "model = Encoder().to(device)\nprint(model(torch.zeros(2, 3, dtype=torch.long, device=device)))\n")
+    for name, text in layout.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(("import torch\n" if name == "train.py" else "")
+                                     + text.replace("ENC", enc).replace("MAIN", main))
+    res = runner.run([str(tmp_path)], Options(select=frozenset({"TM102"}), roots=(str(tmp_path),)), jobs=1).results
+    got = [(os.path.relpath(r.path, tmp_path), f.code) for r in res for f in r.findings]
+    assert len(got) == (1 if found else 0), got
