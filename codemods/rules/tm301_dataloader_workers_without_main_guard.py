@@ -47,7 +47,8 @@ class DataLoaderWithoutMainGuard(Rule):
     (`0 if os.name == "nt" else 4`, or set under `if os.name == "nt":`) starts no
     worker there and is not reported.  An info
     finding suggests `persistent_workers=True` for a loader with a literal worker count
-    that is iterated every epoch.
+    that the code run at import time (a script without the guard, a notebook) iterates
+    every epoch; not yet for one iterated in a function the guard calls.
 
     ## Example
     ```python
