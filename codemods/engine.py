@@ -468,30 +468,40 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
 
 
 def _undefined_names(text: str) -> frozenset:
-    """The names ``text`` reads that no scope binds: not bound where they are read, nor at
-    module level, nor builtins (Python's ``symtable``: what a ``NameError`` would name); all
-    names may be bound when the module star-imports."""
+    """The names ``text`` reads that nothing in it binds, anywhere, and that are no
+    builtins: what a ``NameError`` would name (scopes are not told apart: a name bound in
+    any scope counts as bound; linear in the text); none when the module star-imports."""
+    import ast
     import builtins
-    import symtable
 
     try:
-        top = symtable.symtable(text, "<fixed>", "exec")
-    except (SyntaxError, ValueError, RecursionError):  # (the fix loop parsed it already)
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # (the fix loop parsed it already)
         return frozenset()
-    if re.search(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]*\*", text, re.M):
-        return frozenset()
-    defined = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
-    defined |= set(dir(builtins)) | {"__file__", "__builtins__", "__spec__", "__loader__", "__path__", "__cached__"}
-    out = set()
-    stack = [top]
-    while stack:
-        t = stack.pop()
-        for s in t.get_symbols():
-            if s.is_referenced() and (t is top or s.is_global()) and not s.is_declared_global() \
-                    and s.get_name() not in defined:
-                out.add(s.get_name())
-        stack.extend(t.get_children())
-    return frozenset(out)
+    bound = set(dir(builtins)) | {"__file__", "__builtins__", "__spec__", "__loader__", "__path__", "__cached__",
+                                  "__class__"}
+    read = set()
+    for n in ast.walk(tree):
+        t = type(n)
+        if t is ast.Name:
+            (read if isinstance(n.ctx, ast.Load) else bound).add(n.id)
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            bound.add(n.name)
+        elif t is ast.arg:
+            bound.add(n.arg)
+        elif t is ast.alias:
+            if n.name == "*":
+                return frozenset()
+            bound.add(n.asname or n.name.split(".")[0])
+        elif t in (ast.Global, ast.Nonlocal):
+            bound.update(n.names)
+        elif t is ast.ExceptHandler and n.name:
+            bound.add(n.name)
+        elif t in (getattr(ast, "MatchAs", ()), getattr(ast, "MatchStar", ())) and getattr(n, "name", None):
+            bound.add(n.name)
+        elif t is getattr(ast, "MatchMapping", ()) and n.rest:
+            bound.add(n.rest)
+    return frozenset(read - bound)
 
 
 def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_chars: int = 2000):

@@ -278,6 +278,8 @@ def test_a_fix_made_in_a_chunk_that_writes_invalid_python_is_refused(monkeypatch
     (b"tmp = 2\nx = 1\ndef g():\n    return tmp\n", True),
     (b"from m import *\ntmp = 1\nprint(tmp)\n", False),  # (a star import may bind anything)
     (b"def f(x):\n    return undefined_before + x\ntmp = 1\n", False),  # undefined before the fix too
+    # (review) a global bound only by ``global`` in a function: bound
+    (b"def setup():\n    global dev\n    dev = 1\n\n\ndef g():\n    return dev\n\n\ntmp = 3\n", False),
 ])
 def test_a_fix_that_leaves_a_name_undefined_is_refused(tmp_path, rules, src, refused):
     """A fix whose result reads a name nothing binds any more (the NameError a removed
