@@ -2229,3 +2229,27 @@ def test_a_softmax_on_every_path_to_the_loss(arms, tail, found, fixed):
     assert r.changed == fixed
     if fixed:
         assert "softmax" not in out and "    out = model(x + 1)\n" in out and "    out = model(x)\n" in out
+
+
+@pytest.mark.parametrize("between, fixed", [
+    ("out.clamp_(-1, 1)\n", False),  # changed in place after the softmax took it
+    ("out[0] = 0\n", False),
+    ("normalize(out)\n", False),  # an unknown callee may change it in place
+    ("F.relu(out, inplace=True)\n", False),
+    ("print(out.shape)\n", True),
+    ("n = torch.numel(out)\n", True),
+])
+def test_logits_changed_in_place_before_the_loss_are_not_substituted(between, fixed):
+    """(review) ``probs = F.softmax(out, 1)``, ``out.clamp_(-1, 1)``, ``loss = ce(probs, y)``:
+    the loss of the logits is that of the unclamped ones; feeding ``out`` (or keeping
+    ``probs = out``, the same tensor) would change it.  Said, not fixed."""
+    r, out = run("ce = nn.CrossEntropyLoss()\nout = net(x)\nprobs = F.softmax(out, dim=1)\n" + between
+                 + "loss = ce(probs, y)\n")
+    assert bugs(r) == ["TM501"] and r.changed == fixed, r.findings
+
+
+def test_a_use_sharing_its_line_with_the_next_statement():
+    """(review) ``print('a'); loss = ce(probs, y)`` after the definition: one edit of
+    that line (two collided, and the fix was refused)."""
+    r, out = run("ce = nn.CrossEntropyLoss()\nout = net(x)\nprobs = F.softmax(out, dim=1)\nprint('a'); loss = ce(probs, y)\n")
+    assert bugs(r) == ["TM501"] and r.changed and body(out).endswith("out = net(x)\nprint('a'); loss = ce(out, y)\n")

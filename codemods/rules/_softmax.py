@@ -1729,6 +1729,9 @@ class Analysis:
         else:
             stable = self.stable(inp, def_stmt, use_stmt, site.call)
         commented = has_comment_lines(sem, def_stmt)
+        if self._mutated(inp, def_stmt, use_stmt):
+            # (``out.clamp_(-1, 1)`` in between: the softmax had taken the logits before it)
+            return Proto(code, e, msg)
 
         def sub(view, inp=inp, peeled=peeled):
             new = view.node(inp)
@@ -1738,7 +1741,7 @@ class Analysis:
             inner_e = None if self_assign else e
             # (the use is in the statement after the definition, or further on: there the
             # name is replaced on its own, apart from the statement that takes the comments)
-            in_nxt = any(a is nxt for a in sem.ancestors(e))
+            in_nxt = any(a is nxt for a in sem.ancestors(e)) or use_stmt.lineno <= (nxt.end_lineno or nxt.lineno)
 
             def build(view, def_stmt=def_stmt, nxt=nxt, inner_e=inner_e, in_nxt=in_nxt, use_stmt=use_stmt):
                 if inner_e is None or in_nxt:
@@ -1783,6 +1786,34 @@ class Analysis:
                 return False
         return True
 
+    def _mutated(self, expr, def_stmt, use_stmt) -> bool:
+        """The tensor ``expr`` names may be changed in place between ``def_stmt`` and
+        ``use_stmt``: an in-place method (``x.clamp_(...)``, ``x.add_(...)``), a store into
+        it (``x[i] = v``, ``x.data = ...``), or the name handed to a call there other than
+        a torch function or a builtin (``F.relu(x, inplace=True)`` and ``torch.*_`` do)."""
+        sem = self.sem
+        if not isinstance(expr, ast.Name):
+            return False
+        d = (def_stmt.end_lineno or def_stmt.lineno, def_stmt.end_col_offset or 0)
+        u = (use_stmt.lineno, use_stmt.col_offset)
+        for n in sem.find_named((ast.Name,), (expr.id,)):
+            if n.id != expr.id or not isinstance(n.ctx, ast.Load) or not (d <= (n.lineno, n.col_offset) < u):
+                continue
+            p = sem.parent(n)
+            if isinstance(p, ast.Attribute) and p.value is n:
+                c = sem.parent(p)
+                if isinstance(p.ctx, ast.Store) or isinstance(c, ast.Call) and c.func is p and p.attr.endswith("_"):
+                    return True
+            elif isinstance(p, ast.Subscript) and p.value is n and not isinstance(p.ctx, ast.Load):
+                return True
+            elif isinstance(p, (ast.Call, ast.keyword, ast.Starred)):
+                call = p if isinstance(p, ast.Call) else sem.parent(p)
+                q = sem.call_qualname(call) if isinstance(call, ast.Call) else None
+                if not q or not q.startswith(("torch.", "builtins.")) or q.endswith("_") \
+                        or any(k.arg == "inplace" for k in call.keywords):
+                    return True  # (a callee that may change it in place; torch's own do so only when told)
+        return False
+
     def _variables(self, site: Site, e: ast.Name, bs: list) -> Optional[Proto]:
         """``if a: out = F.softmax(h1, 1) else: out = F.softmax(h2, 1)`` then ``loss =
         ce(out, y)``: every binding that reaches the use is a (log-)softmax of one kind,
@@ -1811,7 +1842,8 @@ class Analysis:
             n.id == e.id and sem.scope_of(n) is bs[0].scope
             and (isinstance(n.ctx, ast.Del) or isinstance(sem.parent(n), ast.AugAssign) and sem.parent(n).target is n)
             for n in sem.find_named((ast.Name,), (e.id,)))
-        if others:
+        use_stmt = sem.statement_of(site.call)
+        if others or any(self._mutated(s.input, b.stmt, use_stmt) for b, s in zip(bs, softs)):
             return Proto(code, e, msg)
 
         def build(view, pairs=tuple((b.stmt, b.value, s.input) for b, s in zip(bs, softs))):
