@@ -3464,6 +3464,9 @@ def test_a_batch_element_rebound_as_a_tensor_made_on_the_device(make, found):
     # a part of something unknown
     ("env = make_env('CartPole-v1')\nstate, info = env.reset()\n", False),
     ("state, info = load_state()\n", False),
+    # (review) parts of a builtin's result (here tensors already moved); a simulator told a GPU backend
+    ("state, other = map(lambda t: t.to(device), (torch.zeros(1, 4), torch.zeros(1)))\n", False),
+    ("env = gym.make('PickCube-v1', sim_backend='gpu')\nstate, info = env.reset()\n", False),
 ])
 def test_a_tensor_of_a_gym_observation_is_made_on_the_cpu(obs, found):
     """(the PyTorch DQN tutorial without its ``device=device``) ``state, info =
@@ -3476,3 +3479,20 @@ def test_a_tensor_of_a_gym_observation_is_made_on_the_cpu(obs, found):
     assert codes(f) == (["TM101"] if found else []), [x.message for x in f]
     if found:
         assert added(src, out) == ["state = state.to(device)"]
+
+
+
+@pytest.mark.parametrize("transform, found", [
+    ("transform=ToTensor()", True),
+    ("transform=Compose([Resize(28), ToTensor()])", True),
+    # (review) no transform (PIL images), or one that makes no tensor
+    ("transform=None", False),
+    ("transform=Resize(28)", False),
+])
+def test_the_samples_of_a_torchvision_dataset_are_tensors_with_a_to_tensor_transform(transform, found):
+    head = HEAD.replace("import torch\n", "import torch\nfrom torchvision import datasets\n"
+                        "from torchvision.transforms import Compose, Resize, ToTensor\n", 1)
+    f, out, src = run(f"test_data = datasets.MNIST('data', train=False, {transform})\n"
+                      "test_loader = DataLoader(test_data, batch_size=4)\nnet = nn.Linear(784, 10).to(device)\n"
+                      "for img, label in test_data:\n    print(net(img.view(1, -1)))\n", head=head)
+    assert codes(f) == (["TM101"] if found else []), [x.message for x in f]

@@ -1949,14 +1949,18 @@ def taken_samples(sem: SemanticModel, loaders: list) -> list:
 def _tensor_items(sem: SemanticModel, call: ast.Call) -> bool:
     """The dataset ``call`` makes gives tensors as its items, not only once a loader
     collates them (NumPy arrays, lists, numbers): a ``TensorDataset``, a torchvision
-    dataset given a ``transform``, or a same-file class whose ``__getitem__`` returns a
+    dataset given a to-tensor ``transform`` (``ToTensor()``, a ``Compose`` of one), or a same-file class whose ``__getitem__`` returns a
     tensor it makes (``torch.tensor(...)``, ``torch.from_numpy(...)``, a ``ToTensor``
     transform), first in the tuple it returns."""
     q = sem.call_qualname(call) or ""
     if q in ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"):
         return True
     if q.startswith("torchvision.datasets."):
-        return sem.argument(call, "transform") not in (None, UNKNOWN_ARG)
+        t = sem.argument(call, "transform")
+        if isinstance(t, ast.Name):
+            vals = [o.node for o in sem.origins(t)]
+            return bool(vals) and all(isinstance(v, ast.Call) and _to_tensor_transform(sem, v) for v in vals)
+        return isinstance(t, ast.Call) and _to_tensor_transform(sem, t)
     cls = sem.callee(call)
     get = sem.method(cls, "__getitem__") if isinstance(cls, ast.ClassDef) else None
     if get is None:
@@ -2157,8 +2161,13 @@ def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
         return bool(data) and all(_host_data(sem, p, depth + 1) for p in data)
     if t is ast.Call:
         q = sem.call_qualname(e) or ""
-        if q.startswith(_HOST_DATA_LIBS) or q in _HOST_DATA_BUILTINS or q in _GYM_MAKERS:
+        if q.startswith(_HOST_DATA_LIBS) or q in _HOST_DATA_BUILTINS:
             return True
+        if q in _GYM_MAKERS:
+            # (simulators registered with Gymnasium that hand out torch tensors, on the GPU:
+            # ManiSkill, Isaac Lab, Genesis, Brax, told a device or a GPU backend)
+            return not any(k.arg in ("device", "sim_backend", "sim_device", "rl_device") for k in e.keywords) \
+                and not any(w in sem.text for w in ("mani_skill", "isaac", "genesis", "brax", "NumpyToTorch"))
         f = e.func
         # ``rng.integers(...)``, ``df.drop(...)``, ``a.astype(...)``: a method of host data
         return isinstance(f, ast.Attribute) and (f.attr in ("to_numpy", "tolist") or _host_data(sem, f.value, depth + 1))
@@ -2167,8 +2176,16 @@ def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
         # (``obs, info = env.reset()``, ``X_tr, X_te = train_test_split(X)``: a part of host data)
         return bool(bs) and all(b.kind is BindingKind.ASSIGNMENT and (
             b.value is not None and _host_data(sem, b.value, depth + 1)
-            or b.value is None and b.unpack is not None and _host_data(sem, b.unpack[0], depth + 1)) for b in bs)
+            or b.value is None and b.unpack is not None and _host_parts(sem, b.unpack[0], depth + 1)) for b in bs)
     return False
+
+
+def _host_parts(sem: SemanticModel, e, depth: int) -> bool:
+    """The parts of what ``e`` gives, unpacked, are host data: a call of a host-data library
+    (``train_test_split(X, y)``) or a method of host data (``env.reset()`` of a Gym
+    environment), not a builtin's (``map(lambda t: t.to(device), batch)``)."""
+    return isinstance(e, ast.Call) and (sem.call_qualname(e) or "") not in _HOST_DATA_BUILTINS \
+        and _host_data(sem, e, depth)
 
 
 # the factories that make a script's data (from host data), its dummy inputs and its
