@@ -477,6 +477,11 @@ def test_notebook_runs_its_main_guard():
     ("CFG = {'batch_size': 8, 'num_workers': 4}\n", True),
     ("CFG = {'batch_size': 8, 'num_workers': 0}\nCFG['num_workers'] = 4\n", True),  # (a later store)
     ("CFG = load_config()\n", True),  # (not known: may start workers)
+    # (review) changed in other ways: may start workers
+    ("CFG = {'batch_size': 8, 'num_workers': 0}\nCFG['num_workers'] += 4\n", True),
+    ("CFG = {'batch_size': 8, 'num_workers': 0}\nCFG.update(vars(args))\n", True),
+    ("CFG = {'batch_size': 8, 'num_workers': 0}\ncfg2 = CFG\ncfg2['num_workers'] = 4\n", True),
+    ("CFG = {'batch_size': 8, 'num_workers': 0}\nconfigure(CFG)\n", True),
 ])
 def test_a_worker_count_read_from_a_config_dict(cfg, found):
     """(Bahaa-Medhat's BraTS notebook) ``num_workers=CFG['num_workers']`` with ``CFG =

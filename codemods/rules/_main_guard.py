@@ -268,7 +268,7 @@ class Analysis:
         got = self._kwargs_get(value, depth)
         if got is not None:
             return got
-        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and self._plain_dict(value.value):
             # ``CFG["num_workers"]`` of a dict literal (with its later ``CFG[k] = v`` stores)
             vals = sem.element_values(value)
             if vals:
@@ -278,6 +278,27 @@ class Analysis:
             b = self.worker_count(value.orelse, depth + 1)
             return (a[0] or b[0], None)
         return (True, None)
+
+    def _plain_dict(self, name) -> bool:
+        """``name`` (a dict) is only read by key and stored into by constant key with ``=``:
+        no ``update()``, ``+=``, alias or call that may change it."""
+        sem = self.sem
+        if not isinstance(name, ast.Name):
+            return False
+        bs = sem.reaching(name)
+        if not bs:
+            return False
+        for b in bs:
+            for r in sem.references(b):
+                p = sem.parent(r)
+                if not (isinstance(p, ast.Subscript) and p.value is r):
+                    return False
+                if isinstance(p.ctx, ast.Load):
+                    continue
+                st = sem.parent(p)
+                if not (isinstance(st, ast.Assign) and isinstance(p.slice, ast.Constant)):
+                    return False
+        return True
 
     def _kwargs_get(self, value, depth: int) -> Optional[tuple]:
         """``kwargs.get("num_workers", 0)`` of a function's ``**kwargs``: what the file's
