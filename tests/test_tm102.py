@@ -1670,3 +1670,35 @@ def test_a_model_file_of_a_subdirectory_imported_by_a_script_above(tmp_path, lay
     res = runner.run([str(tmp_path)], Options(select=frozenset({"TM102"}), roots=(str(tmp_path),)), jobs=1).results
     got = [(os.path.relpath(r.path, tmp_path), f.code) for r in res for f in r.findings]
     assert len(got) == (1 if found else 0), got
+
+
+@pytest.mark.parametrize("branch, found", [
+    ("    if seq.is_cuda:\n        m = torch.from_numpy(a).cuda()\n    else:\n        m = torch.from_numpy(a)\n", False),
+    ("    if not seq.is_cuda:\n        m = torch.from_numpy(a)\n    else:\n        m = torch.from_numpy(a).cuda()\n", False),
+    # the body of ``if seq.is_cuda:`` is the GPU path
+    ("    if seq.is_cuda:\n        m = torch.from_numpy(a)\n    else:\n        m = torch.from_numpy(a).cuda()\n", True),
+])
+def test_the_else_of_if_is_cuda_is_the_cpu_path(branch, found):
+    """(w121211/pytorch-seq2seq) ``if seq.is_cuda: ...cuda() else: torch.from_numpy(...)``:
+    the ``else`` runs only where the tensor is on the CPU, as the ternary form does."""
+    f, _, _ = run("""
+import numpy as np
+
+
+def subsequent_mask(seq):
+    a = np.triu(np.ones((seq.size(0), seq.size(1), seq.size(1))), k=1).astype('uint8')
+""" + branch + """    return m
+
+
+class Dec(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+
+    def forward(self, seq):
+        pad = seq.eq(0).unsqueeze(1).expand(-1, seq.size(1), -1).to(torch.uint8)
+        return self.emb(seq), torch.gt(pad + subsequent_mask(seq), 0)
+
+dec = Dec().to(device)
+""")
+    assert codes(f) == (["TM102"] if found else []), [x.message for x in f]

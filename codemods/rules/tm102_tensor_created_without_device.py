@@ -73,7 +73,8 @@ class TensorCreatedWithoutDevice(Rule):
     Not reported, because they are legal on a GPU: a CPU tensor used as an index
     (`x[torch.arange(n)]`, `x[mask] = 0`), copied into a device tensor, moved
     (`.to(x)`, `.to(x.device)`, `.cuda()`, `.type_as(x)`, also when only under
-    `if x.is_cuda:` or in `t.cuda() if x.is_cuda else t`), registered
+    `if x.is_cuda:` or in `t.cuda() if x.is_cuda else t`; made in the `else` of `if
+    x.is_cuda:`, the CPU path), registered
     (`register_buffer`, `nn.Parameter`), a 0-d tensor (`torch.tensor(2.0) * x`,
     `torch.rand([]) < p`, `x + t.sum()`, possibly `table[i]`), a value read back as a
     Python number (`.item()`), lengths for `pack_padded_sequence`, factories under
@@ -225,9 +226,9 @@ class TensorCreatedWithoutDevice(Rule):
     @staticmethod
     def _guarded(sem, call) -> bool:
         """Under ``with torch.device(...)`` (the factory follows it), in a branch for
-        tracing/scripting/ONNX export, or in the ``else`` of ``if
+        tracing/scripting/ONNX export, in the ``else`` of ``if
         torch.cuda.is_available():`` (the code's own CPU path) in a file that never
-        names MPS."""
+        names MPS, or in the ``else`` of ``if x.is_cuda:`` (the path of a CPU tensor)."""
         child = call
         mps = None  # the file names MPS: the CPU path of a CUDA test may be the MPS one (read once asked)
         for a in sem.ancestors(call):
@@ -235,6 +236,13 @@ class TensorCreatedWithoutDevice(Rule):
                 if mps is None:
                     mps = has_word(sem.text, "mps")
                 if not mps and without_cuda(sem, a.test, any(x is child for x in a.orelse)):
+                    return True
+                # ``if seq.is_cuda: m = m.cuda() else: m = torch.from_numpy(...)``: the
+                # branch that runs where the tensor is on the CPU
+                t, in_else = a.test, any(x is child for x in a.orelse)
+                if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+                    t, in_else = t.operand, not in_else
+                if in_else and isinstance(t, ast.Attribute) and t.attr == "is_cuda":
                     return True
             child = a
             if isinstance(a, (ast.With, ast.AsyncWith)):
