@@ -3496,3 +3496,20 @@ def test_the_samples_of_a_torchvision_dataset_are_tensors_with_a_to_tensor_trans
                       "test_loader = DataLoader(test_data, batch_size=4)\nnet = nn.Linear(784, 10).to(device)\n"
                       "for img, label in test_data:\n    print(net(img.view(1, -1)))\n", head=head)
     assert codes(f) == (["TM101"] if found else []), [x.message for x in f]
+
+
+@pytest.mark.parametrize("ret, found", [
+    ("np.random.randn(4).astype(np.float32)", True),
+    ("[0.0, 1.0, 0.0, 1.0]", True),
+    # look-alikes: a tensor (made here, on the device) or something unknown
+    ("torch.zeros(4, device=device)", False),
+    ("self.sim.observe()", False),
+])
+def test_a_tensor_of_what_a_same_file_environment_returns(ret, found):
+    """(probe, a DQN with a toy environment) ``obs = env.reset()`` of a same-file class
+    whose ``reset`` returns a NumPy array: ``torch.tensor(obs)`` is on the CPU."""
+    head = HEAD.replace("import torch\n", "import torch\nimport numpy as np\n", 1)
+    f, out, src = run(f"class ToyEnv:\n    def reset(self):\n        return {ret}\n\n\n"
+                      "policy_net = nn.Linear(4, 2).to(device)\nenv = ToyEnv()\nobs = env.reset()\n"
+                      "state = torch.tensor(obs, dtype=torch.float32).unsqueeze(0)\nq = policy_net(state)\n", head=head)
+    assert codes(f) == (["TM101"] if found else []), [x.message for x in f]

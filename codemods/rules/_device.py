@@ -44,7 +44,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, NamedTuple, Optional
 
-from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel
+from ..semantic import UNKNOWN_ARG, BindingKind, OriginKind, SemanticModel, is_generator
 from ..semantic import names as N
 from ..semantic.source import _word, has_word
 from ._main_guard import is_main_guard
@@ -2170,7 +2170,15 @@ def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
                 and not any(w in sem.text for w in ("mani_skill", "isaac", "genesis", "brax", "NumpyToTorch"))
         f = e.func
         # ``rng.integers(...)``, ``df.drop(...)``, ``a.astype(...)``: a method of host data
-        return isinstance(f, ast.Attribute) and (f.attr in ("to_numpy", "tolist") or _host_data(sem, f.value, depth + 1))
+        if isinstance(f, ast.Attribute) and (f.attr in ("to_numpy", "tolist") or _host_data(sem, f.value, depth + 1)):
+            return True
+        # a same-file function or method every return of which is host data (a toy
+        # environment's ``reset()`` returning ``np.random.randn(4)``)
+        target = sem.callee(e)
+        if isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef)) and not is_generator(target):
+            rets = sem.returns(target)
+            return bool(rets) and all(r is not None and _host_data(sem, r, depth + 1) for r in rets)
+        return False
     if t is ast.Name:
         bs = sem.reaching(e)
         # (``obs, info = env.reset()``, ``X_tr, X_te = train_test_split(X)``: a part of host data)
