@@ -431,7 +431,7 @@ def test_skorch_file_is_left_alone():
 
 
 # ----------------------------------------------------------------------------- TM502
-LSM = """\
+NET_LSM = """\
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -439,7 +439,8 @@ class Net(nn.Module):
 
     def forward(self, x):
         return F.log_softmax(self.fc(x), dim=1)
-
+"""
+LSM = NET_LSM + """
 
 model = Net()
 {loss}
@@ -2169,15 +2170,7 @@ def test_a_softmax_name_changed_or_deleted_after_the_loss_keeps_its_statement(af
 
 # (Hikaru-13915's Lightning introduction) ``self(x)`` in a step runs the module's own
 # ``forward``, which hands on to a submodule ending with log_softmax, as ``self.forward(x)`` does
-SELF_CALL = """\
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 3)
-
-    def forward(self, x):
-        return F.log_softmax(self.fc(x), dim=1)
-
+SELF_CALL = NET_LSM + """
 
 class Wrapper({base}):
     def __init__(self):
