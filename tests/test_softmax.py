@@ -2231,6 +2231,13 @@ def test_a_softmax_on_every_path_to_the_loss(arms, tail, found, fixed):
     ("F.relu(out, inplace=True)\n", False),
     ("print(out.shape)\n", True),
     ("n = torch.numel(out)\n", True),
+    # (review) ``*=`` works in place; a part changed in place; an alias; ``inplace`` by position
+    ("out *= 0.5\n", False),
+    ("out[:, 0].fill_(0)\n", False),
+    ("out.data.clamp_(-1, 1)\n", False),
+    ("o2 = out\no2.clamp_(-1, 1)\n", False),
+    ("F.relu(out, True)\n", False),
+    ("d = out.detach().numpy()\n", True),
 ])
 def test_logits_changed_in_place_before_the_loss_are_not_substituted(between, fixed):
     """(review) ``probs = F.softmax(out, 1)``, ``out.clamp_(-1, 1)``, ``loss = ce(probs, y)``:
@@ -2246,3 +2253,12 @@ def test_a_use_sharing_its_line_with_the_next_statement():
     that line (two collided, and the fix was refused)."""
     r, out = run("ce = nn.CrossEntropyLoss()\nout = net(x)\nprobs = F.softmax(out, dim=1)\nprint('a'); loss = ce(probs, y)\n")
     assert bugs(r) == ["TM501"] and r.changed and body(out).endswith("out = net(x)\nprint('a'); loss = ce(out, y)\n")
+
+
+
+def test_logits_changed_in_place_later_in_the_loop_of_the_use():
+    """(review) the softmax taken before the loop, the logits changed in place after the
+    use in the loop's body: the next pass's loss would read them changed."""
+    r, out = run("ce = nn.CrossEntropyLoss()\nout = net(x)\nprobs = F.softmax(out, dim=1)\nfor step in range(3):\n"
+                 "    loss = ce(probs, y)\n    out.mul_(0.5)\n")
+    assert bugs(r) == ["TM501"] and not r.changed

@@ -1788,29 +1788,50 @@ class Analysis:
 
     def _mutated(self, expr, def_stmt, use_stmt) -> bool:
         """The tensor ``expr`` names may be changed in place between ``def_stmt`` and
-        ``use_stmt``: an in-place method (``x.clamp_(...)``, ``x.add_(...)``), a store into
-        it (``x[i] = v``, ``x.data = ...``), or the name handed to a call there other than
-        a torch function or a builtin (``F.relu(x, inplace=True)`` and ``torch.*_`` do)."""
+        ``use_stmt`` (to the end of a loop around the use that the definition is outside
+        of: the next pass reads it again): an in-place method on it or on a part of it
+        (``x.clamp_(...)``, ``x[:, 0].fill_(0)``, ``x.data.mul_(2)``), a store into it
+        (``x[i] = v``, ``x *= 0.5``), another name bound to it (an alias), or the name
+        handed to a call other than a torch function or a builtin that is not told to work
+        in place (``F.relu(x, inplace=True)``, ``F.relu(x, True)``, ``torch.relu_(x)``)."""
         sem = self.sem
         if not isinstance(expr, ast.Name):
             return False
         d = (def_stmt.end_lineno or def_stmt.lineno, def_stmt.end_col_offset or 0)
         u = (use_stmt.lineno, use_stmt.col_offset)
+        outside = {id(a) for a in sem.ancestors(def_stmt)}
+        for a in sem.ancestors(use_stmt):
+            if isinstance(a, (ast.For, ast.AsyncFor, ast.While)) and id(a) not in outside:
+                u = max(u, (a.end_lineno or a.lineno, a.end_col_offset or 0))
         for n in sem.find_named((ast.Name,), (expr.id,)):
-            if n.id != expr.id or not isinstance(n.ctx, ast.Load) or not (d <= (n.lineno, n.col_offset) < u):
+            if n.id != expr.id or not (d <= (n.lineno, n.col_offset) < u):
                 continue
             p = sem.parent(n)
-            if isinstance(p, ast.Attribute) and p.value is n:
-                c = sem.parent(p)
-                if isinstance(p.ctx, ast.Store) or isinstance(c, ast.Call) and c.func is p and p.attr.endswith("_"):
-                    return True
-            elif isinstance(p, ast.Subscript) and p.value is n and not isinstance(p.ctx, ast.Load):
+            if isinstance(p, ast.AugAssign) and p.target is n:
                 return True
-            elif isinstance(p, (ast.Call, ast.keyword, ast.Starred)):
+            if not isinstance(n.ctx, ast.Load):
+                continue
+            # up through its parts: ``x[:, 0]``, ``x.data``
+            node = n
+            while isinstance(p, (ast.Subscript, ast.Attribute)) and p.value is node:
+                if not isinstance(p.ctx, ast.Load):
+                    return True  # ``x[i] = v``, ``x.data = ...``
+                c = sem.parent(p)
+                if isinstance(p, ast.Attribute) and isinstance(c, ast.Call) and c.func is p:
+                    if p.attr.endswith("_"):
+                        return True
+                    break  # (a method's result: ``x.detach()``)
+                if isinstance(c, ast.AugAssign) and c.target is p:
+                    return True
+                node, p = p, c
+            if isinstance(p, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and getattr(p, "value", None) is node:
+                return True  # another name for the same tensor
+            if isinstance(p, (ast.Call, ast.keyword, ast.Starred)) and node is n:
                 call = p if isinstance(p, ast.Call) else sem.parent(p)
                 q = sem.call_qualname(call) if isinstance(call, ast.Call) else None
                 if not q or not q.startswith(("torch.", "builtins.")) or q.endswith("_") \
-                        or any(k.arg == "inplace" for k in call.keywords):
+                        or any(k.arg == "inplace" for k in call.keywords) \
+                        or any(isinstance(a, ast.Constant) and a.value is True for a in call.args):
                     return True  # (a callee that may change it in place; torch's own do so only when told)
         return False
 
