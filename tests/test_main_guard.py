@@ -482,6 +482,8 @@ def test_notebook_runs_its_main_guard():
     ("CFG = {'batch_size': 8, 'num_workers': 0}\nCFG.update(vars(args))\n", True),
     ("CFG = {'batch_size': 8, 'num_workers': 0}\ncfg2 = CFG\ncfg2['num_workers'] = 4\n", True),
     ("CFG = {'batch_size': 8, 'num_workers': 0}\nconfigure(CFG)\n", True),
+    # (review) reads that leave it as it is
+    ("CFG = {'batch_size': 8, 'num_workers': 0}\nprint(CFG)\nlr = CFG.get('lr', 0.1)\nname = f'run-{CFG}'\n", False),
 ])
 def test_a_worker_count_read_from_a_config_dict(cfg, found):
     """(Bahaa-Medhat's BraTS notebook) ``num_workers=CFG['num_workers']`` with ``CFG =

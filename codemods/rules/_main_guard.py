@@ -119,6 +119,12 @@ class _Reach:
     maybe: bool
 
 
+# what reads a dict and leaves it as it is: its methods, builtins given it
+_DICT_READS = frozenset({"get", "keys", "values", "items", "copy", "__contains__"})
+_DICT_READERS = frozenset({"builtins." + n for n in ("print", "len", "str", "repr", "dict", "sorted", "list", "tuple",
+                                                     "iter", "format")}) | {"json.dumps", "pprint.pprint"}
+
+
 class Analysis:
     """The loaders of one file and where they run at import time (``Analysis.of(ctx)``)."""
 
@@ -280,8 +286,9 @@ class Analysis:
         return (True, None)
 
     def _plain_dict(self, name) -> bool:
-        """``name`` (a dict) is only read by key and stored into by constant key with ``=``:
-        no ``update()``, ``+=``, alias or call that may change it."""
+        """``name`` (a dict) is only read (by key, ``get()``, ``print``, an f-string) and stored
+        into by constant key with ``=``: no ``update()``, ``+=``, alias or call that may
+        change it."""
         sem = self.sem
         if not isinstance(name, ast.Name):
             return False
@@ -291,6 +298,11 @@ class Analysis:
         for b in bs:
             for r in sem.references(b):
                 p = sem.parent(r)
+                if isinstance(p, ast.Attribute) and p.value is r and p.attr in _DICT_READS:
+                    continue  # ``CFG.get(k)``, ``CFG.items()``
+                if isinstance(p, ast.FormattedValue) or isinstance(p, ast.Call) and r in p.args \
+                        and sem.call_qualname(p) in _DICT_READERS:
+                    continue  # ``print(CFG)``, ``f"{CFG}"``
                 if not (isinstance(p, ast.Subscript) and p.value is r):
                     return False
                 if isinstance(p.ctx, ast.Load):
