@@ -3513,3 +3513,28 @@ def test_a_tensor_of_what_a_same_file_environment_returns(ret, found):
                       "policy_net = nn.Linear(4, 2).to(device)\nenv = ToyEnv()\nobs = env.reset()\n"
                       "state = torch.tensor(obs, dtype=torch.float32).unsqueeze(0)\nq = policy_net(state)\n", head=head)
     assert codes(f) == (["TM101"] if found else []), [x.message for x in f]
+
+
+@pytest.mark.parametrize("env", [
+    # (review) a toy environment simulated in torch: a tuple of device tensors
+    "class ToyEnv:\n    def reset(self):\n        return torch.zeros(4, device=device), 0.0\n\n\n"
+    "env = ToyEnv()\nobs, _ = env.reset()\n",
+    # (review) a subclass that returns a device tensor instead: the instance may be one
+    "class ToyEnv:\n    def reset(self):\n        return np.zeros(4)\n\n\nclass GpuEnv(ToyEnv):\n"
+    "    def reset(self):\n        return torch.rand(4, device=device)\n\n\nenv = GpuEnv()\nobs = env.reset()\n",
+    # (review) a GPU simulator imported (not only a word in a comment)
+    "import mani_skill.envs\nenv = gym.make('PickCube-v1')\nobs, info = env.reset()\n",
+])
+def test_what_an_environment_returns_is_not_host_data_when_it_may_be_a_device_tensor(env):
+    head = HEAD.replace("import torch\n", "import torch\nimport numpy as np\nimport gymnasium as gym\n", 1)
+    f, _, _ = run("policy_net = nn.Linear(4, 2).to(device)\n" + env
+                  + "state = torch.as_tensor(obs, dtype=torch.float32)\nq = policy_net(state)\n", head=head)
+    assert codes(f) == [], [x.message for x in f]
+
+
+def test_a_word_in_a_comment_does_not_make_a_gym_environment_a_simulator():
+    head = HEAD.replace("import torch\n", "import torch\nimport gymnasium as gym\n", 1)
+    f, _, _ = run("# the genesis of this script: isaac's notes\npolicy_net = nn.Linear(4, 2).to(device)\n"
+                  "env = gym.make('CartPole-v1')\nobs, info = env.reset()\n"
+                  "state = torch.tensor(obs, dtype=torch.float32)\nq = policy_net(state)\n", head=head)
+    assert codes(f) == ["TM101"]

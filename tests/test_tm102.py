@@ -1702,3 +1702,29 @@ class Dec(nn.Module):
 dec = Dec().to(device)
 """)
     assert codes(f) == (["TM102"] if found else []), [x.message for x in f]
+
+
+def test_the_else_of_if_is_cuda_in_a_file_that_names_mps_is_not_the_cpu_path():
+    """(review) an MPS tensor is not ``is_cuda`` either: in a file that picks ``mps`` the
+    ``else`` may run on the MPS device."""
+    f, _, _ = run("""
+import numpy as np
+device = "mps" if torch.backends.mps.is_available() else "cpu"
+
+
+class Dec(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+
+    def forward(self, seq):
+        a = np.ones((seq.size(0), 8), dtype=np.float32)
+        if seq.is_cuda:
+            m = torch.from_numpy(a).cuda()
+        else:
+            m = torch.from_numpy(a)
+        return self.emb(seq).sum(1) + m
+
+dec = Dec().to(device)
+""")
+    assert codes(f) == ["TM102"], [x.message for x in f]

@@ -2138,6 +2138,10 @@ _HOST_DATA_BUILTINS = frozenset({"builtins.list", "builtins.range", "builtins.zi
 # a Gym / Gymnasium environment: what its methods return (``obs, info = env.reset()``,
 # ``env.step(a)``) are NumPy arrays and numbers
 _GYM_MAKERS = frozenset({"gym.make", "gymnasium.make", "gym.vector.make", "gymnasium.make_vec"})
+# simulators registered with Gymnasium that hand out torch tensors (imported), and the
+# wrapper that makes any environment do so
+_GPU_SIMULATORS = re.compile(r"^[ \t]*(?:import|from)[ \t]+(?:mani_skill|isaaclab|isaacgym|omni\.isaac|genesis|brax)\b"
+                             r"|\bNumpyToTorch\b", re.M)
 
 
 def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
@@ -2167,7 +2171,7 @@ def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
             # (simulators registered with Gymnasium that hand out torch tensors, on the GPU:
             # ManiSkill, Isaac Lab, Genesis, Brax, told a device or a GPU backend)
             return not any(k.arg in ("device", "sim_backend", "sim_device", "rl_device") for k in e.keywords) \
-                and not any(w in sem.text for w in ("mani_skill", "isaac", "genesis", "brax", "NumpyToTorch"))
+                and _GPU_SIMULATORS.search(sem.text) is None
         f = e.func
         # ``rng.integers(...)``, ``df.drop(...)``, ``a.astype(...)``: a method of host data
         if isinstance(f, ast.Attribute) and (f.attr in ("to_numpy", "tolist") or _host_data(sem, f.value, depth + 1)):
@@ -2175,9 +2179,10 @@ def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
         # a same-file function or method every return of which is host data (a toy
         # environment's ``reset()`` returning ``np.random.randn(4)``)
         target = sem.callee(e)
-        if isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef)) and not is_generator(target):
+        if isinstance(target, (ast.FunctionDef, ast.AsyncFunctionDef)) and not is_generator(target) \
+                and not _overridden(sem, target):
             rets = sem.returns(target)
-            return bool(rets) and all(r is not None and _host_data(sem, r, depth + 1) for r in rets)
+            return bool(rets) and all(r is not None and _host_value(sem, r, depth + 1) for r in rets)
         return False
     if t is ast.Name:
         bs = sem.reaching(e)
@@ -2186,6 +2191,24 @@ def _host_data(sem: SemanticModel, e, depth: int = 0) -> bool:
             b.value is not None and _host_data(sem, b.value, depth + 1)
             or b.value is None and b.unpack is not None and _host_parts(sem, b.unpack[0], depth + 1)) for b in bs)
     return False
+
+
+def _host_value(sem: SemanticModel, e, depth: int) -> bool:
+    """:func:`_host_data`, with a tuple or list literal's elements looked into (a function
+    that returns ``obs, reward, done``: each a number or host data, not a tensor)."""
+    if isinstance(e, (ast.Tuple, ast.List)):
+        return all(isinstance(x, ast.Constant) or _host_value(sem, x, depth + 1) for x in e.elts)
+    return _host_data(sem, e, depth)
+
+
+def _overridden(sem: SemanticModel, fn) -> bool:
+    """``fn`` is a method that a same-file subclass of its class defines again (the
+    instance may be one of that subclass)."""
+    cls = sem.parent(fn)
+    if not isinstance(cls, ast.ClassDef):
+        return False
+    return any(c is not cls and sem.derives_from_class(c, cls) and sem.method(c, fn.name) is not None
+               for c in sem.find(ast.ClassDef, containing=(fn.name,)))
 
 
 def _host_parts(sem: SemanticModel, e, depth: int) -> bool:

@@ -242,8 +242,8 @@ class TensorCreatedWithoutDevice(Rule):
                 t, in_else = a.test, any(x is child for x in a.orelse)
                 if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
                     t, in_else = t.operand, not in_else
-                if in_else and isinstance(t, ast.Attribute) and t.attr == "is_cuda":
-                    return True
+                if in_else and not mps and isinstance(t, ast.Attribute) and t.attr == "is_cuda":
+                    return True  # (not in a file that names MPS: an MPS tensor is not ``is_cuda`` either)
             child = a
             if isinstance(a, (ast.With, ast.AsyncWith)):
                 for item in a.items:
