@@ -3485,9 +3485,13 @@ def test_a_tensor_of_a_gym_observation_is_made_on_the_cpu(obs, found):
 @pytest.mark.parametrize("transform, found", [
     ("transform=ToTensor()", True),
     ("transform=Compose([Resize(28), ToTensor()])", True),
-    # (review) no transform (PIL images), or one that makes no tensor
+    # (review) no transform (PIL images), or torchvision's own that make no tensor
     ("transform=None", False),
     ("transform=Resize(28)", False),
+    ("transform=Compose([Resize(28)])", False),
+    # (review) what cannot be read may make them: a list built elsewhere, a function
+    ("transform=Compose(steps)", True),
+    ("transform=make_transform()", True),
 ])
 def test_the_samples_of_a_torchvision_dataset_are_tensors_with_a_to_tensor_transform(transform, found):
     head = HEAD.replace("import torch\n", "import torch\nfrom torchvision import datasets\n"

@@ -1949,18 +1949,14 @@ def taken_samples(sem: SemanticModel, loaders: list) -> list:
 def _tensor_items(sem: SemanticModel, call: ast.Call) -> bool:
     """The dataset ``call`` makes gives tensors as its items, not only once a loader
     collates them (NumPy arrays, lists, numbers): a ``TensorDataset``, a torchvision
-    dataset given a to-tensor ``transform`` (``ToTensor()``, a ``Compose`` of one), or a same-file class whose ``__getitem__`` returns a
+    dataset given a ``transform`` that may make them (:func:`_gives_tensors`), or a same-file class whose ``__getitem__`` returns a
     tensor it makes (``torch.tensor(...)``, ``torch.from_numpy(...)``, a ``ToTensor``
     transform), first in the tuple it returns."""
     q = sem.call_qualname(call) or ""
     if q in ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"):
         return True
     if q.startswith("torchvision.datasets."):
-        t = sem.argument(call, "transform")
-        if isinstance(t, ast.Name):
-            vals = [o.node for o in sem.origins(t)]
-            return bool(vals) and all(isinstance(v, ast.Call) and _to_tensor_transform(sem, v) for v in vals)
-        return isinstance(t, ast.Call) and _to_tensor_transform(sem, t)
+        return _gives_tensors(sem, sem.argument(call, "transform"))
     cls = sem.callee(call)
     get = sem.method(cls, "__getitem__") if isinstance(cls, ast.ClassDef) else None
     if get is None:
@@ -1968,6 +1964,35 @@ def _tensor_items(sem: SemanticModel, call: ast.Call) -> bool:
     rets = [n.value for n in ast.walk(get) if isinstance(n, ast.Return) and n.value is not None]
     firsts = [r.elts[0] if isinstance(r, ast.Tuple) and r.elts else r for r in rets]
     return bool(firsts) and all(_a_tensor(sem, _made_origin(sem, x)) for x in firsts)
+
+
+_TV_TRANSFORMS = ("torchvision.transforms.", "torchvision.transforms.v2.")
+_TV_TENSOR_MAKERS = frozenset({"ToTensor", "PILToTensor", "ToImage", "ToImageTensor", "to_tensor", "pil_to_tensor"})
+
+
+def _gives_tensors(sem: SemanticModel, t, depth: int = 0) -> bool:
+    """A torchvision dataset's ``transform`` ``t`` may give tensors: not when there is
+    none, nor when it is torchvision's own transforms none of which makes a tensor
+    (``Resize(28)``, a literal ``Compose`` of such); what cannot be read (a user's
+    function, a list built elsewhere) may."""
+    if t is None or isinstance(t, ast.Constant):
+        return False
+    if t is UNKNOWN_ARG:
+        return True
+    if isinstance(t, ast.Name) and depth < 3:
+        vals = [o.node for o in sem.origins(t) if o.kind is OriginKind.VALUE]
+        return not vals or any(_gives_tensors(sem, v, depth + 1) for v in vals)
+    if not isinstance(t, ast.Call):
+        return True
+    q = sem.call_qualname(t) or ""
+    if not q.startswith(_TV_TRANSFORMS):
+        return True
+    last = q.rsplit(".", 1)[-1]
+    if last in _TV_TENSOR_MAKERS:
+        return True
+    if last == "Compose" and t.args and isinstance(t.args[0], (ast.List, ast.Tuple)):
+        return any(not isinstance(x, ast.Call) or _gives_tensors(sem, x, depth + 1) for x in t.args[0].elts)
+    return last == "Compose"  # (a Compose of a list built elsewhere: may)
 
 
 def _a_tensor(sem: SemanticModel, expr) -> bool:

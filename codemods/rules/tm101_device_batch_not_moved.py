@@ -1618,7 +1618,7 @@ class DeviceBatchNotMoved(Rule):
     gets).  A batch taken with `next(iter(loader))` (or `it.next()` of older PyTorch)
     counts as a loop's, and so does a sample indexed out of the dataset a loader reads (`x, y = test_data[0]`, as in a
     prediction after training) or bound by a loop over that dataset (`for img, label in test_data:`), when its
-    items are tensors (a `TensorDataset`, a torchvision dataset given a to-tensor `transform`, a same-file class whose
+    items are tensors (a `TensorDataset`, a torchvision dataset given a `transform` that may make them, a same-file class whose
     `__getitem__` makes them), of which only what reaches the model counts (a sample's
     label may be a Python number).  So does a tensor the script makes outside a module's
     code (at module level, in a function, in a method of a class that is not a module: a
