@@ -13,6 +13,7 @@ error, and so is output that does not parse.  Either way nothing is written.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -468,40 +469,88 @@ def fix_text(path: str, text: str, opts: Options, project: Project | None = None
 
 
 def _undefined_names(text: str) -> frozenset:
-    """The names ``text`` reads that nothing in it binds, anywhere, and that are no
-    builtins: what a ``NameError`` would name (scopes are not told apart: a name bound in
-    any scope counts as bound; linear in the text); none when the module star-imports."""
-    import ast
+    """The names ``text`` reads where no scope it can see binds them (its own, the
+    functions around it, the module, a ``global`` anywhere) and that are no builtins:
+    what a ``NameError`` would name; none when the module star-imports.  One walk,
+    linear in the text (comprehensions count as their function's scope)."""
     import builtins
+
+    from .semantic.nodes import child_nodes
 
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # (the fix loop parsed it already)
         return frozenset()
-    bound = set(dir(builtins)) | {"__file__", "__builtins__", "__spec__", "__loader__", "__path__", "__cached__",
-                                  "__class__"}
-    read = set()
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    declared = set()  # ``global x`` anywhere binds a module name
     for n in ast.walk(tree):
-        t = type(n)
-        if t is ast.Name:
-            (read if isinstance(n.ctx, ast.Load) else bound).add(n.id)
-        elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            bound.add(n.name)
-        elif t is ast.arg:
-            bound.add(n.arg)
-        elif t is ast.alias:
-            if n.name == "*":
-                return frozenset()
-            bound.add(n.asname or n.name.split(".")[0])
-        elif t in (ast.Global, ast.Nonlocal):
-            bound.update(n.names)
-        elif t is ast.ExceptHandler and n.name:
-            bound.add(n.name)
-        elif t in (getattr(ast, "MatchAs", ()), getattr(ast, "MatchStar", ())) and getattr(n, "name", None):
-            bound.add(n.name)
-        elif t is getattr(ast, "MatchMapping", ()) and n.rest:
-            bound.add(n.rest)
-    return frozenset(read - bound)
+        if isinstance(n, ast.alias) and n.name == "*":
+            return frozenset()
+        if isinstance(n, ast.Global):
+            declared.update(n.names)
+
+    def direct(node):
+        """(bound, read, inner scopes) of ``node``'s own code: an inner scope's name, its
+        decorators, defaults, bases and annotations belong to ``node``."""
+        bound, read, inner = set(), [], []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            a = node.args
+            bound.update(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None)
+            stack = list(node.body) if isinstance(node.body, list) else [node.body]
+        elif isinstance(node, ast.ClassDef):
+            stack = list(node.body)
+        else:
+            stack = list(node.body)
+        while stack:
+            n = stack.pop()
+            t = type(n)
+            if t in scopes:
+                inner.append(n)
+                if t is not ast.Lambda:
+                    bound.add(n.name)
+                outer = list(getattr(n, "decorator_list", ())) + list(getattr(n, "bases", ())) \
+                    + [k.value for k in getattr(n, "keywords", ())]
+                if t is not ast.ClassDef:
+                    outer += [d for d in (*n.args.defaults, *n.args.kw_defaults) if d is not None]
+                stack.extend(outer)
+                continue
+            if t is ast.Name:
+                if isinstance(n.ctx, ast.Load):
+                    read.append(n.id)
+                else:
+                    bound.add(n.id)
+            elif t is ast.alias:
+                bound.add(n.asname or n.name.split(".")[0])
+            elif t in (ast.Global, ast.Nonlocal):
+                bound.update(n.names)
+            elif t is ast.ExceptHandler and n.name:
+                bound.add(n.name)
+            elif t in _MATCH_NAMES and getattr(n, "name", None):
+                bound.add(n.name)
+            elif t is _MATCH_MAPPING and n.rest:
+                bound.add(n.rest)
+            stack.extend(child_nodes(n))
+        return bound, read, inner
+
+    base = set(dir(builtins)) | {"__file__", "__builtins__", "__spec__", "__loader__", "__path__", "__cached__",
+                                 "__name__", "__doc__", "__class__"} | declared
+    out = set()
+    work = [(tree, (base,))]  # a scope and the bound names of the scopes it sees (a chain, not copied)
+    while work:
+        node, chain = work.pop()
+        bound, read, inner = direct(node)
+        for r in read:
+            if r not in bound and not any(r in names for names in chain):
+                out.add(r)
+        # a class's names are not seen by its methods
+        seen = chain if isinstance(node, ast.ClassDef) else (bound, *chain)
+        work.extend((c, seen) for c in inner)
+    return frozenset(out)
+
+
+# the match-statement patterns that bind a name (Python 3.10+)
+_MATCH_NAMES = tuple(getattr(ast, n) for n in ("MatchAs", "MatchStar") if hasattr(ast, n))
+_MATCH_MAPPING = getattr(ast, "MatchMapping", None)
 
 
 def _fix_in_chunk(text: str, fixes: list[Finding], unique: list[Finding], min_chars: int = 2000):

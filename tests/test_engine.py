@@ -278,6 +278,10 @@ def test_a_fix_made_in_a_chunk_that_writes_invalid_python_is_refused(monkeypatch
     (b"tmp = 2\nx = 1\ndef g():\n    return tmp\n", True),
     (b"from m import *\ntmp = 1\nprint(tmp)\n", False),  # (a star import may bind anything)
     (b"def f(x):\n    return undefined_before + x\ntmp = 1\n", False),  # undefined before the fix too
+    # (review) bound elsewhere only as another function's parameter: unbound where it is read
+    (b"def a():\n    tmp = 1\n    return tmp\n\n\ndef b(tmp):\n    return tmp\n", True),
+    # a class's names are not seen by its methods; a closure sees its function's
+    (b"def f():\n    dev = 1\n\n    def g():\n        return dev\n    return g\n\n\ntmp = 2\n", False),
     # (review) a global bound only by ``global`` in a function: bound
     (b"def setup():\n    global dev\n    dev = 1\n\n\ndef g():\n    return dev\n\n\ntmp = 3\n", False),
 ])
