@@ -1949,9 +1949,10 @@ def taken_samples(sem: SemanticModel, loaders: list) -> list:
 def _tensor_items(sem: SemanticModel, call: ast.Call) -> bool:
     """The dataset ``call`` makes gives tensors as its items, not only once a loader
     collates them (NumPy arrays, lists, numbers): a ``TensorDataset``, a torchvision
-    dataset given a ``transform`` that may make them (:func:`_gives_tensors`), or a same-file class whose ``__getitem__`` returns a
-    tensor it makes (``torch.tensor(...)``, ``torch.from_numpy(...)``, a ``ToTensor``
-    transform), first in the tuple it returns."""
+    dataset given a ``transform`` that may make them (:func:`_gives_tensors`), or a
+    same-file class whose ``__getitem__`` returns a tensor it makes
+    (``torch.tensor(...)``, ``torch.from_numpy(...)``, a ``ToTensor`` transform), first
+    in the tuple it returns."""
     q = sem.call_qualname(call) or ""
     if q in ("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"):
         return True
@@ -2011,9 +2012,9 @@ def _made_origin(sem: SemanticModel, expr):
     """``expr``, or the one value a name of the same function is bound to (``img =
     self.transform(img)`` then ``return img, label``)."""
     if isinstance(expr, ast.Name):
-        os_ = [o for o in sem.origins(expr)]
-        if len(os_) == 1 and os_[0].kind is OriginKind.VALUE:
-            return os_[0].node
+        got = sem.origins(expr)
+        if len(got) == 1 and got[0].kind is OriginKind.VALUE:
+            return got[0].node
     return expr
 
 

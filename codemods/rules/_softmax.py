@@ -1716,8 +1716,7 @@ class Analysis:
         msg = self._msg(s, label, site)
         others = [r for r in sem.references(b) if r is not e and any(x is b for x in sem.reaching(r))]
         # (``out *= 100``, ``del out``: they read the value too, as bindings or deletions)
-        others += [n for n in sem.find_named((ast.Name,), (e.id,)) if n.id == e.id and sem.scope_of(n) is b.scope
-                   and (isinstance(n.ctx, ast.Del) or isinstance(sem.parent(n), ast.AugAssign) and sem.parent(n).target is n)]
+        others += self._changed_in_place(e.id, b.scope)
         nxt = next_statement(sem, def_stmt)
         adjacent = nxt is use_stmt
         if self_assign or rebound:
@@ -1785,6 +1784,13 @@ class Analysis:
             if d < p <= u:
                 return False
         return True
+
+    def _changed_in_place(self, name: str, scope) -> list:
+        """The ``name += ...`` targets and ``del name`` deletions of ``name`` in ``scope``:
+        reads of its value too (``out *= 100`` changes the tensor itself)."""
+        sem = self.sem
+        return [n for n in sem.find_named((ast.Name,), (name,)) if n.id == name and sem.scope_of(n) is scope
+                and (isinstance(n.ctx, ast.Del) or isinstance(sem.parent(n), ast.AugAssign) and sem.parent(n).target is n)]
 
     def _mutated(self, expr, def_stmt, use_stmt) -> bool:
         """The tensor ``expr`` names may be changed in place between ``def_stmt`` and
@@ -1859,10 +1865,7 @@ class Analysis:
         code = TM502 if softs[0].log else TM501
         msg = self._msg(softs[0], label, site)
         others = any(r is not e for b in bs for r in sem.references(b) if any(x is b for x in sem.reaching(r)))
-        others = others or any(
-            n.id == e.id and sem.scope_of(n) is bs[0].scope
-            and (isinstance(n.ctx, ast.Del) or isinstance(sem.parent(n), ast.AugAssign) and sem.parent(n).target is n)
-            for n in sem.find_named((ast.Name,), (e.id,)))
+        others = others or bool(self._changed_in_place(e.id, bs[0].scope))
         use_stmt = sem.statement_of(site.call)
         if others or any(self._mutated(s.input, b.stmt, use_stmt) for b, s in zip(bs, softs)):
             return Proto(code, e, msg)
