@@ -491,16 +491,12 @@ def _undefined_names(text: str) -> frozenset:
 
     def direct(node):
         """(bound, read, inner scopes) of ``node``'s own code: an inner scope's name, its
-        decorators, defaults, bases and annotations belong to ``node``."""
+        decorators, defaults and bases belong to ``node`` (annotations are not read)."""
         bound, read, inner = set(), [], []
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             a = node.args
             bound.update(x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None)
-            stack = list(node.body) if isinstance(node.body, list) else [node.body]
-        elif isinstance(node, ast.ClassDef):
-            stack = list(node.body)
-        else:
-            stack = list(node.body)
+        stack = list(node.body) if isinstance(node.body, list) else [node.body]
         while stack:
             n = stack.pop()
             t = type(n)
