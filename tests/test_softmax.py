@@ -2238,6 +2238,14 @@ def test_a_softmax_on_every_path_to_the_loss(arms, tail, found, fixed):
     ("o2 = out\no2.clamp_(-1, 1)\n", False),
     ("F.relu(out, True)\n", False),
     ("d = out.detach().numpy()\n", True),
+    # (review) what is no tensor of its, or a new value; torch told True for no inplace;
+    # in-place changes through a view
+    ("B, C = out.shape\nbs = out.shape[0]\ndev = out.device\n", True),
+    ("vals, idx = torch.max(out, 1, True)\nprint(out[0])\n", True),
+    ("out.detach().zero_()\n", False),
+    ("o2 = out.view(-1)\no2.clamp_(0, 1)\n", False),
+    ("torch.clamp(out, 0, 1, out=out)\n", False),
+    ("for row in out:\n    row.zero_()\n", False),
 ])
 def test_logits_changed_in_place_before_the_loss_are_not_substituted(between, fixed):
     """(review) ``probs = F.softmax(out, 1)``, ``out.clamp_(-1, 1)``, ``loss = ce(probs, y)``:

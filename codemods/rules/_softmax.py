@@ -1169,6 +1169,16 @@ def _argument_of(sem: SemanticModel, e) -> Optional[ast.Call]:
 _NLL_WORDS = ("nll_loss", "NLLLoss")
 
 
+# what gives the same tensor's storage (a change to it changes the tensor)
+_VIEWS = frozenset({"data", "T", "mT", "H", "mH", "real", "detach", "view", "view_as", "reshape", "reshape_as",
+                    "expand", "expand_as", "squeeze", "unsqueeze", "transpose", "permute", "narrow", "select",
+                    "flatten", "contiguous", "unflatten", "as_strided", "unbind", "split", "chunk", "diagonal"})
+# torch.nn.functional activations whose ``inplace`` may come by position
+_INPLACE_BY_POSITION = frozenset({"relu", "relu6", "elu", "selu", "celu", "leaky_relu", "hardtanh", "rrelu",
+                                  "threshold", "hardswish", "hardsigmoid", "silu", "mish", "alpha_dropout",
+                                  "feature_alpha_dropout", "dropout1d", "dropout2d", "dropout3d"})
+
+
 class Analysis:
     """Per-file facts shared by both rules (one per Context); ``protos`` is computed once."""
 
@@ -1817,8 +1827,8 @@ class Analysis:
                 return True
             if not isinstance(n.ctx, ast.Load):
                 continue
-            # up through its parts: ``x[:, 0]``, ``x.data``
-            node = n
+            # up through its parts and views: ``x[:, 0]``, ``x.data``, ``x.detach()``, ``x.view(-1)``
+            node, plain = n, True
             while isinstance(p, (ast.Subscript, ast.Attribute)) and p.value is node:
                 if not isinstance(p.ctx, ast.Load):
                     return True  # ``x[i] = v``, ``x.data = ...``
@@ -1826,18 +1836,28 @@ class Analysis:
                 if isinstance(p, ast.Attribute) and isinstance(c, ast.Call) and c.func is p:
                     if p.attr.endswith("_"):
                         return True
-                    break  # (a method's result: ``x.detach()``)
+                    if p.attr not in _VIEWS:
+                        plain = False
+                        break  # (a method's new value: ``x.argmax(1)``, ``x.size(0)``)
+                    node, p = c, sem.parent(c)
+                    continue
+                if isinstance(p, ast.Attribute) and p.attr not in _VIEWS:
+                    plain = False
+                    break  # ``x.shape``, ``x.device``: no tensor of its
                 if isinstance(c, ast.AugAssign) and c.target is p:
                     return True
                 node, p = p, c
-            if isinstance(p, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and getattr(p, "value", None) is node:
-                return True  # another name for the same tensor
-            if isinstance(p, (ast.Call, ast.keyword, ast.Starred)) and node is n:
+            if not plain:
+                continue
+            if isinstance(p, (ast.Assign, ast.AnnAssign, ast.NamedExpr, ast.Tuple, ast.List, ast.For)):
+                return True  # another name (or a container) for the same tensor
+            if isinstance(p, (ast.Call, ast.keyword, ast.Starred)):
                 call = p if isinstance(p, ast.Call) else sem.parent(p)
                 q = sem.call_qualname(call) if isinstance(call, ast.Call) else None
                 if not q or not q.startswith(("torch.", "builtins.")) or q.endswith("_") \
-                        or any(k.arg == "inplace" for k in call.keywords) \
-                        or any(isinstance(a, ast.Constant) and a.value is True for a in call.args):
+                        or any(k.arg in ("inplace", "out") for k in call.keywords) \
+                        or q.rsplit(".", 1)[-1] in _INPLACE_BY_POSITION \
+                        and any(isinstance(a, ast.Constant) and a.value is True for a in call.args[1:]):
                     return True  # (a callee that may change it in place; torch's own do so only when told)
         return False
 
